@@ -1,0 +1,62 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Registry } from "prom-client";
+import type { Logger } from "pino";
+import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
+import type { PrismaClient } from "./db/client.ts";
+import { problemPlugin } from "./plugins/problem.ts";
+import { genReqId, localAuthenticator, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
+import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
+import { openapiPlugin } from "./plugins/openapi.ts";
+import { idempotencyPlugin } from "./plugins/idempotency.ts";
+import { registerHealth } from "./modules/health/routes.ts";
+import { registerSites } from "./modules/sites/routes.ts";
+import { createSiteService } from "./modules/sites/service.ts";
+import { siteRepo } from "./modules/sites/repo.ts";
+
+export interface AppDeps {
+  prisma: PrismaClient;
+  logger: Logger;
+  bodyLimitBytes?: number;
+  readinessTimeoutMs?: number;
+  docsEnabled?: boolean;
+  registry?: Registry;
+  authenticate?: Authenticator;
+  /** Lets main() flip /readyz to 503 as soon as shutdown starts. */
+  isShuttingDown?: () => boolean;
+}
+
+/** Builds the hub: plugins first, then one register call per feature module. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId,
+    logController: new LogController({ requestIdLogLabel: "requestId" }),
+    bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // Keep-alive connections that are idle are closed at shutdown; busy ones finish first.
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // The API speaks JSON only: any other body is 415, not a string for the validator to reject.
+  app.removeContentTypeParser("text/plain");
+
+  await app.register(problemPlugin);
+  await app.register(requestContextPlugin, { authenticate: deps.authenticate ?? localAuthenticator });
+  await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
+  await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
+  await app.register(idempotencyPlugin, { prisma: deps.prisma });
+
+  const { prisma } = deps;
+  registerHealth(app, {
+    pingDatabase: async () => {
+      await prisma.$queryRaw`SELECT 1`;
+    },
+    readinessTimeoutMs: deps.readinessTimeoutMs ?? 1000,
+    isShuttingDown: deps.isShuttingDown ?? (() => false),
+  });
+  registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
+
+  return app;
+}

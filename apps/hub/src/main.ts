@@ -1,0 +1,80 @@
+/**
+ * Hub entry point: parse the environment, find or start the database, migrate, serve, and
+ * shut down gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
+ * the pool, stop the embedded database) within FM_SHUTDOWN_TIMEOUT_MS.
+ */
+import { pino } from "pino";
+import { EnvError, parseEnv, type Env } from "./env.ts";
+import { buildApp } from "./app.ts";
+import { createDatabase } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.ts";
+
+let env: Env;
+try {
+  env = parseEnv();
+} catch (err) {
+  if (err instanceof EnvError) {
+    process.stderr.write(`fleet-manager hub: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+
+const logger = pino({
+  name: "hub",
+  level: env.LOG_LEVEL,
+  // Never log credentials, whatever a caller sends.
+  redact: { paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.secret", "*.clientSecret"], censor: "[redacted]" },
+});
+
+let embedded: EmbeddedPostgres | undefined;
+let shuttingDown = false;
+
+async function start() {
+  const t0 = performance.now();
+  if (!env.DATABASE_URL) embedded = await startEmbeddedPostgres(env.FM_DATA_DIR, logger);
+  const databaseUrl = env.DATABASE_URL ?? embedded!.url;
+  if (env.FM_MIGRATE_ON_START) await migrate(databaseUrl, logger);
+
+  const db = createDatabase(databaseUrl, { poolMax: env.FM_DB_POOL_MAX, connectTimeoutMs: env.FM_READINESS_TIMEOUT_MS });
+  const app = await buildApp({
+    prisma: db.prisma,
+    logger,
+    bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
+    readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
+    docsEnabled: env.FM_DOCS_ENABLED,
+    isShuttingDown: () => shuttingDown,
+  });
+  app.addHook("onClose", async () => db.close());
+  await app.listen({ port: env.PORT, host: env.HOST });
+  logger.info({ embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
+
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, "shutting down: finishing in-flight requests");
+    const force = setTimeout(() => {
+      logger.error({ timeoutMs: env.FM_SHUTDOWN_TIMEOUT_MS }, "graceful shutdown timed out; exiting");
+      process.exit(1);
+    }, env.FM_SHUTDOWN_TIMEOUT_MS - 250);
+    force.unref();
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests, then closes the pool
+      await embedded?.stop();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, "error during shutdown");
+      process.exit(1);
+    }
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+start().catch(async (err: unknown) => {
+  logger.fatal({ err }, "hub failed to start");
+  await embedded?.stop().catch(() => {});
+  process.exit(1);
+});

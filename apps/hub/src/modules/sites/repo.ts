@@ -1,0 +1,67 @@
+import { Conflict } from "@fm/domain";
+import type { SiteCreate, SitePatch } from "@fm/domain";
+import { Prisma } from "../../generated/prisma/client.ts";
+import type { Db } from "../../db/client.ts";
+
+export type SiteRow = Prisma.SiteGetPayload<object>;
+
+export interface SiteFilter {
+  slug?: string | undefined;
+  region?: string | undefined;
+  q?: string | undefined;
+}
+
+function where(filter: SiteFilter): Prisma.SiteWhereInput {
+  const w: Prisma.SiteWhereInput = {};
+  if (filter.slug) w.slug = filter.slug;
+  if (filter.region) w.region = filter.region;
+  if (filter.q) w.OR = [{ slug: { contains: filter.q, mode: "insensitive" } }, { name: { contains: filter.q, mode: "insensitive" } }];
+  return w;
+}
+
+function translate(err: unknown, slug?: string): never {
+  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
+    throw new Conflict("site_slug_taken", `A site with slug '${slug ?? "?"}' already exists`);
+  }
+  throw err;
+}
+
+/** The only place that reads or writes the sites table. */
+export const siteRepo = {
+  /** One page in id order after `afterId`, fetching one extra row to know if more follow. */
+  async page(db: Db, filter: SiteFilter, afterId: string | undefined, limit: number): Promise<SiteRow[]> {
+    const w = where(filter);
+    return db.site.findMany({
+      where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w,
+      orderBy: { id: "asc" },
+      take: limit + 1,
+    });
+  },
+
+  async count(db: Db, filter: SiteFilter): Promise<number> {
+    return db.site.count({ where: where(filter) });
+  },
+
+  async findById(db: Db, id: string): Promise<SiteRow | null> {
+    return db.site.findUnique({ where: { id } });
+  },
+
+  /** Reads the row and locks it for the rest of the transaction. */
+  async lockById(db: Db, id: string): Promise<SiteRow | null> {
+    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM sites WHERE id = ${id}::uuid FOR UPDATE`;
+    return rows.length ? db.site.findUnique({ where: { id } }) : null;
+  },
+
+  async create(db: Db, data: SiteCreate): Promise<SiteRow> {
+    return db.site.create({ data }).catch((e: unknown) => translate(e, data.slug));
+  },
+
+  async update(db: Db, id: string, data: SitePatch): Promise<SiteRow> {
+    return db.site.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() } });
+  },
+
+  async delete(db: Db, id: string): Promise<void> {
+    await db.site.delete({ where: { id } });
+  },
+};
+export type SiteRepo = typeof siteRepo;

@@ -1,0 +1,69 @@
+import { NotFound, decodeCursor, encodeCursor } from "@fm/domain";
+import type { Site, SiteCreate, SiteList, SiteListQuery, SitePatch } from "@fm/domain";
+import type { PrismaClient } from "../../db/client.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import { checkIfMatch } from "../../lib/etag.ts";
+import type { SiteRepo, SiteRow } from "./repo.ts";
+
+export function toSite(row: SiteRow): Site {
+  return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+}
+
+export interface SiteServiceDeps {
+  prisma: PrismaClient;
+  repo: SiteRepo;
+}
+
+const notFound = (id: string) => new NotFound("site_not_found", `No site with id ${id}`);
+
+/** Rules for sites. Every write runs in one transaction; reads of one page share a snapshot. */
+export function createSiteService({ prisma, repo }: SiteServiceDeps) {
+  return {
+    async list(_ctx: RequestContext, query: SiteListQuery): Promise<SiteList> {
+      const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
+      const filter = { slug: query.slug, region: query.region, q: query.q };
+      // One snapshot for the page and its count, so `count` describes the same data.
+      const [rows, count] = await prisma.$transaction(
+        async (tx) => Promise.all([repo.page(tx, filter, afterId, query.limit), repo.count(tx, filter)]),
+        { isolationLevel: "RepeatableRead" },
+      );
+      const more = rows.length > query.limit;
+      const items = (more ? rows.slice(0, query.limit) : rows).map(toSite);
+      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+    },
+
+    async get(_ctx: RequestContext, id: string): Promise<Site> {
+      const row = await repo.findById(prisma, id);
+      if (!row) throw notFound(id);
+      return toSite(row);
+    },
+
+    async create(ctx: RequestContext, input: SiteCreate): Promise<Site> {
+      const row = await repo.create(prisma, input);
+      ctx.log.info({ siteId: row.id, slug: row.slug }, "site created");
+      return toSite(row);
+    },
+
+    async update(ctx: RequestContext, id: string, patch: SitePatch, ifMatch: string | undefined): Promise<Site> {
+      const row = await prisma.$transaction(async (tx) => {
+        const current = await repo.lockById(tx, id);
+        if (!current) throw notFound(id);
+        checkIfMatch(ifMatch, current);
+        return repo.update(tx, id, patch);
+      });
+      ctx.log.info({ siteId: id, fields: Object.keys(patch) }, "site updated");
+      return toSite(row);
+    },
+
+    async remove(ctx: RequestContext, id: string, ifMatch: string | undefined): Promise<void> {
+      await prisma.$transaction(async (tx) => {
+        const current = await repo.lockById(tx, id);
+        if (!current) throw notFound(id);
+        checkIfMatch(ifMatch, current);
+        await repo.delete(tx, id);
+      });
+      ctx.log.info({ siteId: id }, "site deleted");
+    },
+  };
+}
+export type SiteService = ReturnType<typeof createSiteService>;

@@ -1,0 +1,111 @@
+import { createHash } from "node:crypto";
+import fp from "fastify-plugin";
+import type { FastifyInstance } from "fastify";
+import { BadRequest, Conflict, Unprocessable } from "@fm/domain";
+import type { PrismaClient } from "../db/client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+
+/** How long a key is remembered (Stripe and the IETF draft use 24 h). */
+const RETENTION_MS = 24 * 3600 * 1000;
+/** A key whose first request never finished (process died) may be reused after this. */
+const ABANDONED_MS = 60 * 1000;
+const KEY_RE = /^[\x21-\x7e]{1,200}$/;
+const REPLAYED_HEADERS = ["content-type", "etag", "location"];
+
+declare module "fastify" {
+  interface FastifyRequest {
+    idempotencyRecordId?: string;
+  }
+}
+
+const canonical = (v: unknown): string => JSON.stringify(v, (_k, val: unknown) =>
+  val && typeof val === "object" && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => a.localeCompare(b))) : val,
+);
+
+/**
+ * Idempotency-Key for mutating POSTs (draft-ietf-httpapi-idempotency-key-header): the first
+ * request with a key is recorded before it runs; a repeat with the same key and body gets the
+ * first response back (`Idempotent-Replayed: true`), with another body 422, and while the first
+ * is still running 409. Keys are per principal. 5xx outcomes are not kept, so a retry re-runs.
+ */
+export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
+  async (app: FastifyInstance, { prisma }) => {
+    app.addHook("preHandler", async (request, reply) => {
+      if (!request.routeOptions.config?.idempotent) return;
+      const key = request.headers["idempotency-key"];
+      if (key === undefined) return;
+      if (typeof key !== "string" || !KEY_RE.test(key)) {
+        throw new BadRequest("invalid_idempotency_key", "Idempotency-Key must be 1-200 printable ASCII characters", {
+          errors: [{ path: "headers.idempotency-key", message: "invalid" }],
+        });
+      }
+      const principal = request.ctx.principal.id;
+      const path = request.url.split("?")[0]!.replace(/\/+$/, "");
+      const requestHash = createHash("sha256").update(`${request.method} ${path}\n${canonical(request.body ?? null)}`).digest("hex");
+
+      const inserted = await prisma.$queryRaw<{ id: string }[]>`
+        INSERT INTO idempotency_keys (principal, key, method, path, request_hash)
+        VALUES (${principal}, ${key}, ${request.method}, ${path}, ${requestHash})
+        ON CONFLICT (principal, key) DO UPDATE
+          SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash, created_at = now()
+          WHERE idempotency_keys.response_status IS NULL
+            AND idempotency_keys.created_at < now() - make_interval(secs => ${ABANDONED_MS / 1000})
+            AND idempotency_keys.request_hash = EXCLUDED.request_hash
+        RETURNING id`;
+      if (inserted[0]) {
+        request.idempotencyRecordId = inserted[0].id;
+        return;
+      }
+      const existing = await prisma.idempotencyKey.findUnique({ where: { principal_key: { principal, key } } });
+      if (!existing) throw new Conflict("idempotency_key_in_progress", "A request with this Idempotency-Key is being processed; retry shortly");
+      if (existing.requestHash !== requestHash) {
+        throw new Unprocessable("idempotency_key_reused", "This Idempotency-Key was already used with a different request");
+      }
+      if (existing.responseStatus === null) {
+        throw new Conflict("idempotency_key_in_progress", "A request with this Idempotency-Key is being processed; retry shortly", {
+          headers: { "retry-after": "1" },
+        });
+      }
+      const headers = (existing.responseHeaders ?? {}) as Record<string, string>;
+      reply.headers(headers).header("idempotent-replayed", "true").code(existing.responseStatus);
+      return reply.serializer((p: unknown) => (typeof p === "string" ? p : JSON.stringify(p))).send(JSON.stringify(existing.responseBody));
+    });
+
+    app.addHook("onSend", async (request, reply, payload) => {
+      const id = request.idempotencyRecordId;
+      if (!id) return payload;
+      request.idempotencyRecordId = undefined;
+      if (reply.statusCode >= 500) {
+        await prisma.idempotencyKey.delete({ where: { id } }).catch(() => {});
+        return payload;
+      }
+      const headers: Record<string, string> = {};
+      for (const h of REPLAYED_HEADERS) {
+        const v = reply.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
+      }
+      let body: Prisma.InputJsonValue | typeof Prisma.JsonNull = Prisma.JsonNull;
+      if (typeof payload === "string" && payload.length > 0) {
+        try {
+          body = JSON.parse(payload) as Prisma.InputJsonValue;
+        } catch {
+          body = payload;
+        }
+      }
+      await prisma.idempotencyKey.update({
+        where: { id },
+        data: { responseStatus: reply.statusCode, responseBody: body, responseHeaders: headers, completedAt: new Date() },
+      });
+      return payload;
+    });
+
+    const purge = setInterval(() => {
+      prisma.idempotencyKey
+        .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - RETENTION_MS) } } })
+        .catch((err: unknown) => app.log.warn({ err }, "purging expired idempotency keys failed"));
+    }, 3600_000);
+    purge.unref();
+    app.addHook("onClose", async () => clearInterval(purge));
+  },
+  { name: "idempotency", dependencies: ["request-context"] },
+);

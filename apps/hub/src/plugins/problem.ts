@@ -1,0 +1,104 @@
+import { STATUS_CODES } from "node:http";
+import fp from "fastify-plugin";
+import FindMyWay from "find-my-way";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { DomainError, problemType, type FieldError, type Problem } from "@fm/domain";
+
+export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  code: string,
+  detail: string,
+  errors?: FieldError[],
+): FastifyReply {
+  const body: Problem = { type: problemType(code), title, status, detail, code, requestId: String(reply.request.id) };
+  if (errors) body.errors = errors;
+  return reply.code(status).type(PROBLEM_CONTENT_TYPE).serializer(JSON.stringify).send(body);
+}
+
+/** Fastify's own client errors (body parsing, content type, size): status, stable code, title. */
+const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "payload_too_large", title: "Content Too Large" },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", title: "Unsupported Media Type" },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length", title: "Bad Request" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "empty_body", title: "Bad Request" },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "malformed_json", title: "Bad Request" },
+  FST_ERR_CTP_EMPTY_TYPE: { status: 415, code: "unsupported_media_type", title: "Unsupported Media Type" },
+  FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type", title: "Unsupported Media Type" },
+};
+
+function validationErrors(err: FastifyError): FieldError[] {
+  const part = err.validationContext ?? "request";
+  const out: FieldError[] = [];
+  for (const v of err.validation ?? []) {
+    const base = v.instancePath.replace(/^\//, "").replace(/\//g, ".");
+    const keys = (v.params as { keys?: unknown }).keys;
+    if (v.keyword === "unrecognized_keys" && Array.isArray(keys)) {
+      for (const k of keys) out.push({ path: [part, base, String(k)].filter(Boolean).join("."), message: "unknown field" });
+    } else {
+      out.push({ path: [part, base].filter(Boolean).join("."), message: v.message ?? "invalid" });
+    }
+  }
+  return out;
+}
+
+/**
+ * One place that turns every failure into RFC 9457 problem+json: domain errors, validation
+ * errors, Fastify's client errors, unknown routes (404), known routes with another method
+ * (405 with Allow), and anything unexpected (an opaque 500 carrying the request id; the cause
+ * is logged, never sent).
+ */
+export const problemPlugin = fp(
+  async (app: FastifyInstance) => {
+    // A second router that knows every route, to tell "no such path" (404) from "no such
+    // method on this path" (405). Fastify's router answers 404 for both.
+    const known = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true });
+    app.addHook("onRoute", (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const m of methods) {
+        try {
+          known.on(m as never, route.url, () => {});
+        } catch {
+          // the same route registered twice (e.g. HEAD for GET): already known
+        }
+      }
+    });
+
+    app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+      const path = request.url.split("?")[0] ?? "/";
+      const allowed = (["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const).filter(
+        (m) => m !== request.method && known.find(m, path) !== null,
+      );
+      if (allowed.length > 0) {
+        reply.header("allow", allowed.join(", "));
+        return sendProblem(reply, 405, "Method Not Allowed", "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`);
+      }
+      return sendProblem(reply, 404, "Not Found", "route_not_found", `No route ${request.method} ${path}`);
+    });
+
+    app.setErrorHandler((err: FastifyError, request, reply) => {
+      if (err instanceof DomainError) {
+        if (err.headers) reply.headers(err.headers);
+        if (err.status >= 500) request.log.error({ err }, err.message);
+        return sendProblem(reply, err.status, err.title, err.code, err.message, err.errors);
+      }
+      if (hasZodFastifySchemaValidationErrors(err)) {
+        const errors = validationErrors(err);
+        const detail = errors.map((e) => `${e.path}: ${e.message}`).join("; ");
+        return sendProblem(reply, 400, "Bad Request", "validation_failed", detail || "The request is not valid", errors);
+      }
+      const known = err.code ? FASTIFY_ERRORS[err.code] : undefined;
+      if (known) return sendProblem(reply, known.status, known.title, known.code, err.message);
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+        return sendProblem(reply, err.statusCode, STATUS_CODES[err.statusCode] ?? "Bad Request", (err.code ?? "bad_request").toLowerCase(), err.message);
+      }
+      request.log.error({ err }, "unhandled error");
+      return sendProblem(reply, 500, "Internal Server Error", "internal_error", `An unexpected error occurred; quote request id ${request.id} when reporting it`);
+    });
+  },
+  { name: "problem" },
+);

@@ -1,0 +1,28 @@
+import { BadRequest } from "./errors.ts";
+
+/**
+ * Keyset cursors. A cursor names the last id a client has seen; the next page is every row
+ * with a greater id, in id order. Rows are never skipped or repeated while others write,
+ * because the position does not move when rows are inserted or deleted before it (ids are
+ * UUIDv7, so new rows sort after existing ones and a pager still reaches them).
+ * The cursor is opaque to clients (base64url JSON) so its form can change.
+ */
+export function encodeCursor(lastId: string): string {
+  return Buffer.from(JSON.stringify({ after: lastId })).toString("base64url");
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function decodeCursor(cursor: string): string {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (parsed && typeof parsed === "object" && "after" in parsed && typeof parsed.after === "string" && UUID_RE.test(parsed.after)) {
+      return parsed.after.toLowerCase();
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
+    errors: [{ path: "cursor", message: "invalid cursor" }],
+  });
+}

@@ -1,0 +1,41 @@
+/** An in-process hub on its own test database, called with app.inject or over a socket. */
+import { Writable } from "node:stream";
+import { inject } from "vitest";
+import { pino } from "pino";
+import type { FastifyInstance } from "fastify";
+import { buildApp, type AppDeps } from "../../apps/hub/src/app.ts";
+import { createDatabase, type Database } from "../../apps/hub/src/db/client.ts";
+import { createTestDatabase, type TestDatabase } from "./postgres.ts";
+
+export interface TestHub {
+  app: FastifyInstance;
+  db: Database;
+  database: TestDatabase;
+  /** Every log line the hub wrote, parsed. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?: string } = {}): Promise<TestHub> {
+  const database = await createTestDatabase(inject("templateDatabase"));
+  const db = createDatabase(overrides.databaseUrl ?? database.url, { poolMax: 5, connectTimeoutMs: 1000 });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split("\n")) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const app = await buildApp({ prisma: db.prisma, logger: pino({ level: "info" }, sink), ...overrides });
+  return {
+    app,
+    db,
+    database,
+    logs,
+    async close() {
+      await app.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
