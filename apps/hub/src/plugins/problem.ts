@@ -3,7 +3,7 @@ import fp from "fastify-plugin";
 import FindMyWay from "find-my-way";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
-import { DomainError, problemType, type FieldError, type Problem } from "@fm/domain";
+import { DomainError, ServiceUnavailable, problemType, type FieldError, type Problem } from "@fm/domain";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
@@ -30,6 +30,16 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: stri
   FST_ERR_CTP_EMPTY_TYPE: { status: 415, code: "unsupported_media_type", title: "Unsupported Media Type" },
   FST_ERR_CTP_INVALID_TYPE: { status: 415, code: "unsupported_media_type", title: "Unsupported Media Type" },
 };
+
+/**
+ * Prisma's codes for "the database cannot be reached right now" (unreachable, timed out, closed
+ * the connection, pool exhausted): the request may succeed later, so 503 rather than 500.
+ */
+const UNAVAILABLE_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return err instanceof Error && err.name === "PrismaClientKnownRequestError" && typeof code === "string" && UNAVAILABLE_CODES.has(code);
+}
 
 function validationErrors(err: FastifyError): FieldError[] {
   const part = err.validationContext ?? "request";
@@ -81,9 +91,14 @@ export const problemPlugin = fp(
     });
 
     app.setErrorHandler((err: FastifyError, request, reply) => {
+      if (isDatabaseUnavailable(err)) {
+        request.log.warn({ err: err.message }, "database unavailable");
+        reply.header("retry-after", "5");
+        return sendProblem(reply, 503, "Service Unavailable", "database_unavailable", "The database is unreachable; retry shortly");
+      }
       if (err instanceof DomainError) {
         if (err.headers) reply.headers(err.headers);
-        if (err.status >= 500) request.log.error({ err }, err.message);
+        if (err.status >= 500 && !(err instanceof ServiceUnavailable)) request.log.error({ err }, err.message);
         return sendProblem(reply, err.status, err.title, err.code, err.message, err.errors);
       }
       if (hasZodFastifySchemaValidationErrors(err)) {

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
+import { createTestDatabase, type TestDatabase } from "../../../../../test/support/postgres.ts";
+import { startTcpProxy, type TcpProxy } from "../../../../../test/support/tcp-proxy.ts";
+
+describe("/healthz and /readyz", () => {
+  let hub: TestHub;
+  let proxy: TcpProxy;
+  let database: TestDatabase;
+  beforeAll(async () => {
+    // The hub reaches its database through a proxy the test can cut.
+    database = await createTestDatabase(inject("templateDatabase"));
+    const target = new URL(database.url);
+    proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    target.port = String(proxy.port);
+    hub = await startTestHub({ databaseUrl: target.toString(), readinessTimeoutMs: 500 });
+  });
+  afterAll(async () => {
+    await hub.close();
+    await proxy.close();
+    await database.drop();
+  });
+
+  it("is ready, goes 503 while the database is unreachable, and recovers by itself", async () => {
+    expect((await hub.app.inject({ url: "/readyz" })).statusCode).toBe(200);
+
+    await proxy.cut();
+    const down = await hub.app.inject({ url: "/readyz" });
+    expect(down.statusCode).toBe(503);
+    expect(down.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(down.json()).toMatchObject({ status: 503, code: "database_unavailable" });
+    // Liveness does not depend on the database: restarting the hub would not help.
+    expect((await hub.app.inject({ url: "/healthz" })).statusCode).toBe(200);
+    // An API call fails cleanly too: 503 problem+json with Retry-After, no hang, no internals.
+    const api = await hub.app.inject({ url: "/api/v1/sites" });
+    expect(api.statusCode).toBe(503);
+    expect(api.headers["retry-after"]).toBe("5");
+    expect(api.json()).toMatchObject({ code: "database_unavailable" });
+    expect(api.body).not.toContain("127.0.0.1");
+
+    await proxy.restore();
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await hub.app.inject({ url: "/readyz" })).statusCode;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    expect((await hub.app.inject({ url: "/api/v1/sites" })).statusCode).toBe(200);
+  });
+});
+
+describe("/metrics", () => {
+  let hub: TestHub;
+  beforeAll(async () => {
+    hub = await startTestHub();
+  });
+  afterAll(() => hub.close());
+
+  it("counts requests by route template, never by raw URL, with durations", async () => {
+    const ids = ["0190a5b4-0000-7000-8000-000000000001", "0190a5b4-0000-7000-8000-000000000002"];
+    for (const id of ids) await hub.app.inject({ url: `/api/v1/sites/${id}` });
+    await hub.app.inject({ url: "/api/v1/sites" });
+    await hub.app.inject({ url: "/no/such/route/123" });
+    const res = await hub.app.inject({ url: "/metrics" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain/);
+    const text = res.body;
+    expect(text).toContain('http_requests_total{method="GET",route="/api/v1/sites/:id",status="404"} 2');
+    expect(text).toContain('http_requests_total{method="GET",route="/api/v1/sites",status="200"} 1');
+    expect(text).toContain('http_requests_total{method="GET",route="unmatched",status="404"} 1');
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/sites\/:id",status="404"\} \d+/);
+    expect(text).toContain("process_cpu_user_seconds_total");
+    expect(text).toContain("nodejs_eventloop_lag_seconds");
+    for (const id of ids) expect(text).not.toContain(id);
+    expect(text).not.toContain("/no/such/route");
+  });
+});
