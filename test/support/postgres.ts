@@ -6,16 +6,25 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The migrated template database the global setup built for this run. */
+    templateDatabase: string;
+  }
+}
+
+export const DEFAULT_ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres";
+/** Read on every use: the global setup may point it at an embedded server. */
+export const adminUrl = (): string => process.env.TEST_DATABASE_URL ?? DEFAULT_ADMIN_URL;
 
 export function urlFor(database: string): string {
-  const u = new URL(ADMIN_URL);
+  const u = new URL(adminUrl());
   u.pathname = `/${database}`;
   return u.toString();
 }
 
 export async function adminQuery(sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  const client = new pg.Client({ connectionString: adminUrl() });
   await client.connect();
   try {
     return await client.query(sql, params);

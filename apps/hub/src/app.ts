@@ -48,13 +48,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma });
 
+  // During shutdown, responses close their connection so keep-alive clients cannot hold the
+  // process open until their idle timeout.
+  const isShuttingDown = deps.isShuttingDown ?? (() => false);
+  app.addHook("onSend", async (_request, reply, payload) => {
+    if (isShuttingDown()) reply.header("connection", "close");
+    return payload;
+  });
+
   const { prisma } = deps;
   registerHealth(app, {
     pingDatabase: async () => {
       await prisma.$queryRaw`SELECT 1`;
     },
     readinessTimeoutMs: deps.readinessTimeoutMs ?? 1000,
-    isShuttingDown: deps.isShuttingDown ?? (() => false),
+    isShuttingDown,
   });
   registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
 

@@ -47,8 +47,8 @@ async function start() {
     isShuttingDown: () => shuttingDown,
   });
   app.addHook("onClose", async () => db.close());
-  await app.listen({ port: env.PORT, host: env.HOST });
-  logger.info({ embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
+  const address = await app.listen({ port: env.PORT, host: env.HOST });
+  logger.info({ address, embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
 
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

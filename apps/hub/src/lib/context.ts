@@ -41,5 +41,6 @@ declare module "fastify" {
   interface FastifyRequest {
     ctx: RequestContext;
   }
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging
   interface FastifyContextConfig extends RouteAuthConfig {}
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Forbidden, Unauthorized } from "@fm/domain";
 import { hasScope, type Principal } from "../lib/context.ts";
 
-const REQUEST_ID_RE = /^[A-Za-z0-9._:\-]{1,128}$/;
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Honours a well-formed X-Request-Id from the caller (or a proxy), otherwise makes one. */
 export function genReqId(req: { headers: Record<string, string | string[] | undefined> }): string {

@@ -22,11 +22,9 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
     async list(_ctx: RequestContext, query: SiteListQuery): Promise<SiteList> {
       const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
       const filter = { slug: query.slug, region: query.region, q: query.q };
-      // One snapshot for the page and its count, so `count` describes the same data.
-      const [rows, count] = await prisma.$transaction(
-        async (tx) => Promise.all([repo.page(tx, filter, afterId, query.limit), repo.count(tx, filter)]),
-        { isolationLevel: "RepeatableRead" },
-      );
+      // Page and count run in parallel on two connections: a transaction would serialise
+      // them on one. The count is exact as of its own statement.
+      const [rows, count] = await Promise.all([repo.page(prisma, filter, afterId, query.limit), repo.count(prisma, filter)]);
       const more = rows.length > query.limit;
       const items = (more ? rows.slice(0, query.limit) : rows).map(toSite);
       return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };

@@ -1,0 +1,23 @@
+/**
+ * Baseline for the sites-list benchmark: bare Fastify + pg running the same SQL the hub's
+ * GET /api/v1/sites/ runs (one page in id order and an exact count, in parallel), with no
+ * validation, no Prisma, no plugins. Run as its own process: DATABASE_URL, PORT.
+ */
+import Fastify from "fastify";
+import pg from "pg";
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+const app = Fastify();
+app.get("/api/v1/sites", async (request) => {
+  const limit = Math.min(Number((request.query as { limit?: string }).limit ?? 100), 1000);
+  const [rows, count] = await Promise.all([
+    pool.query("SELECT * FROM sites ORDER BY id LIMIT $1", [limit + 1]),
+    pool.query("SELECT count(*)::int AS n FROM sites"),
+  ]);
+  const more = rows.rows.length > limit;
+  const items = (more ? rows.rows.slice(0, limit) : rows.rows) as { id: string }[];
+  return { items, count: (count.rows[0] as { n: number }).n, nextCursor: more ? Buffer.from(JSON.stringify({ after: items.at(-1)!.id })).toString("base64url") : null };
+});
+const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: "127.0.0.1" });
+process.stdout.write(JSON.stringify({ msg: "baseline ready", address }) + "\n");
+process.on("SIGTERM", () => void app.close().then(() => pool.end()).then(() => process.exit(0)));

@@ -1,0 +1,120 @@
+/**
+ * `npm run bench`: measures the hub on this machine and compares it, in the same run, with
+ * a baseline doing the same work. Prints a table; asserts nothing (see README, Benchmarks).
+ *
+ *  1. cold start of `npm start` on a fresh embedded database, and a warm restart (seconds)
+ *  2. hub RSS when idle (MiB)
+ *  3. GET /api/v1/sites/ with 1,000 sites: hub vs bare Fastify + pg running the same SQL
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { createTestDatabase } from "../test/support/postgres.ts";
+import { migrate } from "../apps/hub/src/db/migrate.ts";
+import { REPO_ROOT, startHub } from "../test/support/process.ts";
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const rows: [string, string, string][] = [];
+const report = (what: string, value: string, note = "") => {
+  rows.push([what, value, note]);
+  console.log(`${what.padEnd(58)} ${value.padStart(12)}  ${note}`);
+};
+
+async function waitForLine(proc: ChildProcess, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    proc.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const line of lines) {
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (match(parsed)) resolve(parsed);
+        } catch {
+          // npm's own output lines
+        }
+      }
+    });
+    proc.on("exit", (code) => reject(new Error(`exited ${code} before ready`)));
+  });
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+async function coldStart(): Promise<void> {
+  const parent = await mkdtemp(join(tmpdir(), "fm-bench-"));
+  await chmod(parent, 0o755);
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FM_DATA_DIR: join(parent, "data"), PORT: "0" };
+  try {
+    for (const label of ["cold start: `npm start`, fresh embedded database", "warm restart: `npm start`, existing embedded database"]) {
+      const t0 = performance.now();
+      const proc = spawn("npm", ["start", "--silent"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
+      const ready = await waitForLine(proc, (l) => l.msg === "hub ready");
+      const res = await fetch(`${String(ready.address)}/readyz`);
+      if (res.status !== 200) throw new Error(`readyz ${res.status}`);
+      report(label, `${((performance.now() - t0) / 1000).toFixed(2)} s`, "spawn to /readyz 200");
+      if (label.startsWith("cold")) {
+        await new Promise((r) => setTimeout(r, 3000));
+        report("hub RSS idle (node process, embedded database)", `${(await rssMiB(Number(ready.pid))).toFixed(1)} MiB`, "3 s after ready");
+      }
+      proc.kill("SIGTERM");
+      await new Promise((r) => proc.on("exit", r));
+    }
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+}
+
+async function load(url: string): Promise<autocannon.Result> {
+  return autocannon({ url, connections: CONNECTIONS, duration: DURATION_S });
+}
+
+async function sitesList(): Promise<void> {
+  const db = await createTestDatabase();
+  try {
+    await migrate(db.url);
+    const pg = (await import("pg")).default;
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    await c.query("INSERT INTO sites (slug, name, region) SELECT 'site-' || g, 'Site ' || g, 'region-' || (g % 7) FROM generate_series(1, 1000) g");
+    await c.end();
+
+    // Info-level logs as in production (one line per request received and completed).
+    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+    await new Promise((r) => setTimeout(r, 500));
+    report("hub RSS idle (node process, external database)", `${(await rssMiB(hub.proc.pid!)).toFixed(1)} MiB`);
+    const baseline = spawn(process.execPath, ["--import", "tsx", "bench/baseline-sites.ts"], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: db.url, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
+    const baseReady = await waitForLine(baseline, (l) => l.msg === "baseline ready");
+    try {
+      // Warm both (JIT, pools, plan cache), then measure one after the other.
+      await autocannon({ url: `${hub.url}/api/v1/sites/`, connections: CONNECTIONS, duration: 2 });
+      await autocannon({ url: `${String(baseReady.address)}/api/v1/sites`, connections: CONNECTIONS, duration: 2 });
+      const h = await load(`${hub.url}/api/v1/sites/`);
+      const b = await load(`${String(baseReady.address)}/api/v1/sites`);
+      if (h.non2xx || b.non2xx || h.errors || b.errors) throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
+      const note = `${CONNECTIONS} connections, ${DURATION_S} s, 100 items/page of 1,000`;
+      report("GET /api/v1/sites/ hub req/s", h.requests.average.toFixed(0), note);
+      report("GET /api/v1/sites/ hub p99 latency", `${h.latency.p99} ms`);
+      report("GET /api/v1/sites baseline (Fastify + pg, same SQL) req/s", b.requests.average.toFixed(0));
+      report("GET /api/v1/sites baseline p99 latency", `${b.latency.p99} ms`);
+      report("hub / baseline throughput", `${((h.requests.average / b.requests.average) * 100).toFixed(0)} %`);
+    } finally {
+      baseline.kill("SIGTERM");
+      await hub.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+console.log(`Fleet Manager benchmarks on ${process.version}, ${(await import("node:os")).cpus().length} cores\n`);
+await coldStart();
+await sitesList();
+process.exit(0);

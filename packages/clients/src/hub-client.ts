@@ -1,0 +1,132 @@
+/**
+ * Typed client for the hub API, shared by the CLI, the agents and the tests. Responses are
+ * parsed with the domain's zod schemas; errors surface as HubApiError carrying the problem
+ * document. Idempotent requests (GET, PUT, DELETE, and POST with an Idempotency-Key) are
+ * retried with exponential backoff and jitter on connection errors, 429 and 5xx.
+ */
+import type { z } from "zod";
+import { ProblemSchema, SiteListSchema, SiteSchema, type Problem, type Site, type SiteCreate, type SiteList, type SitePatch } from "@fm/domain";
+
+export class HubApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Problem | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = "HubApiError";
+  }
+  get code(): string | undefined {
+    return this.problem?.code;
+  }
+}
+
+export interface HubClientOptions {
+  baseUrl: string;
+  /** Returns a bearer token (cached and refreshed by the caller), or undefined for none. */
+  token?: () => Promise<string | undefined>;
+  /** Attempts for retryable requests, including the first. */
+  maxAttempts?: number;
+  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  backoffMs?: number;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class HubClient {
+  private readonly opts: Required<Omit<HubClientOptions, "token">> & Pick<HubClientOptions, "token">;
+
+  constructor(opts: HubClientOptions) {
+    this.opts = { maxAttempts: 5, backoffMs: 200, timeoutMs: 30_000, fetch: globalThis.fetch, ...opts, baseUrl: opts.baseUrl.replace(/\/+$/, "") };
+  }
+
+  async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions = {}): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
+    const url = new URL(this.opts.baseUrl + path);
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const retryable = method !== "POST" && method !== "PATCH" ? true : Boolean(o.headers?.["idempotency-key"]);
+    const attempts = retryable ? this.opts.maxAttempts : 1;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
+      let res: Response;
+      try {
+        const token = await this.opts.token?.();
+        res = await this.opts.fetch(url, {
+          method,
+          headers: {
+            accept: "application/json",
+            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...o.headers,
+          },
+          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+          signal: AbortSignal.timeout(this.opts.timeoutMs),
+        });
+      } catch (err) {
+        lastError = err;
+        continue; // connection refused, reset, timed out
+      }
+      if (res.ok) {
+        const text = res.status === 204 ? "" : await res.text();
+        const body = schema && text ? schema.parse(JSON.parse(text)) : undefined;
+        return { body: body as z.infer<S>, headers: res.headers, status: res.status };
+      }
+      const error = await toError(res, method, path);
+      if (res.status === 429 || res.status >= 500) {
+        lastError = error;
+        continue;
+      }
+      throw error;
+    }
+    throw lastError instanceof Error ? lastError : new Error(String(lastError));
+  }
+
+  listSites(query: { limit?: number; cursor?: string; slug?: string; region?: string; q?: string } = {}): Promise<SiteList> {
+    return this.request("GET", "/api/v1/sites/", SiteListSchema, { query }).then((r) => r.body);
+  }
+
+  async *allSites(query: { slug?: string; region?: string; q?: string } = {}): AsyncGenerator<Site> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listSites({ ...query, limit: 1000, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  getSite(id: string): Promise<{ site: Site; etag: string | null }> {
+    return this.request("GET", `/api/v1/sites/${id}/`, SiteSchema).then((r) => ({ site: r.body, etag: r.headers.get("etag") }));
+  }
+
+  createSite(input: SiteCreate, idempotencyKey?: string): Promise<Site> {
+    return this.request("POST", "/api/v1/sites/", SiteSchema, { body: input, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }).then((r) => r.body);
+  }
+
+  updateSite(id: string, patch: SitePatch, ifMatch?: string): Promise<Site> {
+    return this.request("PATCH", `/api/v1/sites/${id}/`, SiteSchema, { body: patch, headers: ifMatch ? { "if-match": ifMatch } : {} }).then((r) => r.body);
+  }
+
+  async deleteSite(id: string, ifMatch?: string): Promise<void> {
+    await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, { headers: ifMatch ? { "if-match": ifMatch } : {} });
+  }
+}
+
+async function toError(res: Response, method: string, path: string): Promise<HubApiError> {
+  const text = await res.text().catch(() => "");
+  let problem: Problem | undefined;
+  try {
+    problem = ProblemSchema.parse(JSON.parse(text));
+  } catch {
+    problem = undefined;
+  }
+  const detail = problem ? `${problem.code}: ${problem.detail}` : text.slice(0, 200) || res.statusText;
+  return new HubApiError(res.status, problem, `${method} ${path} -> ${res.status} ${detail}`);
+}

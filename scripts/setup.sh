@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what a clean checkout needs to build and test, idempotently:
+#  - npm dependencies from the lockfile (skipped when node_modules already matches it)
+#  - the Prisma client (generated; skipped when the schema has not changed)
+#  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
+#    is installed but stopped. Without one, the test setup falls back to an embedded
+#    PostgreSQL of its own (see test/support/global-setup.ts).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f node_modules/.fm-lock-hash ] || [ "$(cat node_modules/.fm-lock-hash)" != "$lock_hash" ]; then
+  echo "setup: installing npm dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_hash" > node_modules/.fm-lock-hash
+fi
+
+node scripts/prisma-generate.mjs
+
+if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
+  if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+      for v in $(ls /etc/postgresql); do
+        echo "setup: starting PostgreSQL cluster $v/main"
+        pg_ctlcluster --skip-systemctl-redirect "$v" main start || true
+      done
+      for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+    fi
+  fi
+fi

@@ -1,0 +1,141 @@
+import { request } from "node:http";
+import { chmod, mkdtemp, rm, stat, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./support/postgres.ts";
+import { spawnHub, startHub, type HubProcess } from "./support/process.ts";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => {});
+});
+
+async function emptyDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  cleanups.push(() => db.drop());
+  return db;
+}
+
+function track(h: HubProcess): HubProcess {
+  cleanups.push(() => h.stop("SIGKILL"));
+  return h;
+}
+
+describe("hub process", () => {
+  it("two hubs started together on an empty database both migrate safely and become ready", async () => {
+    const db = await emptyDatabase();
+    const [a, b] = await Promise.all([startHub({ DATABASE_URL: db.url }), startHub({ DATABASE_URL: db.url })]);
+    track(a);
+    track(b);
+    for (const h of [a, b]) expect((await fetch(`${h.url}/readyz`)).status).toBe(200);
+    // Exactly one of them applied the migrations.
+    const appliers = [a, b].filter((h) => h.logs.some((l) => l.msg === "applied database migrations"));
+    expect(appliers).toHaveLength(1);
+    // They share one database: a write through one is read through the other.
+    const created = await fetch(`${a.url}/api/v1/sites/`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "shared", name: "Shared" }) });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect((await fetch(`${b.url}/api/v1/sites/${id}/`)).status).toBe(200);
+    expect(await a.stop()).toBe(0);
+    expect(await b.stop()).toBe(0);
+  });
+
+  it("on SIGTERM finishes the request in flight, refuses new work, and exits 0 within 10 s", async () => {
+    const db = await createTestDatabase((await import("vitest")).inject("templateDatabase"));
+    cleanups.push(() => db.drop());
+    const hub = track(await startHub({ DATABASE_URL: db.url, FM_SHUTDOWN_TIMEOUT_MS: "10000" }));
+    const { port } = new URL(hub.url);
+    const body = JSON.stringify({ slug: "in-flight", name: "Sent slowly" });
+    let refusedNewWork = "";
+
+    // A request whose body is still arriving when SIGTERM lands.
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/sites/", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on("error", reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        hub.proc.kill("SIGTERM");
+        setTimeout(() => {
+          // New connections are refused while the in-flight request is still open.
+          fetch(`${hub.url}/healthz`).then(
+            (r) => (refusedNewWork = `answered ${r.status}`),
+            (e: Error) => (refusedNewWork = String((e.cause as { code?: string } | undefined)?.code ?? e.message)),
+          ).finally(() => req.end(body.slice(10)));
+        }, 300);
+      }, 300);
+    });
+    const started = Date.now();
+    const res = await response;
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.body)).toMatchObject({ slug: "in-flight" });
+    expect(refusedNewWork).toBe("ECONNREFUSED");
+    expect(await hub.exited).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(hub.logs.some((l) => l.msg === "stopped")).toBe(true);
+    await expect(fetch(`${hub.url}/healthz`)).rejects.toThrow(); // no longer listening
+  });
+
+  it("refuses to start on a bad setting, naming it, with a non-zero exit", async () => {
+    const h = spawnHub({ PORT: "http", FM_DB_POOL_MAX: "-3" });
+    expect(await h.exited).toBe(2);
+    const text = h.stderr.join("");
+    expect(text).toContain("PORT");
+    expect(text).toContain("FM_DB_POOL_MAX");
+  });
+
+  it("logs one JSON line per event carrying the request id", async () => {
+    const db = await createTestDatabase((await import("vitest")).inject("templateDatabase"));
+    cleanups.push(() => db.drop());
+    const hub = track(await startHub({ DATABASE_URL: db.url }));
+    const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-42", authorization: "Bearer do-not-log-me" } });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("x-request-id")).toBe("trace-me-42");
+    await hub.stop();
+    const lines = hub.logs.filter((l) => l.requestId === "trace-me-42");
+    expect(lines.length).toBeGreaterThanOrEqual(2); // incoming request, request completed
+    expect(lines.some((l) => (l.res as { statusCode?: number } | undefined)?.statusCode === 400)).toBe(true);
+    expect(JSON.stringify(hub.logs)).not.toContain("do-not-log-me");
+  });
+});
+
+describe("embedded database (no DATABASE_URL)", () => {
+  it("starts a real PostgreSQL in the data folder, keeps data across restarts, and survives a SIGKILL", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "fm-embedded-"));
+    await chmod(parent, 0o755); // the postgres OS user must reach the data folder inside it
+    cleanups.push(() => rm(parent, { recursive: true, force: true }));
+    const dataDir = join(parent, "data");
+
+    const first = track(await startHub({ FM_DATA_DIR: dataDir }, 120_000));
+    expect(first.logs.some((l) => l.msg === "embedded PostgreSQL started")).toBe(true);
+    expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
+    const created = await fetch(`${first.url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "persisted", name: "Persisted" }) });
+    expect(created.status).toBe(201);
+    // The generated database password is private to the hub.
+    expect((await stat(join(dataDir, "postgres.secret"))).mode & 0o077).toBe(0);
+    const secret = (await readFile(join(dataDir, "postgres.secret"), "utf8")).trim();
+    expect(JSON.stringify(first.logs)).not.toContain(secret);
+
+    // A second hub on the same folder would corrupt it: it refuses, naming the holder.
+    const intruder = spawnHub({ FM_DATA_DIR: dataDir });
+    expect(await intruder.exited).toBe(1);
+    expect(JSON.stringify(intruder.logs)).toContain("in use by another hub");
+
+    expect(await first.stop("SIGTERM")).toBe(0);
+
+    const second = track(await startHub({ FM_DATA_DIR: dataDir }, 60_000));
+    const list = (await (await fetch(`${second.url}/api/v1/sites?slug=persisted`)).json()) as { count: number };
+    expect(list.count).toBe(1);
+
+    // Killed without a chance to stop its database: the next start cleans up and serves.
+    await second.stop("SIGKILL");
+    const third = track(await startHub({ FM_DATA_DIR: dataDir }, 60_000));
+    expect((await fetch(`${third.url}/readyz`)).status).toBe(200);
+    expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`)).json()) as { count: number }).count).toBe(1);
+    expect(await third.stop("SIGTERM")).toBe(0);
+  });
+});

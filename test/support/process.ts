@@ -1,0 +1,69 @@
+/** Real hub processes for end-to-end tests: spawned as `npm start` would, talked to over HTTP. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface HubProcess {
+  proc: ChildProcess;
+  /** Base URL once ready, e.g. http://127.0.0.1:40123 */
+  url: string;
+  /** Every stdout line parsed as JSON (pino), plus stderr text. */
+  logs: Record<string, unknown>[];
+  stderr: string[];
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export function spawnHub(env: Record<string, string | undefined>): { proc: ChildProcess; logs: Record<string, unknown>[]; stderr: string[]; exited: Promise<number | string> } {
+  const proc = spawn(process.execPath, ["--import", "tsx", "apps/hub/src/main.ts"], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  let buf = "";
+  proc.stdout!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    const lines = buf.split("\n");
+    buf = lines.pop()!;
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        stderr.push(line);
+      }
+    }
+  });
+  proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  return { proc, logs, stderr, exited };
+}
+
+/** Starts a hub and waits until it logs "hub ready" (or fails with its output). */
+export async function startHub(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<HubProcess> {
+  const h = spawnHub(env);
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | string | undefined;
+  void h.exited.then((c) => (exitCode = c));
+  for (;;) {
+    const ready = h.logs.find((l) => l.msg === "hub ready");
+    if (ready) {
+      return {
+        ...h,
+        url: String(ready.address).replace("0.0.0.0", "127.0.0.1"),
+        stop: async (signal: NodeJS.Signals = "SIGTERM") => {
+          if (h.proc.exitCode === null && h.proc.signalCode === null) h.proc.kill(signal);
+          return h.exited;
+        },
+      };
+    }
+    if (exitCode !== undefined || Date.now() > deadline) {
+      h.proc.kill("SIGKILL");
+      throw new Error(`hub did not become ready (exit ${exitCode}):\n${h.stderr.join("")}\n${h.logs.map((l) => JSON.stringify(l)).join("\n")}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
