@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp, type AppDeps } from "../../apps/hub/src/app.ts";
 import { createDatabase, type Database } from "../../apps/hub/src/db/client.ts";
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 
 export interface TestHub {
   app: FastifyInstance;
@@ -35,6 +36,24 @@ export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?:
     async close() {
       await app.close();
       await db.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A hub that reaches its database through a TCP proxy the test can cut and restore. */
+export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Promise<TestHub & { proxy: TcpProxy }> {
+  const database = await createTestDatabase(inject("templateDatabase"));
+  const target = new URL(database.url);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  target.port = String(proxy.port);
+  const hub = await startTestHub({ databaseUrl: target.toString(), ...overrides });
+  return {
+    ...hub,
+    proxy,
+    async close() {
+      await hub.close();
+      await proxy.close();
       await database.drop();
     },
   };

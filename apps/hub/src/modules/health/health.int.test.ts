@@ -1,30 +1,18 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
-import { createTestDatabase, type TestDatabase } from "../../../../../test/support/postgres.ts";
-import { startTcpProxy, type TcpProxy } from "../../../../../test/support/tcp-proxy.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startProxiedTestHub, startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
 
 describe("/healthz and /readyz", () => {
-  let hub: TestHub;
-  let proxy: TcpProxy;
-  let database: TestDatabase;
+  let hub: Awaited<ReturnType<typeof startProxiedTestHub>>;
   beforeAll(async () => {
     // The hub reaches its database through a proxy the test can cut.
-    database = await createTestDatabase(inject("templateDatabase"));
-    const target = new URL(database.url);
-    proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
-    target.port = String(proxy.port);
-    hub = await startTestHub({ databaseUrl: target.toString(), readinessTimeoutMs: 500 });
+    hub = await startProxiedTestHub({ readinessTimeoutMs: 500 });
   });
-  afterAll(async () => {
-    await hub.close();
-    await proxy.close();
-    await database.drop();
-  });
+  afterAll(() => hub.close());
 
   it("is ready, goes 503 while the database is unreachable, and recovers by itself", async () => {
     expect((await hub.app.inject({ url: "/readyz" })).statusCode).toBe(200);
 
-    await proxy.cut();
+    await hub.proxy.cut();
     const down = await hub.app.inject({ url: "/readyz" });
     expect(down.statusCode).toBe(503);
     expect(down.headers["content-type"]).toMatch(/^application\/problem\+json/);
@@ -38,7 +26,7 @@ describe("/healthz and /readyz", () => {
     expect(api.json()).toMatchObject({ code: "database_unavailable" });
     expect(api.body).not.toContain("127.0.0.1");
 
-    await proxy.restore();
+    await hub.proxy.restore();
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
       status = (await hub.app.inject({ url: "/readyz" })).statusCode;
