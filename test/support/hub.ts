@@ -27,7 +27,7 @@ export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?:
       cb();
     },
   });
-  const app = await buildApp({ prisma: db.prisma, logger: pino({ level: "info" }, sink), ...overrides });
+  const app = await buildApp({ prisma: db.prisma, pool: db.pool, logger: pino({ level: "info" }, sink), ...overrides });
   return {
     app,
     db,

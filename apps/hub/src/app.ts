@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import type { Logger } from "pino";
+import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
 import { problemPlugin } from "./plugins/problem.ts";
@@ -12,10 +13,25 @@ import { registerHealth } from "./modules/health/routes.ts";
 import { registerSites } from "./modules/sites/routes.ts";
 import { createSiteService } from "./modules/sites/service.ts";
 import { siteRepo } from "./modules/sites/repo.ts";
+import { registerDevices } from "./modules/devices/routes.ts";
+import { createDeviceService } from "./modules/devices/service.ts";
+import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
+import { registerSlurmBootstrap } from "./modules/slurm-bootstrap/routes.ts";
+import { createSlurmBootstrapService } from "./modules/slurm-bootstrap/service.ts";
+import { registerTopology } from "./modules/topology/routes.ts";
+import { registerAudit } from "./modules/audit/routes.ts";
+import { registerFeed } from "./modules/feed/routes.ts";
+import { createFeedService } from "./modules/feed/service.ts";
+import { feedRepo } from "./modules/feed/repo.ts";
+import { FeedNotifier } from "./modules/feed/notifier.ts";
 
 export interface AppDeps {
   prisma: PrismaClient;
+  /** The pool behind `prisma`: the feed holds one connection of it to LISTEN for commits. */
+  pool?: pg.Pool;
   logger: Logger;
+  /** A source that has not observed a device for this long makes it STALE (default 10 min). */
+  staleAfterMs?: number;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -65,6 +81,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     isShuttingDown,
   });
   registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
+  registerTopology(app, { prisma });
+  registerDeviceRoles(app, { prisma });
+  registerDevices(app, { service: createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 }) });
+  registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
+  registerAudit(app, { prisma });
+
+  const notifier = new FeedNotifier(deps.pool, app.log);
+  notifier.onNotify = () => feedRepo.sequence(prisma);
+  app.addHook("onReady", () => notifier.start());
+  app.addHook("preClose", () => notifier.close());
+  registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }) });
 
   return app;
 }

@@ -25,6 +25,8 @@ export const EnvSchema = z.object({
   FM_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Apply pending SQL migrations at start (under an advisory lock). */
   FM_MIGRATE_ON_START: bool.default(true),
+  /** A source that has not observed a device for this long makes it STALE, seconds (runbook: 10 min). */
+  FM_STALE_AFTER_S: z.coerce.number().int().min(10).default(600),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** pino log level. */

@@ -40,7 +40,9 @@ async function start() {
   const db = createDatabase(databaseUrl, { poolMax: env.FM_DB_POOL_MAX, connectTimeoutMs: env.FM_READINESS_TIMEOUT_MS });
   const app = await buildApp({
     prisma: db.prisma,
+    pool: db.pool,
     logger,
+    staleAfterMs: env.FM_STALE_AFTER_S * 1000,
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

@@ -16,7 +16,10 @@ export const SCHEMA_FILE = fileURLToPath(new URL("../../../../prisma/schema.pris
  * Indexes that exist only in SQL because Prisma cannot express them (partial or expression
  * indexes). Each entry says why; anything else in the database must be in the schema.
  */
-export const SQL_ONLY_INDEXES: Record<string, string> = {};
+export const SQL_ONLY_INDEXES: Record<string, string> = {
+  inventory_events_unpositioned_idx: "partial index (WHERE position IS NULL) for the feed sequencer",
+  devices_tags_idx: "GIN index for the devices ?tag= filter",
+};
 
 interface DmmfField {
   name: string;

@@ -1,4 +1,4 @@
-import { Conflict } from "@fm/domain";
+import { BadRequest, Conflict } from "@fm/domain";
 import type { SiteCreate, SitePatch } from "@fm/domain";
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { Db } from "../../db/client.ts";
@@ -61,7 +61,21 @@ export const siteRepo = {
   },
 
   async delete(db: Db, id: string): Promise<void> {
-    await db.site.delete({ where: { id } });
+    await db.site.delete({ where: { id } }).catch((err: unknown) => {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && (err.code === "P2003" || err.code === "P2014")) {
+        throw new Conflict("site_in_use", "The site still has devices, racks or locations; it cannot be deleted");
+      }
+      throw err;
+    });
   },
 };
 export type SiteRepo = typeof siteRepo;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A `?site=` filter value (slug or id) to the site's id; an unknown site is a 400 naming the parameter. */
+export async function resolveSiteId(db: Db, slugOrId: string, param: string): Promise<string> {
+  const site = await db.site.findFirst({ where: UUID_RE.test(slugOrId) ? { id: slugOrId } : { slug: slugOrId }, select: { id: true } });
+  if (!site) throw new BadRequest("unknown_site", `No site '${slugOrId}'`, { errors: [{ path: `querystring.${param}`, message: "unknown site" }] });
+  return site.id;
+}

@@ -3,6 +3,7 @@ import type { Site, SiteCreate, SiteList, SiteListQuery, SitePatch } from "@fm/d
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
+import { recordChange } from "../../lib/changes.ts";
 import type { SiteRepo, SiteRow } from "./repo.ts";
 
 export function toSite(row: SiteRow): Site {
@@ -37,7 +38,11 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
     },
 
     async create(ctx: RequestContext, input: SiteCreate): Promise<Site> {
-      const row = await repo.create(prisma, input);
+      const row = await prisma.$transaction(async (tx) => {
+        const created = await repo.create(tx, input);
+        await recordChange(tx, ctx, { resourceType: "site", resourceId: created.id, siteId: created.id, verb: "created", before: null, after: toSite(created) });
+        return created;
+      });
       ctx.log.info({ siteId: row.id, slug: row.slug }, "site created");
       return toSite(row);
     },
@@ -47,7 +52,9 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
         const current = await repo.lockById(tx, id);
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
-        return repo.update(tx, id, patch);
+        const updated = await repo.update(tx, id, patch);
+        await recordChange(tx, ctx, { resourceType: "site", resourceId: id, siteId: id, verb: "updated", before: toSite(current), after: toSite(updated) });
+        return updated;
       });
       ctx.log.info({ siteId: id, fields: Object.keys(patch) }, "site updated");
       return toSite(row);
@@ -59,6 +66,7 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
         await repo.delete(tx, id);
+        await recordChange(tx, ctx, { resourceType: "site", resourceId: id, siteId: id, verb: "deleted", before: toSite(current), after: null });
       });
       ctx.log.info({ siteId: id }, "site deleted");
     },

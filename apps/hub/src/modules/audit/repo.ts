@@ -1,0 +1,37 @@
+import type { FieldDiff } from "@fm/domain";
+import type { AuditListQuery } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+
+export interface NewAuditEntry {
+  principal: string;
+  action: string;
+  resourceType: string;
+  resourceId: string;
+  diff: FieldDiff;
+  requestId: string | null;
+}
+
+function where(q: Omit<AuditListQuery, "limit" | "cursor">): Prisma.AuditLogWhereInput {
+  const w: Prisma.AuditLogWhereInput = {};
+  if (q.principal) w.principal = q.principal;
+  if (q.action) w.action = q.action;
+  if (q.resourceType) w.resourceType = q.resourceType;
+  if (q.resourceId) w.resourceId = q.resourceId;
+  if (q.requestId) w.requestId = q.requestId;
+  if (q.since || q.until) w.createdAt = { ...(q.since ? { gte: new Date(q.since) } : {}), ...(q.until ? { lt: new Date(q.until) } : {}) };
+  return w;
+}
+
+export const auditRepo = {
+  async append(db: Db, entry: NewAuditEntry): Promise<void> {
+    await db.auditLog.create({ data: { ...entry, diff: entry.diff as Prisma.InputJsonValue } });
+  },
+  async page(db: Db, q: AuditListQuery, afterId: string | undefined) {
+    const w = where(q);
+    return Promise.all([
+      db.auditLog.findMany({ where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w, orderBy: { id: "asc" }, take: q.limit + 1 }),
+      db.auditLog.count({ where: w }),
+    ]);
+  },
+};

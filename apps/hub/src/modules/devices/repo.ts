@@ -1,0 +1,88 @@
+import type { DeviceListQuery } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
+
+export const DEVICE_INCLUDE = {
+  site: { select: { id: true, slug: true } },
+  rack: { select: { id: true, name: true } },
+  deviceType: { select: { id: true, slug: true, model: true, cpuArchitecture: true } },
+  deviceRole: { select: { id: true, slug: true, deviceClass: true } },
+  interfaces: { orderBy: { name: "asc" } },
+} satisfies Prisma.DeviceInclude;
+export type DeviceRow = Prisma.DeviceGetPayload<{ include: typeof DEVICE_INCLUDE }>;
+export type DeviceBase = Prisma.DeviceGetPayload<object>;
+
+/** Any source that has observed the device did so before `threshold`. */
+export function staleWhere(threshold: Date): Prisma.DeviceWhereInput {
+  return {
+    OR: [
+      { netboxObservedAt: { lt: threshold } },
+      { ironicObservedAt: { lt: threshold } },
+      { slurmObservedAt: { lt: threshold } },
+      { healthObservedAt: { lt: threshold } },
+    ],
+  };
+}
+
+export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site"> {
+  siteId?: string | undefined;
+}
+
+/**
+ * Filters as SQL. `operationalStatus` matches what readers see: the stored (time-independent)
+ * status, except that a stale device reads as STALE unless an operator quarantined it.
+ */
+export function deviceWhere(f: DeviceFilter, staleThreshold: Date): Prisma.DeviceWhereInput {
+  const and: Prisma.DeviceWhereInput[] = [];
+  if (f.siteId) and.push({ siteId: f.siteId });
+  if (f.role) and.push({ deviceRole: { slug: f.role } });
+  if (f.deviceClass) and.push({ deviceRole: { deviceClass: f.deviceClass } });
+  if (f.status) and.push({ netboxStatus: f.status });
+  if (f.provisionState) and.push({ ironicProvisionState: f.provisionState });
+  if (f.cordoned !== undefined) and.push({ cordoned: f.cordoned });
+  if (f.name) and.push({ name: { contains: f.name, mode: "insensitive" } });
+  if (f.nameExact) and.push({ name: f.nameExact });
+  if (f.serial) and.push({ serial: f.serial });
+  if (f.tag) and.push({ tags: { has: f.tag } });
+  if (f.updatedSince) and.push({ updatedAt: { gte: new Date(f.updatedSince) } });
+  const stale = staleWhere(staleThreshold);
+  if (f.stale === true) and.push(stale);
+  if (f.stale === false) and.push({ NOT: stale });
+  if (f.operationalStatus === "STALE") and.push(stale, { NOT: { operationalStatus: "QUARANTINED" } });
+  else if (f.operationalStatus === "QUARANTINED") and.push({ operationalStatus: "QUARANTINED" });
+  else if (f.operationalStatus) and.push({ operationalStatus: f.operationalStatus }, { NOT: stale });
+  return and.length ? { AND: and } : {};
+}
+
+export const deviceRepo = {
+  async page(db: Db, where: Prisma.DeviceWhereInput, afterId: string | undefined, limit: number): Promise<DeviceRow[]> {
+    return db.device.findMany({ where: afterId ? { AND: [where, { id: { gt: afterId } }] } : where, orderBy: { id: "asc" }, take: limit + 1, include: DEVICE_INCLUDE });
+  },
+  async count(db: Db, where: Prisma.DeviceWhereInput): Promise<number> {
+    return db.device.count({ where });
+  },
+  async findById(db: Db, id: string): Promise<DeviceRow | null> {
+    return db.device.findUnique({ where: { id }, include: DEVICE_INCLUDE });
+  },
+  async lockById(db: Db, id: string): Promise<DeviceRow | null> {
+    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM devices WHERE id = ${id}::uuid FOR UPDATE`;
+    return rows.length ? this.findById(db, id) : null;
+  },
+  async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
+    return db.device.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() }, include: DEVICE_INCLUDE });
+  },
+  async create(db: Db, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
+    return db.device.create({ data, include: DEVICE_INCLUDE });
+  },
+  async addHistory(db: Db, entries: Prisma.DeviceHistoryCreateManyInput[]): Promise<void> {
+    if (entries.length) await db.deviceHistory.createMany({ data: entries });
+  },
+  async history(db: Db, deviceId: string, field: string | undefined, afterId: bigint | undefined, limit: number) {
+    const where: Prisma.DeviceHistoryWhereInput = { deviceId, ...(field ? { field } : {}) };
+    return Promise.all([
+      db.deviceHistory.findMany({ where: afterId !== undefined ? { ...where, id: { gt: afterId } } : where, orderBy: { id: "asc" }, take: limit + 1 }),
+      db.deviceHistory.count({ where }),
+    ]);
+  },
+};
+export type DeviceRepo = typeof deviceRepo;

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { DeviceHistoryListSchema, DeviceHistoryQuerySchema, DeviceListQuerySchema, DeviceListSchema, DevicePatchSchema, DeviceSchema, IdParams } from "@fm/domain";
+import { etagOf } from "../../lib/etag.ts";
+import { errorResponses } from "../../lib/openapi.ts";
+import type { DeviceService } from "./service.ts";
+
+export function registerDevices(app: FastifyInstance, { service }: { service: DeviceService }): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const tags = ["devices"];
+  r.get(
+    "/api/v1/devices",
+    {
+      config: { scope: "fleet.read" },
+      schema: { tags, summary: "List devices", querystring: DeviceListQuerySchema, response: { 200: DeviceListSchema, ...errorResponses(400, 401, 403) } },
+    },
+    async (request) => service.list(request.ctx, request.query),
+  );
+  r.get(
+    "/api/v1/devices/:id",
+    { config: { scope: "fleet.read" }, schema: { tags, summary: "Get a device", params: IdParams, response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404) } } },
+    async (request, reply) => {
+      const device = await service.get(request.ctx, request.params.id);
+      reply.header("etag", etagOf(device));
+      return device;
+    },
+  );
+  r.patch(
+    "/api/v1/devices/:id",
+    {
+      config: { scope: "fleet.operate" },
+      schema: {
+        tags,
+        summary: "Change operator fields (cordon with a reason, uncordon, notes); honours If-Match",
+        params: IdParams,
+        headers: z.object({ "if-match": z.string().max(1000).optional() }),
+        body: DevicePatchSchema,
+        response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422) },
+      },
+    },
+    async (request, reply) => {
+      const device = await service.patch(request.ctx, request.params.id, request.body, request.headers["if-match"]);
+      reply.header("etag", etagOf(device));
+      return device;
+    },
+  );
+  r.get(
+    "/api/v1/devices/:id/history",
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags,
+        summary: "Every change of a device's provision state, operational status, SLURM state, health, cordon and NetBox status",
+        params: IdParams,
+        querystring: DeviceHistoryQuerySchema,
+        response: { 200: DeviceHistoryListSchema, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => service.history(request.ctx, request.params.id, request.query),
+  );
+}

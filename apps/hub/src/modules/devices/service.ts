@@ -1,0 +1,134 @@
+import { BadRequest, NotFound, Unprocessable, decodeCursor, encodeCursor } from "@fm/domain";
+import type { Device, DeviceListQuery, DevicePatch } from "@fm/domain";
+import type { Db, PrismaClient } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+import { recordChange } from "../../lib/changes.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import { checkIfMatch } from "../../lib/etag.ts";
+import { resolveSiteId } from "../sites/repo.ts";
+import { deviceRepo, deviceWhere, type DeviceBase, type DeviceRow } from "./repo.ts";
+import { TRACKED, storedStatus, toDevice } from "./state.ts";
+
+export interface DeviceServiceDeps {
+  prisma: PrismaClient;
+  /** A source that has not observed a device for this long makes it STALE. */
+  staleAfterMs: number;
+  now?: () => Date;
+}
+
+type Ctx = Pick<RequestContext, "principal" | "requestId">;
+type DeviceChanges = Partial<Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">>;
+
+const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
+const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+export function createDeviceService({ prisma, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
+  const present = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
+
+  /**
+   * Applies changes from one source to a device inside the caller's transaction: re-derives
+   * its status, writes a history entry per tracked field that changed, the audit record and
+   * the feed event. Returns null when nothing changed (nothing is written).
+   */
+  async function apply(db: Db, ctx: Ctx, current: DeviceRow, changes: DeviceChanges, source: string): Promise<DeviceRow | null> {
+    const at = now();
+    const next = { ...current, ...changes } as DeviceBase;
+    const derived = storedStatus(next, at);
+    next.operationalStatus = derived.operationalStatus;
+    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
+    const changed = Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v));
+    if (!changed && next.operationalStatus === current.operationalStatus && same(next.conditions, current.conditions)) return null;
+
+    await deviceRepo.addHistory(
+      db,
+      TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
+        deviceId: current.id,
+        field: t.field,
+        source: t.field === "operationalStatus" ? "hub" : source,
+        oldValue: (t.read(current) ?? undefined) as Prisma.InputJsonValue | undefined,
+        newValue: (t.read(next) ?? undefined) as Prisma.InputJsonValue | undefined,
+        principal: ctx.principal.id,
+        requestId: ctx.requestId,
+        changedAt: at,
+      })),
+    );
+    const row = await deviceRepo.update(db, current.id, {
+      ...(changes as Prisma.DeviceUncheckedUpdateInput),
+      operationalStatus: derived.operationalStatus,
+      conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+    });
+    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(current), after: present(row) });
+    return row;
+  }
+
+  /** Creates a device with its derived status (the NetBox reflection and the demo data use it). */
+  async function create(db: Db, ctx: Ctx, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
+    const draft = { cordoned: false, cordonReason: null, netboxMissing: false, slurmStateFlags: [], conditions: [], ...data } as unknown as DeviceBase;
+    const derived = storedStatus(draft, now());
+    const row = await deviceRepo.create(db, { ...data, operationalStatus: derived.operationalStatus, conditions: derived.conditions as unknown as Prisma.InputJsonValue });
+    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "created", before: null, after: present(row) });
+    return row;
+  }
+
+  return {
+    apply,
+    create,
+    present,
+
+    async list(_ctx: RequestContext, query: DeviceListQuery) {
+      const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
+      const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
+      const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
+      const [rows, count] = await Promise.all([deviceRepo.page(prisma, where, afterId, query.limit), deviceRepo.count(prisma, where)]);
+      const more = rows.length > query.limit;
+      const items = (more ? rows.slice(0, query.limit) : rows).map(present);
+      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+    },
+
+    async get(_ctx: RequestContext, id: string): Promise<Device> {
+      const row = await deviceRepo.findById(prisma, id);
+      if (!row) throw notFound(id);
+      return present(row);
+    },
+
+    async patch(ctx: RequestContext, id: string, patch: DevicePatch, ifMatch: string | undefined): Promise<Device> {
+      const row = await prisma.$transaction(async (tx) => {
+        const current = await deviceRepo.lockById(tx, id);
+        if (!current) throw notFound(id);
+        checkIfMatch(ifMatch, current);
+        const cordoned = patch.cordoned ?? current.cordoned;
+        if (!cordoned && patch.cordonReason) {
+          throw new Unprocessable("cordon_reason_without_cordon", "A cordon reason can only be set on a cordoned device (send cordoned: true)");
+        }
+        const changes: DeviceChanges = {};
+        if (patch.notes !== undefined) changes.notes = patch.notes;
+        if (cordoned && !current.cordoned) Object.assign(changes, { cordoned: true, cordonReason: patch.cordonReason, cordonedBy: ctx.principal.id, cordonedAt: now() });
+        else if (!cordoned && current.cordoned) Object.assign(changes, { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null });
+        else if (cordoned && patch.cordonReason) changes.cordonReason = patch.cordonReason;
+        return (await apply(tx, ctx, current, changes, "operator")) ?? current;
+      });
+      ctx.log.info({ deviceId: id, fields: Object.keys(patch) }, "device updated by operator");
+      return present(row);
+    },
+
+    async history(_ctx: RequestContext, id: string, q: { limit: number; cursor?: string | undefined; field?: string | undefined }) {
+      const exists = await prisma.device.findUnique({ where: { id }, select: { id: true } });
+      if (!exists) throw notFound(id);
+      let afterId: bigint | undefined;
+      if (q.cursor) {
+        const raw = Buffer.from(q.cursor, "base64url").toString();
+        if (!/^\d{1,18}$/.test(raw)) throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", { errors: [{ path: "cursor", message: "invalid cursor" }] });
+        afterId = BigInt(raw);
+      }
+      const [rows, count] = await deviceRepo.history(prisma, id, q.field, afterId, q.limit);
+      const more = rows.length > q.limit;
+      const page = more ? rows.slice(0, q.limit) : rows;
+      return {
+        items: page.map((h) => ({ id: h.id.toString(), field: h.field, source: h.source, oldValue: h.oldValue, newValue: h.newValue, principal: h.principal, requestId: h.requestId, changedAt: h.changedAt.toISOString() })),
+        count,
+        nextCursor: more ? Buffer.from(page[page.length - 1]!.id.toString()).toString("base64url") : null,
+      };
+    },
+  };
+}
+export type DeviceService = ReturnType<typeof createDeviceService>;

@@ -1,0 +1,93 @@
+/**
+ * From a device row to what the domain's status function needs, and from a device row to its
+ * API representation. One place, so the stored status, the read-time status and the history
+ * all come from the same derivation.
+ */
+import { deriveDeviceStatus, type Condition, type Device, type DeviceObservations, type DerivedStatus } from "@fm/domain";
+import type { DeviceBase, DeviceRow } from "./repo.ts";
+
+export function observationsOf(d: DeviceBase, activeJobKind: string | null = null): DeviceObservations {
+  return {
+    netbox: { status: d.netboxStatus, missing: d.netboxMissing, observedAt: d.netboxObservedAt },
+    ironic: d.ironicObservedAt
+      ? {
+          provisionState: d.ironicProvisionState,
+          targetProvisionState: d.ironicTargetProvisionState,
+          powerState: d.ironicPowerState,
+          maintenance: d.ironicMaintenance ?? false,
+          maintenanceReason: d.ironicMaintenanceReason,
+          lastError: d.ironicLastError,
+          fault: d.ironicFault,
+          observedAt: d.ironicObservedAt,
+        }
+      : null,
+    slurm: d.slurmObservedAt ? { state: d.slurmState, flags: d.slurmStateFlags, reason: d.slurmReason, observedAt: d.slurmObservedAt } : null,
+    health: d.healthObservedAt
+      ? { status: (d.healthStatus ?? "unknown") as "ok" | "warning" | "critical" | "unknown", conditions: (d.healthConditions ?? []) as { name: string; status: string }[], observedAt: d.healthObservedAt }
+      : null,
+    operator: { cordoned: d.cordoned, cordonReason: d.cordonReason },
+    activeJobKind,
+  };
+}
+
+/** The status stored with the row: everything but staleness, which depends on the reader's clock. */
+export function storedStatus(d: DeviceBase, now: Date): DerivedStatus {
+  return deriveDeviceStatus(observationsOf(d), { now, staleAfterMs: Number.POSITIVE_INFINITY, previous: d.conditions as Condition[] });
+}
+
+export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device {
+  const derived = deriveDeviceStatus(observationsOf(d), { now, staleAfterMs, previous: d.conditions as Condition[] });
+  const iso = (t: Date | null) => (t ? t.toISOString() : null);
+  return {
+    id: d.id,
+    name: d.name,
+    site: d.site,
+    serial: d.serial,
+    assetTag: d.assetTag,
+    rack: d.rack ? { ...d.rack, position: d.rackPosition === null ? null : Number(d.rackPosition) } : null,
+    deviceType: d.deviceType,
+    role: d.deviceRole,
+    platformClass: d.platformClass,
+    tags: d.tags,
+    bmcAddress: d.bmcAddress,
+    interfaces: d.interfaces.map((i) => ({ name: i.name, type: i.type, macAddress: i.macAddress, ibGuid: i.ibGuid, mgmtOnly: i.mgmtOnly, peerDevice: i.peerDevice, peerInterface: i.peerInterface })),
+    netbox: { id: d.netboxId, status: d.netboxStatus, missing: d.netboxMissing, observedAt: iso(d.netboxObservedAt) },
+    ironic: {
+      instance: d.ironicInstance as Device["ironic"]["instance"],
+      nodeUuid: d.ironicNodeUuid,
+      provisionState: d.ironicProvisionState,
+      targetProvisionState: d.ironicTargetProvisionState,
+      powerState: d.ironicPowerState,
+      maintenance: d.ironicMaintenance,
+      maintenanceReason: d.ironicMaintenanceReason,
+      lastError: d.ironicLastError,
+      fault: d.ironicFault,
+      observedAt: iso(d.ironicObservedAt),
+    },
+    slurm: { nodeName: d.slurmNodeName, state: d.slurmState, stateFlags: d.slurmStateFlags, reason: d.slurmReason, partitions: d.slurmPartitions, observedAt: iso(d.slurmObservedAt) },
+    health: { status: d.healthStatus, conditions: (d.healthConditions ?? []) as Device["health"]["conditions"], observedAt: iso(d.healthObservedAt) },
+    cordoned: d.cordoned,
+    cordonReason: d.cordonReason,
+    cordonedBy: d.cordonedBy,
+    cordonedAt: iso(d.cordonedAt),
+    notes: d.notes,
+    operationalStatus: derived.operationalStatus,
+    conditions: derived.conditions,
+    stale: derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False"),
+    version: d.version,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+/** Tracked fields: a change of any of these is written to the device's history. */
+export const TRACKED: { field: string; read: (d: DeviceBase) => unknown }[] = [
+  { field: "netboxStatus", read: (d) => d.netboxStatus },
+  { field: "provisionState", read: (d) => d.ironicProvisionState },
+  { field: "powerState", read: (d) => d.ironicPowerState },
+  { field: "maintenance", read: (d) => (d.ironicMaintenance ? { on: true, reason: d.ironicMaintenanceReason } : d.ironicMaintenance === false ? { on: false } : null) },
+  { field: "slurmState", read: (d) => (d.slurmState ? { state: d.slurmState, flags: d.slurmStateFlags } : null) },
+  { field: "healthStatus", read: (d) => d.healthStatus },
+  { field: "cordoned", read: (d) => (d.cordoned ? { cordoned: true, reason: d.cordonReason } : { cordoned: false }) },
+  { field: "operationalStatus", read: (d) => d.operationalStatus },
+];

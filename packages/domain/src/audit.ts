@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+
+export const AuditEntrySchema = z
+  .object({
+    id: Uuid,
+    principal: z.string(),
+    action: z.string().describe("e.g. site.create, device.update, slurm_bootstrap_config.delete"),
+    resourceType: z.string(),
+    resourceId: z.string(),
+    diff: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })).describe("Changed fields with their old and new values"),
+    requestId: z.string().nullable(),
+    createdAt: Timestamp,
+  })
+  .meta({ id: "AuditEntry" });
+export const AuditListSchema = listOf(AuditEntrySchema).meta({ id: "AuditList" });
+export const AuditListQuerySchema = PageQuery.extend({
+  principal: z.string().max(200).optional(),
+  action: z.string().max(50).optional(),
+  resourceType: z.string().max(50).optional(),
+  resourceId: z.string().max(200).optional(),
+  requestId: z.string().max(128).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+});
+export type AuditListQuery = z.infer<typeof AuditListQuerySchema>;

@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
+import { ConditionSchema, OperationalStatus } from "./device-status.ts";
+
+const Observed = { observedAt: Timestamp.nullable().describe("When this source last observed the device") };
+
+export const DeviceSchema = z
+  .object({
+    id: Uuid,
+    name: z.string(),
+    site: z.object({ id: Uuid, slug: z.string() }),
+    serial: z.string().nullable(),
+    assetTag: z.string().nullable(),
+    rack: z.object({ id: Uuid, name: z.string(), position: z.number().nullable() }).nullable(),
+    deviceType: z.object({ id: Uuid, slug: z.string(), model: z.string(), cpuArchitecture: z.string() }).nullable(),
+    role: z.object({ id: Uuid, slug: z.string(), deviceClass: DeviceClass }).nullable(),
+    platformClass: z.string().nullable(),
+    tags: z.array(z.string()),
+    bmcAddress: z.string().nullable(),
+    interfaces: z.array(InterfaceSchema),
+    netbox: z.object({ id: z.number().int().nullable(), status: NetboxDeviceStatus, missing: z.boolean().describe("NetBox no longer lists the device"), ...Observed }),
+    ironic: z.object({
+      instance: IronicInstance.nullable(),
+      nodeUuid: Uuid.nullable(),
+      provisionState: z.string().nullable(),
+      targetProvisionState: z.string().nullable(),
+      powerState: z.string().nullable(),
+      maintenance: z.boolean().nullable(),
+      maintenanceReason: z.string().nullable(),
+      lastError: z.string().nullable(),
+      fault: z.string().nullable(),
+      ...Observed,
+    }),
+    slurm: z.object({ nodeName: z.string().nullable(), state: z.string().nullable(), stateFlags: z.array(z.string()), reason: z.string().nullable(), partitions: z.array(z.string()), ...Observed }),
+    health: z.object({ status: z.string().nullable(), conditions: z.array(z.object({ name: z.string(), status: z.string(), message: z.string().optional() })), ...Observed }),
+    cordoned: z.boolean(),
+    cordonReason: z.string().nullable(),
+    cordonedBy: z.string().nullable(),
+    cordonedAt: Timestamp.nullable(),
+    notes: z.string().nullable(),
+    operationalStatus: OperationalStatus,
+    conditions: z.array(ConditionSchema),
+    stale: z.boolean().describe("A source that observes this device has not done so within the staleness window"),
+    version: z.number().int(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: "Device" });
+export type Device = z.infer<typeof DeviceSchema>;
+
+const bool = z.enum(["true", "false"]).transform((v) => v === "true");
+
+export const DeviceListQuerySchema = PageQuery.extend({
+  site: z.string().max(63).optional().describe("Site slug or id"),
+  role: z.string().max(100).optional().describe("Device role slug"),
+  deviceClass: DeviceClass.optional(),
+  status: NetboxDeviceStatus.optional().describe("NetBox status"),
+  provisionState: z.string().max(40).optional().describe("Ironic provision state"),
+  operationalStatus: OperationalStatus.optional(),
+  cordoned: bool.optional(),
+  stale: bool.optional(),
+  name: z.string().max(200).optional().describe("Case-insensitive substring of the name"),
+  nameExact: z.string().max(200).optional(),
+  serial: z.string().max(100).optional(),
+  tag: z.string().max(100).optional(),
+  updatedSince: z.iso.datetime({ offset: true }).optional(),
+});
+export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
+export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });
+
+/** Operator fields: the only part of a device the API lets a person change. */
+export const DevicePatchSchema = z
+  .strictObject({
+    cordoned: z.boolean().optional(),
+    cordonReason: z.string().trim().min(1).max(1000).nullable().optional(),
+    notes: z.string().max(10_000).nullable().optional(),
+  })
+  .refine((v) => Object.keys(v).length > 0, { message: "at least one field is required" })
+  .refine((v) => v.cordoned !== true || (v.cordonReason != null && v.cordonReason !== ""), { message: "cordoning needs a cordonReason", path: ["cordonReason"] })
+  .meta({ id: "DevicePatch" });
+export type DevicePatch = z.infer<typeof DevicePatchSchema>;
+
+export const HISTORY_FIELDS = ["provisionState", "operationalStatus", "slurmState", "healthStatus", "cordoned", "netboxStatus", "maintenance", "powerState"] as const;
+export const DeviceHistoryEntrySchema = z
+  .object({
+    id: z.string().describe("Increasing id; page with ?cursor="),
+    field: z.string(),
+    source: z.string().describe("netbox, ironic-overcloud, ironic-undercloud, slurm, health, operator, or hub (derived)"),
+    oldValue: z.unknown(),
+    newValue: z.unknown(),
+    principal: z.string().nullable(),
+    requestId: z.string().nullable(),
+    changedAt: Timestamp,
+  })
+  .meta({ id: "DeviceHistoryEntry" });
+export const DeviceHistoryListSchema = listOf(DeviceHistoryEntrySchema).meta({ id: "DeviceHistoryList" });
+export const DeviceHistoryQuerySchema = PageQuery.extend({ field: z.string().max(50).optional() });
