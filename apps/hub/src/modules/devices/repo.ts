@@ -1,6 +1,6 @@
 import type { DeviceListQuery } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import { Prisma } from "../../generated/prisma/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -22,6 +22,14 @@ export function staleWhere(threshold: Date): Prisma.DeviceWhereInput {
       { healthObservedAt: { lt: threshold } },
     ],
   };
+}
+
+/** The negation of staleWhere, spelled out: SQL's NOT over NULL comparisons would drop rows. */
+export function freshWhere(threshold: Date): Prisma.DeviceWhereInput {
+  const fresh = (field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt"): Prisma.DeviceWhereInput => ({
+    OR: [{ [field]: null }, { [field]: { gte: threshold } }],
+  });
+  return { AND: [fresh("netboxObservedAt"), fresh("ironicObservedAt"), fresh("slurmObservedAt"), fresh("healthObservedAt")] };
 }
 
 export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site"> {
@@ -46,11 +54,12 @@ export function deviceWhere(f: DeviceFilter, staleThreshold: Date): Prisma.Devic
   if (f.tag) and.push({ tags: { has: f.tag } });
   if (f.updatedSince) and.push({ updatedAt: { gte: new Date(f.updatedSince) } });
   const stale = staleWhere(staleThreshold);
+  const fresh = freshWhere(staleThreshold);
   if (f.stale === true) and.push(stale);
-  if (f.stale === false) and.push({ NOT: stale });
+  if (f.stale === false) and.push(fresh);
   if (f.operationalStatus === "STALE") and.push(stale, { NOT: { operationalStatus: "QUARANTINED" } });
   else if (f.operationalStatus === "QUARANTINED") and.push({ operationalStatus: "QUARANTINED" });
-  else if (f.operationalStatus) and.push({ operationalStatus: f.operationalStatus }, { NOT: stale });
+  else if (f.operationalStatus) and.push({ operationalStatus: f.operationalStatus }, fresh);
   return and.length ? { AND: and } : {};
 }
 

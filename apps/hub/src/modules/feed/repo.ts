@@ -21,7 +21,7 @@
  * commits (NOTIFY from a trigger), so positions appear within milliseconds.
  */
 import type { Db, PrismaClient } from "../../db/client.ts";
-import { Prisma } from "../../generated/prisma/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */
 const SEQUENCER_LOCK_KEY = "7380946367040729457";

@@ -20,7 +20,7 @@ export function registerTopology(app: FastifyInstance, { prisma }: { prisma: Pri
     "/api/v1/sites/:id/topology-sync",
     {
       config: { scope: "fleet.operate", idempotent: true },
-      schema: { tags, summary: "Request a topology sync for a site", params: IdParams, body: TopologySyncCreateSchema.optional(), response: { 202: TopologySyncRequestSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 422) } },
+      schema: { tags, summary: "Request a topology sync for a site", params: IdParams, body: TopologySyncCreateSchema.nullish(), response: { 202: TopologySyncRequestSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 422) } },
     },
     async (request, reply) => {
       const siteId = request.params.id;

@@ -1,0 +1,127 @@
+/**
+ * Demo inventory: sites with their roles, types, racks and devices in varied states, for
+ * anyone trying the API or the CLI, and for the benchmarks (which ask for tens of thousands).
+ * Deterministic for a given size, and idempotent: a second run changes nothing.
+ */
+import { randomUUID } from "node:crypto";
+import type { PrismaClient } from "../db/client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { feedRepo } from "../modules/feed/repo.ts";
+import { storedStatus } from "../modules/devices/state.ts";
+import type { DeviceBase } from "../modules/devices/repo.ts";
+
+export const DEMO_ROLES = [
+  { slug: "gpu-node", name: "GPU node", deviceClass: "GPU_COMPUTE" },
+  { slug: "cpu-node", name: "CPU bare-metal node", deviceClass: "CPU_BAREMETAL" },
+  { slug: "hypervisor", name: "Hypervisor", deviceClass: "CPU_HYPERVISOR" },
+  { slug: "leaf-switch", name: "Leaf switch", deviceClass: "NETWORK" },
+] as const;
+
+export const DEMO_TYPES = [
+  { slug: "nvidia-gb300-nvl72-tray", manufacturer: "NVIDIA", model: "GB300 NVL72 compute tray", cpuArchitecture: "aarch64" },
+  { slug: "supermicro-sys-821ge-hgx-h200", manufacturer: "Supermicro", model: "SYS-821GE-TNHR (HGX H200)", cpuArchitecture: "x86_64" },
+  { slug: "dell-r760", manufacturer: "Dell", model: "PowerEdge R760", cpuArchitecture: "x86_64" },
+  { slug: "nvidia-sn5600", manufacturer: "NVIDIA", model: "Spectrum-4 SN5600", cpuArchitecture: "x86_64" },
+] as const;
+
+/** (provision state, SLURM state, health, netbox status) combinations devices cycle through. */
+const STATES: { ironic: string | null; slurm: string | null; health: string | null; netbox: DeviceBase["netboxStatus"]; maintenance?: string; lastError?: string }[] = [
+  { ironic: "available", slurm: "IDLE", health: "ok", netbox: "active" },
+  { ironic: "active", slurm: "ALLOCATED", health: "ok", netbox: "active" },
+  { ironic: "active", slurm: "MIXED", health: "ok", netbox: "active" },
+  { ironic: "available", slurm: "IDLE", health: "ok", netbox: "active" },
+  { ironic: "manageable", slurm: null, health: null, netbox: "staged" },
+  { ironic: "enroll", slurm: null, health: null, netbox: "staged" },
+  { ironic: "clean failed", slurm: "DOWN", health: "critical", netbox: "active", maintenance: "clean failed", lastError: "Clean step erase_devices failed: disk /dev/nvme3n1 timed out" },
+  { ironic: "available", slurm: "DRAIN", health: "warning", netbox: "active" },
+  { ironic: null, slurm: null, health: null, netbox: "planned" },
+  { ironic: "active", slurm: "ALLOCATED", health: "ok", netbox: "active", maintenance: "fan tray 3 replacement scheduled" },
+];
+
+export interface DemoOptions {
+  sites?: { slug: string; name: string; region: string | null }[];
+  devicesPerSite?: number;
+  now?: Date;
+}
+
+export async function seedDemo(prisma: PrismaClient, opts: DemoOptions = {}): Promise<{ sites: number; devices: number }> {
+  const sites = opts.sites ?? [
+    { slug: "keflavik", name: "Keflavik (ICE2)", region: "eu-north-ice" },
+    { slug: "stavanger", name: "Stavanger (STA1)", region: null },
+  ];
+  const perSite = opts.devicesPerSite ?? 150;
+  const now = opts.now ?? new Date();
+  const roles = await Promise.all(DEMO_ROLES.map((r) => prisma.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })));
+  const types = await Promise.all(DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })));
+  let created = 0;
+  for (const [si, s] of sites.entries()) {
+    const site = await prisma.site.upsert({ where: { slug: s.slug }, update: {}, create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 } });
+    const racks = await Promise.all(
+      Array.from({ length: Math.max(1, Math.ceil(perSite / 18)) }, (_, ri) =>
+        prisma.rack.upsert({ where: { siteId_name: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } }, update: {}, create: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } }),
+      ),
+    );
+    for (let start = 0; start < perSite; start += 1000) {
+      const batch: Prisma.DeviceCreateManyInput[] = [];
+      for (let i = start; i < Math.min(perSite, start + 1000); i++) batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
+      await prisma.$transaction(async (tx) => {
+        const res = await tx.device.createMany({ data: batch, skipDuplicates: true });
+        created += res.count;
+        if (res.count) {
+          const rows = await tx.device.findMany({ where: { siteId: site.id, name: { in: batch.map((b) => b.name) } }, select: { id: true, name: true, operationalStatus: true } });
+          await feedRepo.append(tx, rows.map((r) => ({ type: "device.created", resourceType: "device", resourceId: r.id, siteId: site.id, data: { id: r.id, name: r.name, operationalStatus: r.operationalStatus }, requestId: null })));
+        }
+      });
+    }
+  }
+  return { sites: sites.length, devices: created };
+}
+
+function demoDevice(
+  siteId: string,
+  siteSlug: string,
+  i: number,
+  racks: { id: string }[],
+  roles: { id: string; slug: string }[],
+  types: { id: string }[],
+  now: Date,
+): Prisma.DeviceCreateManyInput {
+  const kind = i % 20 === 0 ? 2 : i % 7 === 0 ? 1 : i % 50 === 1 ? 3 : 0; // mostly GPU trays
+  const role = roles[kind]!;
+  const st = STATES[i % STATES.length]!;
+  const ironic = kind === 3 ? null : st.ironic;
+  const data = {
+    siteId,
+    name: `${siteSlug}-${role.slug}-${String(i + 1).padStart(5, "0")}`,
+    serial: `SN${siteSlug.slice(0, 3).toUpperCase()}${String(i + 1).padStart(7, "0")}`,
+    rackId: racks[Math.floor(i / 18) % racks.length]!.id,
+    rackPosition: (i % 18) * 2 + 1,
+    deviceTypeId: types[kind === 0 ? i % 2 : kind === 3 ? 3 : 2]!.id,
+    deviceRoleId: role.id,
+    netboxId: 10_000 + i,
+    netboxStatus: st.netbox,
+    netboxObservedAt: now,
+    tags: i % 3 === 0 ? ["burn-in-passed"] : [],
+    bmcAddress: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    ironicInstance: ironic ? (kind === 2 ? "undercloud" : "overcloud") : null,
+    ironicNodeUuid: ironic ? randomUUID() : null,
+    ironicProvisionState: ironic,
+    ironicPowerState: ironic ? (ironic === "active" ? "power on" : "power off") : null,
+    ironicMaintenance: ironic ? Boolean(st.maintenance) : null,
+    ironicMaintenanceReason: ironic ? (st.maintenance ?? null) : null,
+    ironicLastError: ironic ? (st.lastError ?? null) : null,
+    ironicObservedAt: ironic ? now : null,
+    slurmNodeName: st.slurm ? `${siteSlug}-gpu${i + 1}` : null,
+    slurmState: st.slurm,
+    slurmPartitions: st.slurm ? ["gpu"] : [],
+    slurmObservedAt: st.slurm ? now : null,
+    healthStatus: st.health,
+    healthObservedAt: st.health ? now : null,
+    cordoned: i % 97 === 5,
+    cordonReason: i % 97 === 5 ? "RMA: GPU 4 Xid 79 (fallen off the bus)" : null,
+    cordonedBy: i % 97 === 5 ? "demo" : null,
+    cordonedAt: i % 97 === 5 ? now : null,
+  };
+  const derived = storedStatus({ ...data, netboxMissing: false, slurmStateFlags: [], conditions: [], healthConditions: null } as unknown as DeviceBase, now);
+  return { ...data, operationalStatus: derived.operationalStatus, conditions: derived.conditions as unknown as Prisma.InputJsonValue };
+}
