@@ -7,7 +7,7 @@ import Fastify from "fastify";
 import pg from "pg";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-const app = Fastify();
+const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
 app.get("/api/v1/sites", async (request) => {
   const limit = Math.min(Number((request.query as { limit?: string }).limit ?? 100), 1000);
   const [rows, count] = await Promise.all([

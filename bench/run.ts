@@ -5,6 +5,7 @@
  *  1. cold start of `npm start` on a fresh embedded database, and a warm restart (seconds)
  *  2. hub RSS when idle (MiB)
  *  3. GET /api/v1/sites/ with 1,000 sites: hub vs bare Fastify + pg running the same SQL
+ *  4. GET /api/v1/devices/?site=…&limit=100 with 50,000 devices: hub vs bare Fastify + pg
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -17,10 +18,8 @@ import { REPO_ROOT, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const rows: [string, string, string][] = [];
 const report = (what: string, value: string, note = "") => {
-  rows.push([what, value, note]);
-  console.log(`${what.padEnd(58)} ${value.padStart(12)}  ${note}`);
+  console.log(`${what.padEnd(70)} ${value.padStart(10)}  ${note}`);
 };
 
 async function waitForLine(proc: ChildProcess, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
@@ -76,6 +75,50 @@ async function load(url: string): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration: DURATION_S });
 }
 
+/** Loads the hub and a baseline process with the same request, warm-up first, one after the other. */
+async function compare(label: string, hubUrl: string, baselineScript: string, path: string, databaseUrl: string, note: string): Promise<void> {
+  const baseline = spawn(process.execPath, ["--import", "tsx", baselineScript], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
+  const ready = await waitForLine(baseline, (l) => l.msg === "baseline ready");
+  try {
+    const base = `${String(ready.address)}${path}`;
+    await autocannon({ url: hubUrl + path, connections: CONNECTIONS, duration: 2 });
+    await autocannon({ url: base, connections: CONNECTIONS, duration: 2 });
+    const h = await load(hubUrl + path);
+    const b = await load(base);
+    if (h.non2xx || b.non2xx || h.errors || b.errors) throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
+    report(`${label} hub req/s`, h.requests.average.toFixed(0), `${CONNECTIONS} connections, ${DURATION_S} s, ${note}`);
+    report(`${label} hub p99 latency`, `${h.latency.p99} ms`);
+    report(`${label} baseline (Fastify + pg, same SQL) req/s`, b.requests.average.toFixed(0));
+    report(`${label} baseline p99 latency`, `${b.latency.p99} ms`);
+    report(`${label} hub / baseline throughput`, `${((h.requests.average / b.requests.average) * 100).toFixed(0)} %`);
+  } finally {
+    baseline.kill("SIGTERM");
+  }
+}
+
+async function devicesList(): Promise<void> {
+  const db = await createTestDatabase();
+  try {
+    await migrate(db.url);
+    const { createDatabase } = await import("../apps/hub/src/db/client.ts");
+    const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
+    const data = createDatabase(db.url, { poolMax: 4 });
+    const t0 = performance.now();
+    const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+    await data.prisma.$executeRawUnsafe("ANALYZE");
+    await data.close();
+    report("seed 50,000 devices (demo generator, with feed events)", `${((performance.now() - t0) / 1000).toFixed(1)} s`, `${seeded.devices} devices`);
+    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+    try {
+      await compare("GET /api/v1/devices/?site=keflavik&limit=100", hub.url, "bench/baseline-devices.ts", "/api/v1/devices/?site=keflavik&limit=100", db.url, "25,000 of 50,000 devices at the site");
+    } finally {
+      await hub.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
 async function sitesList(): Promise<void> {
   const db = await createTestDatabase();
   try {
@@ -90,23 +133,9 @@ async function sitesList(): Promise<void> {
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
     await new Promise((r) => setTimeout(r, 500));
     report("hub RSS idle (node process, external database)", `${(await rssMiB(hub.proc.pid!)).toFixed(1)} MiB`);
-    const baseline = spawn(process.execPath, ["--import", "tsx", "bench/baseline-sites.ts"], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: db.url, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
-    const baseReady = await waitForLine(baseline, (l) => l.msg === "baseline ready");
     try {
-      // Warm both (JIT, pools, plan cache), then measure one after the other.
-      await autocannon({ url: `${hub.url}/api/v1/sites/`, connections: CONNECTIONS, duration: 2 });
-      await autocannon({ url: `${String(baseReady.address)}/api/v1/sites`, connections: CONNECTIONS, duration: 2 });
-      const h = await load(`${hub.url}/api/v1/sites/`);
-      const b = await load(`${String(baseReady.address)}/api/v1/sites`);
-      if (h.non2xx || b.non2xx || h.errors || b.errors) throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
-      const note = `${CONNECTIONS} connections, ${DURATION_S} s, 100 items/page of 1,000`;
-      report("GET /api/v1/sites/ hub req/s", h.requests.average.toFixed(0), note);
-      report("GET /api/v1/sites/ hub p99 latency", `${h.latency.p99} ms`);
-      report("GET /api/v1/sites baseline (Fastify + pg, same SQL) req/s", b.requests.average.toFixed(0));
-      report("GET /api/v1/sites baseline p99 latency", `${b.latency.p99} ms`);
-      report("hub / baseline throughput", `${((h.requests.average / b.requests.average) * 100).toFixed(0)} %`);
+      await compare("GET /api/v1/sites/", hub.url, "bench/baseline-sites.ts", "/api/v1/sites/", db.url, "100 items/page of 1,000");
     } finally {
-      baseline.kill("SIGTERM");
       await hub.stop();
     }
   } finally {
@@ -115,6 +144,8 @@ async function sitesList(): Promise<void> {
 }
 
 console.log(`Fleet Manager benchmarks on ${process.version}, ${(await import("node:os")).cpus().length} cores\n`);
-await coldStart();
-await sitesList();
+const only = process.argv[2];
+if (!only || only === "start") await coldStart();
+if (!only || only === "sites") await sitesList();
+if (!only || only === "devices") await devicesList();
 process.exit(0);

@@ -17,7 +17,10 @@ const list = async (qs: string): Promise<List> => {
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as List;
 };
-const sql = (q: TemplateStringsArray, ...v: unknown[]) => hub.db.prisma.$queryRaw<{ n: number }[]>(q, ...v);
+const sql = async (q: TemplateStringsArray, ...v: unknown[]): Promise<[{ n: number }]> => {
+  const rows = await hub.db.prisma.$queryRaw<{ n: number }[]>(q, ...v);
+  return [rows[0]!];
+};
 
 describe("GET /api/v1/devices", () => {
   it("filters by site (slug or id) with an exact count matching the database", async () => {
