@@ -25,6 +25,19 @@ import { createFeedService } from "./modules/feed/service.ts";
 import { feedRepo } from "./modules/feed/repo.ts";
 import { FeedNotifier } from "./modules/feed/notifier.ts";
 
+export interface RouteInfo {
+  method: string;
+  url: string;
+  scope: string | undefined;
+  summary: string | undefined;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    routeTable: RouteInfo[];
+  }
+}
+
 export interface AppDeps {
   prisma: PrismaClient;
   /** The pool behind `prisma`: the feed holds one connection of it to LISTEN for commits. */
@@ -57,6 +70,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   // The API speaks JSON only: any other body is 415, not a string for the validator to reject.
   app.removeContentTypeParser("text/plain");
+
+  // Every route with its declared scope: checked by a test, and the source of the README's
+  // table of routes and scopes.
+  const routeTable: RouteInfo[] = [];
+  app.addHook("onRoute", (r) => {
+    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
+      if (method !== "HEAD") routeTable.push({ method, url: r.url, scope: r.config?.scope, summary: (r.schema as { summary?: string } | undefined)?.summary });
+    }
+  });
+  app.decorate("routeTable", routeTable);
 
   await app.register(problemPlugin);
   await app.register(requestContextPlugin, { authenticate: deps.authenticate ?? localAuthenticator });

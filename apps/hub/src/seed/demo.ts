@@ -51,7 +51,13 @@ export async function seedDemo(prisma: PrismaClient, opts: DemoOptions = {}): Pr
   ];
   const perSite = opts.devicesPerSite ?? 150;
   const now = opts.now ?? new Date();
-  const roles = await Promise.all(DEMO_ROLES.map((r) => prisma.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })));
+  const existingRoles = new Set((await prisma.deviceRole.findMany({ select: { slug: true } })).map((r) => r.slug));
+  const roles = await prisma.$transaction(async (tx) => {
+    const rows = await Promise.all(DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })));
+    const fresh = rows.filter((r) => !existingRoles.has(r.slug));
+    await feedRepo.append(tx, fresh.map((r) => ({ type: "device_role.created", resourceType: "device_role", resourceId: r.id, siteId: null, data: { id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass }, requestId: null })));
+    return rows;
+  });
   const types = await Promise.all(DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })));
   let created = 0;
   for (const [si, s] of sites.entries()) {
