@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/postgres.ts";
-import { spawnHub, startHub, type HubProcess } from "./support/process.ts";
+import { ADMIN_SECRET, bearer, clientToken, spawnHub, startHub, type HubProcess } from "./support/process.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -25,18 +25,22 @@ function track(h: HubProcess): HubProcess {
 describe("hub process", () => {
   it("two hubs started together on an empty database both migrate safely and become ready", async () => {
     const db = await emptyDatabase();
-    const [a, b] = await Promise.all([startHub({ DATABASE_URL: db.url }), startHub({ DATABASE_URL: db.url })]);
+    // Replicas share one issuer URL (the load balancer's), as in production.
+    const shared = { DATABASE_URL: db.url, FM_ISSUER_URL: "http://hub.e2e.test" };
+    const [a, b] = await Promise.all([startHub(shared), startHub(shared)]);
     track(a);
     track(b);
     for (const h of [a, b]) expect((await fetch(`${h.url}/readyz`)).status).toBe(200);
     // Exactly one of them applied the migrations.
     const appliers = [a, b].filter((h) => h.logs.some((l) => l.msg === "applied database migrations"));
     expect(appliers).toHaveLength(1);
-    // They share one database: a write through one is read through the other.
-    const created = await fetch(`${a.url}/api/v1/sites/`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "shared", name: "Shared" }) });
+    // They share one database and one signing key: a token from one works on the other, and a
+    // write through one is read through the other.
+    const token = await clientToken(a.url, "fleet-admin", ADMIN_SECRET);
+    const created = await fetch(`${a.url}/api/v1/sites/`, { method: "POST", headers: { "content-type": "application/json", ...bearer(token) }, body: JSON.stringify({ slug: "shared", name: "Shared" }) });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    expect((await fetch(`${b.url}/api/v1/sites/${id}/`)).status).toBe(200);
+    expect((await fetch(`${b.url}/api/v1/sites/${id}/`, { headers: bearer(token) })).status).toBe(200);
     expect(await a.stop()).toBe(0);
     expect(await b.stop()).toBe(0);
   });
@@ -47,11 +51,12 @@ describe("hub process", () => {
     const hub = track(await startHub({ DATABASE_URL: db.url, FM_SHUTDOWN_TIMEOUT_MS: "10000" }));
     const { port } = new URL(hub.url);
     const body = JSON.stringify({ slug: "in-flight", name: "Sent slowly" });
+    const token = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     let refusedNewWork = "";
 
     // A request whose body is still arriving when SIGTERM lands.
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/sites/", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/sites/", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...bearer(token) } }, (res) => {
         let text = "";
         res.on("data", (d: Buffer) => (text += d.toString()));
         res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
@@ -92,7 +97,10 @@ describe("hub process", () => {
     const db = await createTestDatabase((await import("vitest")).inject("templateDatabase"));
     cleanups.push(() => db.drop());
     const hub = track(await startHub({ DATABASE_URL: db.url }));
-    const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-42", authorization: "Bearer do-not-log-me" } });
+    const unauthenticated = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-41", authorization: "Bearer do-not-log-me" } });
+    expect(unauthenticated.status).toBe(401); // authentication comes before validation
+    const token = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
+    const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-42", ...bearer(token) } });
     expect(res.status).toBe(400);
     expect(res.headers.get("x-request-id")).toBe("trace-me-42");
     await hub.stop();
@@ -100,6 +108,7 @@ describe("hub process", () => {
     expect(lines.length).toBeGreaterThanOrEqual(2); // incoming request, request completed
     expect(lines.some((l) => (l.res as { statusCode?: number } | undefined)?.statusCode === 400)).toBe(true);
     expect(JSON.stringify(hub.logs)).not.toContain("do-not-log-me");
+    expect(JSON.stringify(hub.logs)).not.toContain(token);
   });
 });
 
@@ -110,10 +119,19 @@ describe("embedded database (no DATABASE_URL)", () => {
     cleanups.push(() => rm(parent, { recursive: true, force: true }));
     const dataDir = join(parent, "data");
 
-    const first = track(await startHub({ FM_DATA_DIR: dataDir }, 120_000));
+    // The quick start as a person runs it: no admin secret or key given, so both are generated.
+    const quickStart = { FM_DATA_DIR: dataDir, FM_BOOTSTRAP_ADMIN_SECRET: undefined, FM_KEY_ENCRYPTION_KEY: undefined };
+    const first = track(await startHub(quickStart, 120_000));
     expect(first.logs.some((l) => l.msg === "embedded PostgreSQL started")).toBe(true);
     expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
-    const created = await fetch(`${first.url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "persisted", name: "Persisted" }) });
+    // The generated admin secret is printed once on stderr and kept 0600 in the data folder, never logged.
+    const adminSecret = (await readFile(join(dataDir, "fleet-admin.secret"), "utf8")).trim();
+    expect((await stat(join(dataDir, "fleet-admin.secret"))).mode & 0o077).toBe(0);
+    expect(first.stderr.join("")).toContain(adminSecret);
+    expect(JSON.stringify(first.logs)).not.toContain(adminSecret);
+    expect((await fetch(`${first.url}/api/v1/sites`)).status).toBe(401);
+    const auth = bearer(await clientToken(first.url, "fleet-admin", adminSecret));
+    const created = await fetch(`${first.url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify({ slug: "persisted", name: "Persisted" }) });
     expect(created.status).toBe(201);
     // The generated database password is private to the hub.
     expect((await stat(join(dataDir, "postgres.secret"))).mode & 0o077).toBe(0);
@@ -121,21 +139,26 @@ describe("embedded database (no DATABASE_URL)", () => {
     expect(JSON.stringify(first.logs)).not.toContain(secret);
 
     // A second hub on the same folder would corrupt it: it refuses, naming the holder.
-    const intruder = spawnHub({ FM_DATA_DIR: dataDir });
+    const intruder = spawnHub(quickStart);
     expect(await intruder.exited).toBe(1);
     expect(JSON.stringify(intruder.logs)).toContain("in use by another hub");
 
-    expect(await first.stop("SIGTERM")).toBe(0);
+    const firstExit = await first.stop("SIGTERM");
+    expect(firstExit, JSON.stringify(first.logs.slice(-5)) + first.stderr.join("").slice(-2000)).toBe(0);
 
-    const second = track(await startHub({ FM_DATA_DIR: dataDir }, 60_000));
-    const list = (await (await fetch(`${second.url}/api/v1/sites?slug=persisted`)).json()) as { count: number };
+    const second = track(await startHub(quickStart, 60_000));
+    // The secret is not printed again; signing keys persisted, but the issuer moved with the port.
+    expect(second.stderr.join("")).not.toContain(adminSecret);
+    const auth2 = bearer(await clientToken(second.url, "fleet-admin", adminSecret));
+    const list = (await (await fetch(`${second.url}/api/v1/sites?slug=persisted`, { headers: auth2 })).json()) as { count: number };
     expect(list.count).toBe(1);
 
     // Killed without a chance to stop its database: the next start cleans up and serves.
     await second.stop("SIGKILL");
-    const third = track(await startHub({ FM_DATA_DIR: dataDir }, 60_000));
+    const third = track(await startHub(quickStart, 60_000));
     expect((await fetch(`${third.url}/readyz`)).status).toBe(200);
-    expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`)).json()) as { count: number }).count).toBe(1);
+    const auth3 = bearer(await clientToken(third.url, "fleet-admin", adminSecret));
+    expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`, { headers: auth3 })).json()) as { count: number }).count).toBe(1);
     expect(await third.stop("SIGTERM")).toBe(0);
   });
 });

@@ -3,7 +3,9 @@ import { Writable } from "node:stream";
 import { inject } from "vitest";
 import { pino } from "pino";
 import type { FastifyInstance } from "fastify";
+import { randomBytes } from "node:crypto";
 import { buildApp, type AppDeps } from "../../apps/hub/src/app.ts";
+import { localAuthenticator } from "../../apps/hub/src/plugins/request-context.ts";
 import { createDatabase, type Database } from "../../apps/hub/src/db/client.ts";
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
@@ -17,6 +19,13 @@ export interface TestHub {
   close(): Promise<void>;
 }
 
+/** Identity settings for an in-process hub; the issuer is what its tokens carry. */
+export const testIdentity = (issuer = "http://hub.test") => ({ config: { issuer, audience: "fleet-manager", tokenLifetimeS: 600 }, kek: randomBytes(32), rotationOverlapMs: 3600_000 });
+
+/**
+ * A hub on its own database. By default every caller is the local admin (tests of other
+ * features); pass `authenticate: undefined` for the real OAuth2 authenticator.
+ */
 export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?: string } = {}): Promise<TestHub> {
   const database = await createTestDatabase(inject("templateDatabase"));
   const db = createDatabase(overrides.databaseUrl ?? database.url, { poolMax: 5, connectTimeoutMs: 1000 });
@@ -27,7 +36,7 @@ export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?:
       cb();
     },
   });
-  const app = await buildApp({ prisma: db.prisma, pool: db.pool, logger: pino({ level: "info" }, sink), ...overrides });
+  const app = await buildApp({ prisma: db.prisma, pool: db.pool, logger: pino({ level: "info" }, sink), identity: testIdentity(), authenticate: localAuthenticator, ...overrides });
   return {
     app,
     db,

@@ -16,10 +16,28 @@ export interface HubProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+/** The admin secret test hubs bootstrap with (FM_BOOTSTRAP_ADMIN_SECRET). */
+export const ADMIN_SECRET = "e2e-admin-secret-not-for-production";
+/** One key encryption key for every test hub, so hubs sharing a database share signing keys. */
+export const TEST_KEK = Buffer.alloc(32, 7).toString("base64");
+
+/** A client-credentials token from a running hub (client_secret_basic). */
+export async function clientToken(url: string, clientId: string, secret: string, scope?: string): Promise<string> {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) }),
+  });
+  if (!res.ok) throw new Error(`token request for ${clientId} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
 export function spawnHub(env: Record<string, string | undefined>): { proc: ChildProcess; logs: Record<string, unknown>[]; stderr: string[]; exited: Promise<number | string> } {
   const proc = spawn(process.execPath, ["--import", "tsx", "apps/hub/src/main.ts"], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", LOG_LEVEL: "info", ...env },
+    env: dropUndefined({ PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", LOG_LEVEL: "info", FM_BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET, FM_KEY_ENCRYPTION_KEY: TEST_KEK, ...env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];
@@ -40,6 +58,10 @@ export function spawnHub(env: Record<string, string | undefined>): { proc: Child
   proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
   const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
   return { proc, logs, stderr, exited };
+}
+
+function dropUndefined(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** Starts a hub and waits until it logs "hub ready" (or fails with its output). */

@@ -5,7 +5,7 @@ import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
 import { problemPlugin } from "./plugins/problem.ts";
-import { genReqId, localAuthenticator, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
+import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
@@ -24,6 +24,13 @@ import { registerFeed } from "./modules/feed/routes.ts";
 import { createFeedService } from "./modules/feed/service.ts";
 import { feedRepo } from "./modules/feed/repo.ts";
 import { FeedNotifier } from "./modules/feed/notifier.ts";
+import { PgListener } from "./lib/pg-listener.ts";
+import { KeyStore } from "./modules/identity/keystore.ts";
+import { ClientCache } from "./modules/identity/client-cache.ts";
+import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
+import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
+import { registerSatellites } from "./modules/satellites/routes.ts";
+import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
 
 export interface RouteInfo {
   method: string;
@@ -35,7 +42,16 @@ export interface RouteInfo {
 declare module "fastify" {
   interface FastifyInstance {
     routeTable: RouteInfo[];
+    identity: { config: IdentityConfig; keystore: KeyStore; clients: ClientCache; satellites: SatelliteService };
   }
+}
+
+export interface IdentityDeps {
+  config: IdentityConfig;
+  /** 32-byte key encryption key for the signing keys at rest. */
+  kek: Buffer;
+  rotationOverlapMs?: number;
+  tokenRateLimitPerMinute?: number;
 }
 
 export interface AppDeps {
@@ -49,6 +65,8 @@ export interface AppDeps {
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
   registry?: Registry;
+  identity: IdentityDeps;
+  /** Replaces the OAuth2 bearer-token authenticator (tests of other features; FM_AUTH=none). */
   authenticate?: Authenticator;
   /** Lets main() flip /readyz to 503 as soon as shutdown starts. */
   isShuttingDown?: () => boolean;
@@ -82,7 +100,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate("routeTable", routeTable);
 
   await app.register(problemPlugin);
-  await app.register(requestContextPlugin, { authenticate: deps.authenticate ?? localAuthenticator });
+  const idc = deps.identity.config;
+  const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000);
+  const listener = new PgListener(deps.pool, app.log);
+  app.addHook("onReady", () => listener.start());
+  app.addHook("preClose", () => listener.close());
+  const clients = new ClientCache(deps.prisma, listener);
+  app.addHook("onReady", () => keystore.load());
+  await app.register(requestContextPlugin, { authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients) });
   await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma });
@@ -96,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const { prisma } = deps;
+
   registerHealth(app, {
     pingDatabase: async () => {
       await prisma.$queryRaw`SELECT 1`;
@@ -109,11 +135,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerDevices(app, { service: createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
   registerAudit(app, { prisma });
+  registerOAuth(app, { prisma, config: idc, keystore, rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60 });
+  registerSigningKeyRotation(app, { keystore });
+  const satellites = createSatelliteService({ prisma, rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000 });
+  registerSatellites(app, { service: satellites });
+  app.decorate("identity", { config: idc, keystore, clients, satellites });
 
-  const notifier = new FeedNotifier(deps.pool, app.log);
+  const notifier = new FeedNotifier(listener);
   notifier.onNotify = () => feedRepo.sequence(prisma);
-  app.addHook("onReady", () => notifier.start());
-  app.addHook("preClose", () => notifier.close());
+  app.addHook("preClose", async () => notifier.close());
   registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }) });
 
   return app;

@@ -5,6 +5,13 @@ const bool = z
   .enum(["true", "false", "1", "0"])
   .transform((v) => v === "true" || v === "1");
 
+const ExpectedSatellites = z.array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), sites: z.array(z.string()).min(1), environment: z.enum(["dev", "staging", "prod"]) }));
+const ScopeMappingSchema = z.strictObject({
+  emailDomains: z.record(z.string(), z.array(z.string())).optional(),
+  groups: z.record(z.string(), z.array(z.string())).optional(),
+  groupsClaim: z.string().optional(),
+});
+
 /** The hub's environment, parsed once at start. Each variable: what it is, and its unit. */
 export const EnvSchema = z.object({
   /** PostgreSQL URL. Unset: an embedded PostgreSQL is started in FM_DATA_DIR. */
@@ -29,6 +36,53 @@ export const EnvSchema = z.object({
   FM_STALE_AFTER_S: z.coerce.number().int().min(10).default(600),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
+  /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */
+  FM_ISSUER_URL: z.string().url().optional(),
+  /** `aud` of the hub's access tokens. */
+  FM_TOKEN_AUDIENCE: z.string().min(1).default("fleet-manager"),
+  /** Access token lifetime, seconds. */
+  FM_TOKEN_LIFETIME_S: z.coerce.number().int().min(60).max(86_400).default(600),
+  /** Key that encrypts the signing keys at rest: base64 of 32 bytes. Default: generated into FM_DATA_DIR/kek.secret. */
+  FM_KEY_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length === 32, "must be base64 of exactly 32 bytes")
+    .optional(),
+  /** Secret of the `fleet-admin` client created on an empty database; default: generated and printed once. */
+  FM_BOOTSTRAP_ADMIN_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  /** JSON list of satellites the hub expects: [{"name":"sys1-ice2","sites":["keflavik"],"environment":"prod"}]. */
+  FM_EXPECTED_SATELLITES: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return ExpectedSatellites.parse(JSON.parse(v));
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `must be a JSON list of {name, sites, environment}: ${(err as Error).message.slice(0, 200)}` });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+  /** How long a rotated-out client secret keeps working, seconds. */
+  FM_SECRET_ROTATION_OVERLAP_S: z.coerce.number().int().min(0).default(3600),
+  /** Token requests allowed per client id per minute (per address: four times this). */
+  FM_TOKEN_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).default(60),
+  /** Issuer URL of the OIDC provider whose tokens people use. Unset: people cannot call the API. */
+  FM_OIDC_ISSUER: z.string().url().optional(),
+  /** Audience the people's tokens must carry. */
+  FM_OIDC_AUDIENCE: z.string().min(1).default("fleet-manager"),
+  /** JSON mapping from claims to scopes: {"emailDomains":{"example.com":["fleet.read"]},"groups":{"fleet-admins":["fleet.admin"]}}. */
+  FM_OIDC_SCOPE_MAPPING: z
+    .string()
+    .transform((v, ctx) => {
+      try {
+        return ScopeMappingSchema.parse(JSON.parse(v));
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `must be JSON like {"emailDomains":{…},"groups":{…}}: ${(err as Error).message.slice(0, 200)}` });
+        return z.NEVER;
+      }
+    })
+    .default({ emailDomains: {}, groups: {} }),
+  /** `none` turns authentication off (every caller is an admin): only for local development, and only on a loopback HOST. */
+  FM_AUTH: z.enum(["oauth", "none"]).default("oauth"),
   /** pino log level. */
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -44,5 +98,9 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new EnvError(`invalid environment:\n${lines.join("\n")}`);
   }
-  return { ...result.data, FM_DATA_DIR: resolve(result.data.FM_DATA_DIR) };
+  const env = { ...result.data, FM_DATA_DIR: resolve(result.data.FM_DATA_DIR) };
+  if (env.FM_AUTH === "none" && !["127.0.0.1", "::1", "localhost"].includes(env.HOST)) {
+    throw new EnvError("invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)");
+  }
+  return env;
 }

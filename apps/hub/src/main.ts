@@ -9,6 +9,9 @@ import { buildApp } from "./app.ts";
 import { createDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.ts";
+import { loadKeyEncryptionKey } from "./modules/identity/kek.ts";
+import { ensureAdminClient, reconcileExpectedSatellites } from "./modules/identity/bootstrap.ts";
+import { localAuthenticator } from "./plugins/request-context.ts";
 
 let env: Env;
 try {
@@ -38,7 +41,21 @@ async function start() {
   if (env.FM_MIGRATE_ON_START) await migrate(databaseUrl, logger);
 
   const db = createDatabase(databaseUrl, { poolMax: env.FM_DB_POOL_MAX, connectTimeoutMs: env.FM_READINESS_TIMEOUT_MS });
+  const identityConfig = {
+    issuer: env.FM_ISSUER_URL?.replace(/\/+$/, "") ?? "",
+    audience: env.FM_TOKEN_AUDIENCE,
+    tokenLifetimeS: env.FM_TOKEN_LIFETIME_S,
+    external: env.FM_OIDC_ISSUER ? { issuer: env.FM_OIDC_ISSUER.replace(/\/+$/, ""), audience: env.FM_OIDC_AUDIENCE, mapping: env.FM_OIDC_SCOPE_MAPPING } : undefined,
+  };
+  if (env.FM_AUTH === "none") logger.warn("FM_AUTH=none: authentication is OFF and every caller is an administrator (local development only)");
   const app = await buildApp({
+    identity: {
+      config: identityConfig,
+      kek: await loadKeyEncryptionKey(env.FM_KEY_ENCRYPTION_KEY, env.FM_DATA_DIR),
+      rotationOverlapMs: env.FM_SECRET_ROTATION_OVERLAP_S * 1000,
+      tokenRateLimitPerMinute: env.FM_TOKEN_RATE_LIMIT_PER_MIN,
+    },
+    ...(env.FM_AUTH === "none" ? { authenticate: localAuthenticator } : {}),
     prisma: db.prisma,
     pool: db.pool,
     logger,
@@ -49,8 +66,13 @@ async function start() {
     isShuttingDown: () => shuttingDown,
   });
   app.addHook("onClose", async () => db.close());
+  await app.ready();
+  await ensureAdminClient(db.prisma, { secret: env.FM_BOOTSTRAP_ADMIN_SECRET, dataDir: env.FM_DATA_DIR, log: logger });
+  if (env.FM_EXPECTED_SATELLITES) await reconcileExpectedSatellites(db.prisma, app.identity.satellites, env.FM_EXPECTED_SATELLITES, logger);
   const address = await app.listen({ port: env.PORT, host: env.HOST });
-  logger.info({ address, embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
+  // Without FM_ISSUER_URL the issuer is the address the hub listens on.
+  if (!identityConfig.issuer) identityConfig.issuer = address.replace("0.0.0.0", "127.0.0.1");
+  logger.info({ address, issuer: identityConfig.issuer, embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
 
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

@@ -11,3 +11,4 @@ export * from "./slurm-bootstrap.ts";
 export * from "./topology.ts";
 export * from "./audit.ts";
 export * from "./feed.ts";
+export * from "./identity.ts";

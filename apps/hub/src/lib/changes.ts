@@ -10,7 +10,7 @@ import type { RequestContext } from "./context.ts";
 
 export type ChangeVerb = "created" | "updated" | "deleted";
 /** Resource types with feed events; audit-only resources are recorded with `feed: false`. */
-export type ResourceType = "site" | "device_role" | "device" | "job" | "slurm_bootstrap_config" | "topology_sync_request";
+export type ResourceType = "site" | "device_role" | "device" | "job" | "slurm_bootstrap_config" | "topology_sync_request" | "satellite" | "oauth_client";
 
 export interface Change {
   resourceType: ResourceType;

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { AgentIdentity } from "@fm/domain";
 
 export const SCOPES = ["fleet.read", "fleet.operate", "fleet.admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -11,16 +12,19 @@ const IMPLIED: Record<Scope, readonly Scope[]> = {
 };
 
 export function hasScope(principal: Principal, needed: string): boolean {
+  if (needed === "agent") return principal.kind === "agent" && principal.agent !== undefined;
   const satisfiedBy = IMPLIED[needed as Scope] ?? [needed];
   return satisfiedBy.some((s) => principal.scopes.has(s));
 }
 
-/** Who is calling. Authentication (issue #4) resolves one per request; routes never parse tokens. */
+/** Who is calling. The authenticator resolves one per request; routes never parse tokens. */
 export interface Principal {
   /** Stable identifier recorded in audit rows and idempotency keys, e.g. a client id. */
   id: string;
   kind: "local" | "client" | "person" | "agent";
   scopes: ReadonlySet<string>;
+  /** Set for satellite agents: their satellite, agent kind and the sites they serve. */
+  agent?: AgentIdentity;
 }
 
 /** Everything a service needs to know about the request it serves. */
@@ -32,7 +36,8 @@ export interface RequestContext {
 
 /** Route-level declaration of the scope a route needs (`config: { scope }`). */
 export interface RouteAuthConfig {
-  scope?: Scope | "public";
+  /** fleet.* for people and automation; "agent" for routes only satellite agents call. */
+  scope?: Scope | "agent" | "public";
   /** A mutating POST that honours the Idempotency-Key header. */
   idempotent?: boolean;
 }

@@ -45,7 +45,8 @@ export const requestContextPlugin = fp<RequestContextOptions>(
       reply.header("x-request-id", request.id);
       request.ctx = { requestId: request.id, principal: ANONYMOUS, log: request.log };
     });
-    app.addHook("preHandler", async (request) => {
+    // Before validation: a caller without access learns nothing about what a valid request is.
+    app.addHook("preValidation", async (request) => {
       const scope = request.routeOptions.config?.scope;
       if (!scope || scope === "public") return;
       const principal = await opts.authenticate(request);

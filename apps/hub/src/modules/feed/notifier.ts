@@ -1,49 +1,16 @@
 /**
- * Wakes long-polling feed readers when a writer commits: one LISTEN connection per hub,
- * fanned out in process. If the connection drops, it reconnects with backoff; readers also
- * re-check on a short tick, so a lost notification only delays them.
+ * Wakes long-polling feed readers when a writer commits (NOTIFY inventory_events). Readers
+ * also re-check on a short tick, so a lost notification only delays them.
  */
-import type pg from "pg";
-import type { FastifyBaseLogger } from "fastify";
+import type { PgListener } from "../../lib/pg-listener.ts";
 
 export class FeedNotifier {
-  private client: pg.PoolClient | undefined;
   private waiters = new Set<() => void>();
-  private closed = false;
-  private retryMs = 250;
   /** Called on every notification, before waiters wake (the hub sequences here). */
   onNotify: (() => Promise<unknown>) | undefined;
 
-  constructor(
-    private readonly pool: pg.Pool | undefined,
-    private readonly log: FastifyBaseLogger,
-  ) {}
-
-  async start(): Promise<void> {
-    if (!this.pool || this.closed) return;
-    try {
-      const client = await this.pool.connect();
-      client.on("notification", () => void this.fire());
-      client.on("error", (err) => {
-        this.log.warn({ err: err.message }, "feed LISTEN connection lost; reconnecting");
-        client.release(err);
-        this.client = undefined;
-        this.scheduleReconnect();
-      });
-      await client.query("LISTEN inventory_events");
-      this.client = client;
-      this.retryMs = 250;
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message }, "feed LISTEN failed; retrying");
-      this.scheduleReconnect();
-    }
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed) return;
-    const t = setTimeout(() => void this.start(), this.retryMs);
-    t.unref();
-    this.retryMs = Math.min(this.retryMs * 2, 10_000);
+  constructor(listener: PgListener | undefined) {
+    listener?.on("inventory_events", () => void this.fire());
   }
 
   private async fire(): Promise<void> {
@@ -68,14 +35,7 @@ export class FeedNotifier {
     });
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
+  close(): void {
     for (const w of [...this.waiters]) w();
-    const c = this.client;
-    this.client = undefined;
-    if (c) {
-      await c.query("UNLISTEN *").catch(() => {});
-      c.release();
-    }
   }
 }

@@ -1,0 +1,66 @@
+/**
+ * One LISTEN connection per hub for PostgreSQL notifications, fanned out to in-process
+ * handlers by channel. Reconnects with backoff when the connection drops; callers that
+ * cannot afford a lost notification re-check on their own timer too.
+ */
+import type pg from "pg";
+import type { FastifyBaseLogger } from "fastify";
+
+export class PgListener {
+  private client: pg.PoolClient | undefined;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+  private retryMs = 250;
+  /** Called after (re)connecting: notifications may have been missed while disconnected. */
+  onReconnect: (() => void) | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool | undefined,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  on(channel: string, handler: (payload: string) => void): void {
+    if (!this.handlers.has(channel)) this.handlers.set(channel, new Set());
+    this.handlers.get(channel)!.add(handler);
+  }
+
+  async start(): Promise<void> {
+    if (!this.pool || this.closed) return;
+    try {
+      const client = await this.pool.connect();
+      client.on("notification", (n) => {
+        for (const h of this.handlers.get(n.channel) ?? []) h(n.payload ?? "");
+      });
+      client.on("error", (err) => {
+        this.log.warn({ err: err.message }, "LISTEN connection lost; reconnecting");
+        client.release(err);
+        this.client = undefined;
+        this.scheduleReconnect();
+      });
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+      this.client = client;
+      this.retryMs = 250;
+      this.onReconnect?.();
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "LISTEN failed; retrying");
+      this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed) return;
+    const t = setTimeout(() => void this.start(), this.retryMs);
+    t.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 10_000);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.client;
+    this.client = undefined;
+    if (c) {
+      await c.query("UNLISTEN *").catch(() => {});
+      c.release();
+    }
+  }
+}

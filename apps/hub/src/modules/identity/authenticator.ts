@@ -1,0 +1,122 @@
+/**
+ * Turns a bearer token into a principal. Two issuers are trusted:
+ *  - the hub itself (client-credentials tokens for agents and automation): EdDSA-signed
+ *    RFC 9068 access tokens (`typ: at+jwt`), checked for issuer, audience, expiry and the
+ *    key id, then against the client's current state (revoked or removed: refused at once);
+ *  - one external OIDC issuer for people (FM_OIDC_ISSUER), whose claims map to scopes.
+ * Anything else — no signature, HS256, another issuer or audience, an expired token — is 401.
+ */
+import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from "jose";
+import { Unauthorized, agentScope, type AgentKind } from "@fm/domain";
+import type { Authenticator } from "../../plugins/request-context.ts";
+import type { Principal } from "../../lib/context.ts";
+import type { ClientCache } from "./client-cache.ts";
+import type { KeyStore } from "./keystore.ts";
+import { SIGNING_ALG } from "./keystore.ts";
+
+export interface ScopeMapping {
+  /** Email domain (after @) -> scopes, e.g. {"example.com": ["fleet.read"]} */
+  emailDomains?: Record<string, string[]>;
+  /** Group name -> scopes, e.g. {"fleet-operators": ["fleet.operate"]} */
+  groups?: Record<string, string[]>;
+  /** Claim holding the groups (default "groups"). */
+  groupsClaim?: string;
+}
+
+export interface ExternalIssuer {
+  issuer: string;
+  audience: string;
+  mapping: ScopeMapping;
+}
+
+export interface IdentityConfig {
+  /** This hub's issuer URL; set at listen time when not configured. */
+  issuer: string;
+  audience: string;
+  tokenLifetimeS: number;
+  external?: ExternalIssuer | undefined;
+}
+
+const invalid = (detail: string) => new Unauthorized("invalid_token", detail, { headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${detail.replace(/"/g, "'")}"` } });
+
+export function scopesFromClaims(claims: JWTPayload, mapping: ScopeMapping): string[] {
+  const scopes = new Set<string>();
+  const email = typeof claims.email === "string" ? claims.email.toLowerCase() : undefined;
+  const emailVerified = claims.email_verified !== false;
+  const domain = email && emailVerified ? email.split("@")[1] : undefined;
+  for (const s of (domain && mapping.emailDomains?.[domain]) || []) scopes.add(s);
+  const groups = claims[mapping.groupsClaim ?? "groups"];
+  if (Array.isArray(groups)) for (const g of groups) for (const s of mapping.groups?.[String(g)] ?? []) scopes.add(s);
+  return [...scopes];
+}
+
+export function createOAuthAuthenticator(config: IdentityConfig, keystore: KeyStore, clients: ClientCache): Authenticator {
+  let externalJwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  const external = config.external;
+
+  async function externalKeys() {
+    if (!externalJwks && external) {
+      const res = await fetch(new URL(".well-known/openid-configuration", external.issuer.endsWith("/") ? external.issuer : `${external.issuer}/`), { signal: AbortSignal.timeout(5000) });
+      if (!res.ok) throw new Error(`OIDC discovery of ${external.issuer} failed: ${res.status}`);
+      const meta = (await res.json()) as { jwks_uri: string };
+      externalJwks = createRemoteJWKSet(new URL(meta.jwks_uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+    }
+    return externalJwks!;
+  }
+
+  async function local(token: string): Promise<Principal> {
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = await keystore.verificationKey(header.kid);
+          if (!key) throw new Error(`unknown signing key '${header.kid ?? ""}'`);
+          return key;
+        },
+        { issuer: config.issuer, audience: config.audience, algorithms: [SIGNING_ALG], typ: "at+jwt", requiredClaims: ["exp", "iat", "jti", "sub", "client_id"], clockTolerance: 5 },
+      ));
+    } catch (err) {
+      throw invalid(`token rejected: ${(err as Error).message}`);
+    }
+    const clientId = String(claims.client_id);
+    const state = await clients.get(clientId);
+    if (!state) throw invalid("the client of this token no longer exists");
+    if (state.revokedAt) throw invalid("the client of this token has been revoked");
+    const scopes = new Set(String(claims.scope ?? "").split(" ").filter((s) => state.scopes.includes(s)));
+    if (state.kind === "agent" && state.satellite && state.agentKind) {
+      const kind: AgentKind = state.agentKind;
+      if (!scopes.has(agentScope(kind))) throw invalid("agent token without its agent scope");
+      return { id: clientId, kind: "agent", scopes, agent: { satellite: state.satellite.name, kind, siteIds: state.satellite.siteIds } };
+    }
+    return { id: clientId, kind: "client", scopes };
+  }
+
+  async function person(token: string): Promise<Principal> {
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, await externalKeys(), { issuer: external!.issuer, audience: external!.audience, algorithms: ["RS256", "ES256", "EdDSA", "PS256"], clockTolerance: 30 }));
+    } catch (err) {
+      throw invalid(`token rejected: ${(err as Error).message}`);
+    }
+    const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
+    return { id: `person:${who}`, kind: "person", scopes: new Set(scopesFromClaims(claims, external!.mapping)) };
+  }
+
+  return async (request) => {
+    const header = request.headers.authorization;
+    if (!header) return undefined;
+    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header.trim());
+    if (!match) throw invalid("expected 'Authorization: Bearer <token>'");
+    const token = match[1]!;
+    let iss: string | undefined;
+    try {
+      iss = decodeJwt(token).iss;
+    } catch {
+      throw invalid("malformed token");
+    }
+    if (iss === config.issuer) return local(token);
+    if (external && iss === external.issuer) return person(token);
+    throw invalid("token from an untrusted issuer");
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Per-client state every authenticated request checks (revoked? deleted? which satellite and
+ * sites?), cached in memory so the check costs a Map lookup. A change to a client reaches
+ * every replica through NOTIFY oauth_clients and drops the entry at once; entries also expire
+ * after a few seconds, bounding the delay if a notification is ever lost.
+ */
+import type { AgentKind } from "@fm/domain";
+import type { PrismaClient } from "../../db/client.ts";
+import type { PgListener } from "../../lib/pg-listener.ts";
+
+export interface ClientState {
+  clientId: string;
+  kind: string;
+  scopes: string[];
+  revokedAt: Date | null;
+  satellite: { name: string; siteIds: string[] } | null;
+  agentKind: AgentKind | null;
+}
+
+const TTL_MS = 5000;
+
+export class ClientCache {
+  private entries = new Map<string, { state: ClientState | null; at: number }>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    listener: PgListener | undefined,
+  ) {
+    listener?.on("oauth_clients", (clientId) => this.entries.delete(clientId));
+    if (listener) listener.onReconnect = () => this.entries.clear();
+  }
+
+  invalidate(clientId?: string): void {
+    if (clientId) this.entries.delete(clientId);
+    else this.entries.clear();
+  }
+
+  async get(clientId: string): Promise<ClientState | null> {
+    const hit = this.entries.get(clientId);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.state;
+    const row = await this.prisma.oAuthClient.findUnique({
+      where: { clientId },
+      include: { satellite: { include: { sites: { select: { siteId: true } } } } },
+    });
+    const state: ClientState | null = row
+      ? {
+          clientId: row.clientId,
+          kind: row.kind,
+          scopes: row.scopes,
+          revokedAt: row.revokedAt,
+          satellite: row.satellite ? { name: row.satellite.name, siteIds: row.satellite.sites.map((s) => s.siteId) } : null,
+          agentKind: row.agentKind as AgentKind | null,
+        }
+      : null;
+    this.entries.set(clientId, { state, at: Date.now() });
+    return state;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Token signing keys (EdDSA / Ed25519, each with a `kid`). Persisted encrypted, so tokens
+ * stay valid across restarts and replicas; rotation makes a new key current and keeps the
+ * old one published (JWKS) and accepted until every token it signed has expired.
+ */
+import { randomBytes } from "node:crypto";
+import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+import type { PrismaClient } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+import { decrypt, encrypt } from "./secrets.ts";
+
+export const SIGNING_ALG = "EdDSA";
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  publicKey: CryptoKey;
+  privateKey: CryptoKey | undefined;
+  retiredAt: Date | null;
+}
+
+export class KeyStore {
+  private keys: LoadedKey[] = [];
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly kek: Buffer,
+    /** Longest token lifetime: a retired key is published this long after retirement. */
+    private readonly tokenLifetimeMs: number,
+  ) {}
+
+  /** Loads the keys, creating the first one on an empty database (safe against a racing replica). */
+  async load(): Promise<void> {
+    let rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: "asc" } });
+    if (!rows.some((r) => r.retiredAt === null)) {
+      await this.prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(7380946367040729458)`;
+        if ((await tx.signingKey.count({ where: { retiredAt: null } })) === 0) await tx.signingKey.create({ data: await this.newKey() });
+      });
+      rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: "asc" } });
+    }
+    this.keys = await Promise.all(
+      rows.map(async (r) => ({
+        kid: r.kid,
+        publicJwk: r.publicJwk as JWK,
+        publicKey: (await importJWK(r.publicJwk as JWK, SIGNING_ALG)) as CryptoKey,
+        privateKey: r.retiredAt ? undefined : ((await importJWK(JSON.parse(decrypt(this.kek, r.privateJwkEncrypted)) as JWK, SIGNING_ALG)) as CryptoKey),
+        retiredAt: r.retiredAt,
+      })),
+    );
+  }
+
+  private async newKey(): Promise<Prisma.SigningKeyCreateInput> {
+    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
+    const kid = `${new Date().toISOString().slice(0, 10)}-${randomBytes(6).toString("hex")}`;
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
+    return { kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: encrypt(this.kek, JSON.stringify(await exportJWK(privateKey))) };
+  }
+
+  /** Makes a new key current; the old one verifies (and is published) until its tokens expire. */
+  async rotate(): Promise<string> {
+    const data = await this.newKey();
+    await this.prisma.$transaction([this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }), this.prisma.signingKey.create({ data })]);
+    await this.load();
+    return data.kid;
+  }
+
+  current(): { kid: string; privateKey: CryptoKey } {
+    const k = [...this.keys].reverse().find((x) => x.privateKey);
+    if (!k?.privateKey) throw new Error("no signing key loaded");
+    return { kid: k.kid, privateKey: k.privateKey };
+  }
+
+  private published(now = Date.now()): LoadedKey[] {
+    return this.keys.filter((k) => !k.retiredAt || k.retiredAt.getTime() + this.tokenLifetimeMs > now);
+  }
+
+  /** The verification key for a kid, or undefined (unknown, or retired long enough ago). */
+  async verificationKey(kid: string | undefined): Promise<CryptoKey | undefined> {
+    let k = this.published().find((x) => x.kid === kid);
+    if (!k && kid) {
+      await this.load(); // another replica may have rotated
+      k = this.published().find((x) => x.kid === kid);
+    }
+    return k?.publicKey;
+  }
+
+  jwks(): { keys: JWK[] } {
+    return { keys: this.published().map((k) => k.publicJwk) };
+  }
+}

@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { Slug, Timestamp, Uuid, PageQuery, listOf } from "./common.ts";
+
+export const FLEET_SCOPES = ["fleet.read", "fleet.operate", "fleet.admin"] as const;
+
+/**
+ * The agents of a satellite. Each has its own OAuth2 client, `<clientPrefix>-<satellite>`;
+ * the OpenStack agent keeps the `ironic-agent-` wire identity its deployments already use.
+ */
+export const AGENT_KINDS = {
+  openstack: { clientPrefix: "ironic-agent", sources: ["ironic-overcloud", "ironic-undercloud"] },
+  slurm: { clientPrefix: "slurm-agent", sources: ["slurm"] },
+  workflow: { clientPrefix: "workflow-agent", sources: [] },
+  netbox: { clientPrefix: "netbox-agent", sources: ["netbox"] },
+  "health-status": { clientPrefix: "health-status-agent", sources: ["health"] },
+  "temporal-worker": { clientPrefix: "temporal-worker", sources: [] },
+} as const satisfies Record<string, { clientPrefix: string; sources: readonly string[] }>;
+export type AgentKind = keyof typeof AGENT_KINDS;
+export const AgentKindSchema = z.enum(Object.keys(AGENT_KINDS) as [AgentKind, ...AgentKind[]]);
+
+/** The scope an agent's token carries, besides fleet.read. */
+export const agentScope = (kind: AgentKind): string => `agent:${kind}`;
+export const agentClientId = (kind: AgentKind, satellite: string): string => `${AGENT_KINDS[kind].clientPrefix}-${satellite}`;
+
+/** What an authenticated agent is: one satellite, one kind, the sites that satellite serves. */
+export interface AgentIdentity {
+  satellite: string;
+  kind: AgentKind;
+  siteIds: readonly string[];
+}
+
+/**
+ * May this agent write this source's state at this site? Only for the sites its satellite
+ * serves, and only its own source (OpenStack: ironic-*, SLURM: slurm, health: health,
+ * NetBox: netbox). The reflection endpoint enforces this for every push.
+ */
+export function agentMayWriteSource(agent: AgentIdentity, siteId: string, source: string): boolean {
+  return agent.siteIds.includes(siteId) && (AGENT_KINDS[agent.kind].sources as readonly string[]).includes(source);
+}
+
+/** May this agent act on state of this site at all (jobs, heartbeats)? */
+export const agentServesSite = (agent: AgentIdentity, siteId: string): boolean => agent.siteIds.includes(siteId);
+
+export const SatelliteCreateSchema = z
+  .strictObject({
+    name: Slug.describe("Deployment slug, e.g. sys1-ice2"),
+    siteIds: z.array(Uuid).min(1).max(100),
+    environment: z.enum(["dev", "staging", "prod"]),
+  })
+  .meta({ id: "SatelliteCreate" });
+
+export const AgentClientSchema = z
+  .object({
+    agent: AgentKindSchema,
+    clientId: z.string(),
+    scopes: z.array(z.string()),
+    revoked: z.boolean(),
+    rotationOverlapUntil: Timestamp.nullable().describe("The previous secret keeps working until then"),
+    lastTokenAt: Timestamp.nullable(),
+    lastHeartbeatAt: Timestamp.nullable(),
+    reflectorAgesSeconds: z.record(z.string(), z.number()).nullable().describe("Per reflector store, seconds since its last success, as of the last heartbeat"),
+  })
+  .meta({ id: "AgentClient" });
+
+export const SatelliteSchema = z
+  .object({ id: Uuid, name: z.string(), environment: z.string(), siteIds: z.array(Uuid), clients: z.array(AgentClientSchema), createdAt: Timestamp })
+  .meta({ id: "Satellite" });
+export const SatelliteListSchema = listOf(SatelliteSchema).meta({ id: "SatelliteList" });
+export const SatelliteListQuerySchema = PageQuery;
+
+export const IssuedSecretSchema = z.object({ agent: AgentKindSchema, clientId: z.string(), clientSecret: z.string().describe("Shown once; store it in the satellite's vault") });
+export const SatelliteCreatedSchema = SatelliteSchema.extend({ secrets: z.array(IssuedSecretSchema) }).meta({ id: "SatelliteCreated" });
+
+export const HeartbeatSchema = z
+  .strictObject({
+    reflectors: z.record(z.string().max(100), z.number().min(0)).describe("Seconds since each reflector store's last success").default({}),
+    version: z.string().max(100).optional(),
+  })
+  .meta({ id: "Heartbeat" });
+export const SatelliteAgentParams = z.strictObject({ name: Slug, agent: AgentKindSchema });
+export const SatelliteNameParams = z.strictObject({ name: Slug });
