@@ -126,7 +126,7 @@ describe("embedded database (no DATABASE_URL)", () => {
     expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
     // The generated admin secret is printed once on stderr and kept 0600 in the data folder, never logged.
     const adminSecret = (await readFile(join(dataDir, "fleet-admin.secret"), "utf8")).trim();
-    expect((await stat(join(dataDir, "fleet-admin.secret"))).mode & 0o077).toBe(0);
+    expect((await stat(join(dataDir, "fleet-admin.secret"))).mode & 0o077, "fleet-admin.secret mode").toBe(0);
     expect(first.stderr.join("")).toContain(adminSecret);
     expect(JSON.stringify(first.logs)).not.toContain(adminSecret);
     expect((await fetch(`${first.url}/api/v1/sites`)).status).toBe(401);
@@ -134,7 +134,7 @@ describe("embedded database (no DATABASE_URL)", () => {
     const created = await fetch(`${first.url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify({ slug: "persisted", name: "Persisted" }) });
     expect(created.status).toBe(201);
     // The generated database password is private to the hub.
-    expect((await stat(join(dataDir, "postgres.secret"))).mode & 0o077).toBe(0);
+    expect((await stat(join(dataDir, "postgres.secret"))).mode & 0o077, "postgres.secret mode").toBe(0);
     const secret = (await readFile(join(dataDir, "postgres.secret"), "utf8")).trim();
     expect(JSON.stringify(first.logs)).not.toContain(secret);
 
@@ -159,6 +159,7 @@ describe("embedded database (no DATABASE_URL)", () => {
     expect((await fetch(`${third.url}/readyz`)).status).toBe(200);
     const auth3 = bearer(await clientToken(third.url, "fleet-admin", adminSecret));
     expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`, { headers: auth3 })).json()) as { count: number }).count).toBe(1);
-    expect(await third.stop("SIGTERM")).toBe(0);
+    const thirdExit = await third.stop("SIGTERM");
+    expect(thirdExit, JSON.stringify(third.logs.slice(-5)) + third.stderr.join("").slice(-2000)).toBe(0);
   });
 });
