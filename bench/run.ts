@@ -6,6 +6,7 @@
  *  2. hub RSS when idle (MiB)
  *  3. GET /api/v1/sites/ with 1,000 sites: hub vs bare Fastify + pg running the same SQL
  *  4. GET /api/v1/devices/?site=…&limit=100 with 50,000 devices: hub vs bare Fastify + pg
+ *  5. the same read route authenticated (bearer token) vs with authentication off
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -14,7 +15,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
-import { REPO_ROOT, startHub } from "../test/support/process.ts";
+import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -71,19 +72,19 @@ async function coldStart(): Promise<void> {
   }
 }
 
-async function load(url: string): Promise<autocannon.Result> {
-  return autocannon({ url, connections: CONNECTIONS, duration: DURATION_S });
+async function load(url: string, headers: Record<string, string> = {}, duration = DURATION_S): Promise<autocannon.Result> {
+  return autocannon({ url, connections: CONNECTIONS, duration, headers });
 }
 
 /** Loads the hub and a baseline process with the same request, warm-up first, one after the other. */
-async function compare(label: string, hubUrl: string, baselineScript: string, path: string, databaseUrl: string, note: string): Promise<void> {
+async function compare(label: string, hubUrl: string, baselineScript: string, path: string, databaseUrl: string, note: string, headers: Record<string, string>): Promise<void> {
   const baseline = spawn(process.execPath, ["--import", "tsx", baselineScript], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
   const ready = await waitForLine(baseline, (l) => l.msg === "baseline ready");
   try {
     const base = `${String(ready.address)}${path}`;
-    await autocannon({ url: hubUrl + path, connections: CONNECTIONS, duration: 2 });
-    await autocannon({ url: base, connections: CONNECTIONS, duration: 2 });
-    const h = await load(hubUrl + path);
+    await load(hubUrl + path, headers, 2);
+    await load(base, {}, 2);
+    const h = await load(hubUrl + path, headers);
     const b = await load(base);
     if (h.non2xx || b.non2xx || h.errors || b.errors) throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
     report(`${label} hub req/s`, h.requests.average.toFixed(0), `${CONNECTIONS} connections, ${DURATION_S} s, ${note}`);
@@ -110,7 +111,8 @@ async function devicesList(): Promise<void> {
     report("seed 50,000 devices (demo generator, with feed events)", `${((performance.now() - t0) / 1000).toFixed(1)} s`, `${seeded.devices} devices`);
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
     try {
-      await compare("GET /api/v1/devices/?site=keflavik&limit=100", hub.url, "bench/baseline-devices.ts", "/api/v1/devices/?site=keflavik&limit=100", db.url, "25,000 of 50,000 devices at the site");
+      const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
+      await compare("GET /api/v1/devices/?site=keflavik&limit=100", hub.url, "bench/baseline-devices.ts", "/api/v1/devices/?site=keflavik&limit=100", db.url, "25,000 of 50,000 devices at the site", auth);
     } finally {
       await hub.stop();
     }
@@ -134,7 +136,21 @@ async function sitesList(): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
     report("hub RSS idle (node process, external database)", `${(await rssMiB(hub.proc.pid!)).toFixed(1)} MiB`);
     try {
-      await compare("GET /api/v1/sites/", hub.url, "bench/baseline-sites.ts", "/api/v1/sites/", db.url, "100 items/page of 1,000");
+      const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
+      await compare("GET /api/v1/sites/", hub.url, "bench/baseline-sites.ts", "/api/v1/sites/", db.url, "100 items/page of 1,000", auth);
+      // The price of authentication: the same route on the same database, with a verified
+      // bearer token (signature, claims, client state) and on a hub with FM_AUTH=none.
+      const open = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10", FM_AUTH: "none" });
+      try {
+        await load(`${open.url}/api/v1/sites/`, {}, 2);
+        const a = await load(`${hub.url}/api/v1/sites/`, auth);
+        const u = await load(`${open.url}/api/v1/sites/`);
+        report("GET /api/v1/sites/ authenticated (EdDSA bearer token) req/s", a.requests.average.toFixed(0), `p99 ${a.latency.p99} ms`);
+        report("GET /api/v1/sites/ unauthenticated (FM_AUTH=none) req/s", u.requests.average.toFixed(0), `p99 ${u.latency.p99} ms`);
+        report("authenticated / unauthenticated throughput", `${((a.requests.average / u.requests.average) * 100).toFixed(0)} %`);
+      } finally {
+        await open.stop();
+      }
     } finally {
       await hub.stop();
     }

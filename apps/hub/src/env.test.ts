@@ -14,6 +14,17 @@ describe("hub environment", () => {
     expect(env).toMatchObject({ PORT: 9000, DATABASE_URL: "postgres://u@h:5432/d", FM_MIGRATE_ON_START: false, FM_BODY_LIMIT_BYTES: 2048 });
   });
 
+  it("parses the identity settings and refuses FM_AUTH=none off loopback", () => {
+    const env = parseEnv({ FM_EXPECTED_SATELLITES: '[{"name":"sys1-ice2","sites":["keflavik"],"environment":"prod"}]', FM_OIDC_SCOPE_MAPPING: '{"groups":{"ops":["fleet.operate"]}}' });
+    expect(env.FM_EXPECTED_SATELLITES).toEqual([{ name: "sys1-ice2", sites: ["keflavik"], environment: "prod" }]);
+    expect(env.FM_OIDC_SCOPE_MAPPING).toEqual({ groups: { ops: ["fleet.operate"] } });
+    expect(() => parseEnv({ FM_AUTH: "none", HOST: "0.0.0.0" })).toThrow(/FM_AUTH/);
+    expect(parseEnv({ FM_AUTH: "none" }).FM_AUTH).toBe("none");
+    expect(() => parseEnv({ FM_EXPECTED_SATELLITES: "[{name:" })).toThrow(/FM_EXPECTED_SATELLITES/);
+    expect(() => parseEnv({ FM_KEY_ENCRYPTION_KEY: "c2hvcnQ=" })).toThrow(/FM_KEY_ENCRYPTION_KEY/);
+    expect(() => parseEnv({ FM_BOOTSTRAP_ADMIN_SECRET: "short" })).toThrow(/FM_BOOTSTRAP_ADMIN_SECRET/);
+  });
+
   it("names every bad variable", () => {
     let error: unknown;
     try {
