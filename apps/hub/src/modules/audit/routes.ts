@@ -1,6 +1,7 @@
+import { keysetPage } from "../../lib/paging.ts";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { AuditListQuerySchema, AuditListSchema, decodeCursor, encodeCursor, type FieldDiff } from "@fm/domain";
+import { AuditListQuerySchema, AuditListSchema, decodeCursor, type FieldDiff } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import { auditRepo } from "./repo.ts";
@@ -20,9 +21,7 @@ export function registerAudit(app: FastifyInstance, { prisma }: { prisma: Prisma
     async (request) => {
       const q = request.query;
       const [rows, count] = await auditRepo.page(prisma, q, q.cursor ? decodeCursor(q.cursor) : undefined);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map((r) => ({ ...r, diff: r.diff as FieldDiff, createdAt: r.createdAt.toISOString() }));
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, (r) => ({ ...r, diff: r.diff as FieldDiff, createdAt: r.createdAt.toISOString() }));
     },
   );
 }

@@ -1,6 +1,7 @@
+import { keysetPage } from "../../lib/paging.ts";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { DeviceRoleListQuerySchema, DeviceRoleListSchema, DeviceTypeListSchema, PageQuery, decodeCursor, encodeCursor } from "@fm/domain";
+import { DeviceRoleListQuerySchema, DeviceRoleListSchema, DeviceTypeListSchema, PageQuery, decodeCursor } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { errorResponses } from "../../lib/openapi.ts";
@@ -36,9 +37,7 @@ export function registerDeviceRoles(app: FastifyInstance, { prisma }: { prisma: 
         }),
         prisma.deviceRole.count({ where }),
       ]);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map(({ _count, createdAt: _c, updatedAt: _u, ...role }) => ({ ...role, deviceCount: _count.devices, inUse: _count.devices > 0 }));
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, ({ _count, createdAt: _c, updatedAt: _u, ...role }) => ({ ...role, deviceCount: _count.devices, inUse: _count.devices > 0 }));
     },
   );
   r.get(
@@ -51,9 +50,7 @@ export function registerDeviceRoles(app: FastifyInstance, { prisma }: { prisma: 
         prisma.deviceType.findMany({ where: afterId ? { id: { gt: afterId } } : {}, orderBy: { id: "asc" }, take: q.limit + 1 }),
         prisma.deviceType.count(),
       ]);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map(({ createdAt: _c, updatedAt: _u, ...t }) => t);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, ({ createdAt: _c, updatedAt: _u, ...t }) => t);
     },
   );
 }

@@ -1,4 +1,5 @@
-import { BadRequest, NotFound, Unprocessable, decodeCursor, encodeCursor } from "@fm/domain";
+import { keysetPage } from "../../lib/paging.ts";
+import { BadRequest, NotFound, Unprocessable, decodeCursor } from "@fm/domain";
 import type { Device, DeviceListQuery, DevicePatch } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
@@ -80,9 +81,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
       const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
       const [rows, count] = await Promise.all([deviceRepo.page(prisma, where, afterId, query.limit), deviceRepo.count(prisma, where)]);
-      const more = rows.length > query.limit;
-      const items = (more ? rows.slice(0, query.limit) : rows).map(present);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, query.limit, present);
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Device> {

@@ -1,4 +1,5 @@
-import { AGENT_KINDS, Conflict, Forbidden, NotFound, Unprocessable, agentClientId, agentScope, decodeCursor, encodeCursor, type AgentKind } from "@fm/domain";
+import { keysetPage } from "../../lib/paging.ts";
+import { AGENT_KINDS, Conflict, Forbidden, NotFound, Unprocessable, agentClientId, agentScope, decodeCursor, type AgentKind } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
@@ -85,9 +86,7 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
         prisma.satellite.findMany({ where: afterId ? { id: { gt: afterId } } : {}, orderBy: { id: "asc" }, take: q.limit + 1, include: INCLUDE }),
         prisma.satellite.count(),
       ]);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map(presentSatellite);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, presentSatellite);
     },
 
     get: async (name: string) => presentSatellite(await load(prisma, name)),

@@ -1,4 +1,5 @@
-import { NotFound, decodeCursor, encodeCursor } from "@fm/domain";
+import { keysetPage } from "../../lib/paging.ts";
+import { NotFound, decodeCursor } from "@fm/domain";
 import type { Site, SiteCreate, SiteList, SiteListQuery, SitePatch } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
@@ -26,9 +27,7 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
       // Page and count run in parallel on two connections: a transaction would serialise
       // them on one. The count is exact as of its own statement.
       const [rows, count] = await Promise.all([repo.page(prisma, filter, afterId, query.limit), repo.count(prisma, filter)]);
-      const more = rows.length > query.limit;
-      const items = (more ? rows.slice(0, query.limit) : rows).map(toSite);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, query.limit, toSite);
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Site> {

@@ -1,5 +1,6 @@
+import { keysetPage } from "../../lib/paging.ts";
 import { createHash } from "node:crypto";
-import { Conflict, NotFound, Unprocessable, decodeCursor, encodeCursor } from "@fm/domain";
+import { Conflict, NotFound, Unprocessable, decodeCursor } from "@fm/domain";
 import type { SlurmBootstrapConfig, SlurmBootstrapConfigCreate, SlurmBootstrapConfigReplace } from "@fm/domain";
 import type { PrismaClient, Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
@@ -41,9 +42,7 @@ export function createSlurmBootstrapService({ prisma }: { prisma: PrismaClient }
         prisma.slurmBootstrapConfig.findMany({ where: { siteId, ...(afterId ? { id: { gt: afterId } } : {}) }, orderBy: { id: "asc" }, take: q.limit + 1 }),
         prisma.slurmBootstrapConfig.count({ where: { siteId } }),
       ]);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map(present);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, present);
     },
     async get(siteId: string, id: string) {
       const row = await prisma.slurmBootstrapConfig.findFirst({ where: { id, siteId } });

@@ -1,6 +1,7 @@
+import { keysetPage } from "../../lib/paging.ts";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { IdParams, NotFound, TopologySyncCreateSchema, TopologySyncListQuerySchema, TopologySyncListSchema, TopologySyncRequestSchema, Unprocessable, decodeCursor, encodeCursor } from "@fm/domain";
+import { IdParams, NotFound, TopologySyncCreateSchema, TopologySyncListQuerySchema, TopologySyncListSchema, TopologySyncRequestSchema, Unprocessable, decodeCursor } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
@@ -48,9 +49,7 @@ export function registerTopology(app: FastifyInstance, { prisma }: { prisma: Pri
         prisma.topologySyncRequest.findMany({ where: { siteId, ...(afterId ? { id: { gt: afterId } } : {}) }, orderBy: { id: "asc" }, take: q.limit + 1 }),
         prisma.topologySyncRequest.count({ where: { siteId } }),
       ]);
-      const more = rows.length > q.limit;
-      const items = (more ? rows.slice(0, q.limit) : rows).map(present);
-      return { items, count, nextCursor: more ? encodeCursor(items[items.length - 1]!.id) : null };
+      return keysetPage(rows, count, q.limit, present);
     },
   );
 }
