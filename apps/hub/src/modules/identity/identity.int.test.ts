@@ -124,6 +124,9 @@ describe("authorization server", () => {
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited?.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await limited?.json()).toMatchObject({ error: "temporarily_unavailable" });
+    // Another client from the same address is still served: the per-address limit is higher.
+    await clientToken(url, "fleet-admin", ADMIN_SECRET);
   });
 });
 
