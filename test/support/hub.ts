@@ -67,3 +67,23 @@ export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Pro
     },
   };
 }
+
+/** A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer. */
+export async function startOAuthTestHub(overrides: Partial<AppDeps> = {}): Promise<TestHub & { url: string; adminToken: string }> {
+  const { createServer } = await import("node:net");
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const hub = await startTestHub({ authenticate: undefined, identity: testIdentity(url), ...overrides });
+  await hub.app.ready();
+  const { ensureAdminClient } = await import("../../apps/hub/src/modules/identity/bootstrap.ts");
+  await ensureAdminClient(hub.db.prisma, { secret: TEST_ADMIN_SECRET, dataDir: "/nonexistent", log: hub.app.log });
+  await hub.app.listen({ port, host: "127.0.0.1" });
+  const { clientToken } = await import("./process.ts");
+  return { ...hub, url, adminToken: await clientToken(url, "fleet-admin", TEST_ADMIN_SECRET) };
+}
+export const TEST_ADMIN_SECRET = "in-process-admin-secret";

@@ -30,6 +30,8 @@ import { ClientCache } from "./modules/identity/client-cache.ts";
 import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
 import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
 import { registerSatellites } from "./modules/satellites/routes.ts";
+import { registerReflections } from "./modules/reflections/routes.ts";
+import { createReflectionService } from "./modules/reflections/service.ts";
 import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
 
 export interface RouteInfo {
@@ -132,7 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
   registerTopology(app, { prisma });
   registerDeviceRoles(app, { prisma });
-  registerDevices(app, { service: createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 }) });
+  const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
+  registerDevices(app, { service: devices });
+  registerReflections(app, { service: createReflectionService({ prisma, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
   registerAudit(app, { prisma });
   registerOAuth(app, { prisma, config: idc, keystore, rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60 });

@@ -12,3 +12,4 @@ export * from "./topology.ts";
 export * from "./audit.ts";
 export * from "./feed.ts";
 export * from "./identity.ts";
+export * from "./reflections.ts";

@@ -3,6 +3,7 @@ import fp from "fastify-plugin";
 import type { FastifyInstance } from "fastify";
 import { BadRequest, Conflict, Unprocessable } from "@fm/domain";
 import type { PrismaClient } from "../db/client.ts";
+import { canonicalJson } from "../lib/canonical-json.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 
 /** How long a key is remembered (Stripe and the IETF draft use 24 h). */
@@ -18,9 +19,6 @@ declare module "fastify" {
   }
 }
 
-const canonical = (v: unknown): string => JSON.stringify(v, (_k, val: unknown) =>
-  val && typeof val === "object" && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => a.localeCompare(b))) : val,
-);
 
 /**
  * Idempotency-Key for mutating POSTs (draft-ietf-httpapi-idempotency-key-header): the first
@@ -41,7 +39,7 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
       }
       const principal = request.ctx.principal.id;
       const path = request.url.split("?")[0]!.replace(/\/+$/, "");
-      const requestHash = createHash("sha256").update(`${request.method} ${path}\n${canonical(request.body ?? null)}`).digest("hex");
+      const requestHash = createHash("sha256").update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`).digest("hex");
 
       const inserted = await prisma.$queryRaw<{ id: string }[]>`
         INSERT INTO idempotency_keys (principal, key, method, path, request_hash)

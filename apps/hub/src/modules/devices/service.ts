@@ -4,6 +4,7 @@ import type { Device, DeviceListQuery, DevicePatch } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { resolveSiteId } from "../sites/repo.ts";
@@ -21,7 +22,7 @@ type Ctx = Pick<RequestContext, "principal" | "requestId">;
 type DeviceChanges = Partial<Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">>;
 
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 export function createDeviceService({ prisma, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
   const present = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);

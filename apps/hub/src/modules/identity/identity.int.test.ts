@@ -243,7 +243,9 @@ describe("every mutating route refuses callers without the right to it, and chan
 
     const site = (await (await api("/api/v1/sites?slug=keflavik", { token: admin })).json()) as { items: { id: string }[] };
     const device = (await (await api("/api/v1/devices?site=keflavik&limit=1", { token: admin })).json()) as { items: { id: string }[] };
-    const params: Record<string, string> = { id: site.items[0]!.id, site_id: inv.sites.keflavik, name: "sys5-mine", agent: "openstack" };
+    const params: Record<string, string> = { id: site.items[0]!.id, site_id: inv.sites.keflavik, name: "sys5-mine", agent: "openstack", source: "ironic-overcloud" };
+    // A body the route would accept, so what refuses the caller is authorization, not validation.
+    const bodies: Record<string, unknown> = { "/api/v1/sites/:site_id/reflections/:source": { observedAt: new Date().toISOString(), complete: true, items: [] } };
     const mutating = hub.app.routeTable.filter((r) => ["POST", "PUT", "PATCH", "DELETE"].includes(r.method) && r.url.startsWith("/api/"));
     expect(mutating.length).toBeGreaterThanOrEqual(12);
 
@@ -260,7 +262,7 @@ describe("every mutating route refuses callers without the right to it, and chan
       for (const [who, token, status] of callers) {
         // The agent routes check the satellite and agent in the handler: another satellite's agent gets 403 there.
         const expected = route.scope === "agent" && who === "read-only person" ? 403 : status;
-        const res = await api(path, { method: route.method, token, body: route.method === "DELETE" ? undefined : JSON.stringify({}) });
+        const res = await api(path, { method: route.method, token, body: route.method === "DELETE" ? undefined : JSON.stringify(bodies[route.url] ?? {}) });
         if (res.status !== expected) failures.push(`${route.method} ${path} as ${who}: ${res.status}, expected ${expected}`);
         else expect(res.headers.get("content-type")).toMatch(/problem\+json/);
       }

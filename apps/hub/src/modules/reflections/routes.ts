@@ -1,0 +1,22 @@
+import type { FastifyInstance } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { ReflectionBodySchema, ReflectionParams, ReflectionResultSchema } from "@fm/domain";
+import { errorResponses } from "../../lib/openapi.ts";
+import type { ReflectionService } from "./service.ts";
+
+export function registerReflections(app: FastifyInstance, { service }: { service: ReflectionService }): void {
+  app.withTypeProvider<ZodTypeProvider>().put(
+    "/api/v1/sites/:site_id/reflections/:source",
+    {
+      config: { scope: "agent" },
+      schema: {
+        tags: ["reflections"],
+        summary: "A source's complete observed state for a site (its agent only: own satellite's sites, own source)",
+        params: ReflectionParams,
+        body: ReflectionBodySchema,
+        response: { 200: ReflectionResultSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request) => service.apply(request.ctx, request.params.site_id, request.params.source, request.body),
+  );
+}
