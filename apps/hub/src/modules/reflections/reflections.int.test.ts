@@ -13,8 +13,14 @@ let devices: Device[];
 beforeAll(async () => {
   hub = await startOAuthTestHub();
   inv = await seedInventory(hub.db.prisma, 6);
-  // Start from devices Ironic has never seen.
-  await hub.db.prisma.device.updateMany({ data: { ironicInstance: null, ironicNodeUuid: null, ironicProvisionState: null, ironicObservedAt: null, ironicMaintenance: null, ironicPowerState: null } });
+  // Start from devices no source but NetBox has seen, not cordoned.
+  await hub.db.prisma.device.updateMany({
+    data: {
+      ironicInstance: null, ironicNodeUuid: null, ironicProvisionState: null, ironicObservedAt: null, ironicMaintenance: null, ironicMaintenanceReason: null, ironicLastError: null, ironicPowerState: null,
+      slurmNodeName: null, slurmState: null, slurmObservedAt: null, healthStatus: null, healthObservedAt: null,
+      cordoned: false, cordonReason: null, netboxStatus: "active",
+    },
+  });
   const res = await fetch(`${hub.url}/api/v1/satellites`, { method: "POST", headers: { "content-type": "application/json", ...bearer(hub.adminToken) }, body: JSON.stringify({ name: "sys1-ice2", siteIds: [inv.sites.keflavik], environment: "prod" }) });
   const secrets = Object.fromEntries(((await res.json()) as { secrets: { agent: string; clientSecret: string }[] }).secrets.map((s) => [s.agent, s.clientSecret]));
   openstack = await clientToken(hub.url, "ironic-agent-sys1-ice2", secrets.openstack!);
