@@ -15,7 +15,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
-import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, startHub } from "../test/support/process.ts";
+import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -25,20 +25,7 @@ const report = (what: string, value: string, note = "") => {
 
 async function waitForLine(proc: ChildProcess, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    let buf = "";
-    proc.stdout!.on("data", (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split("\n");
-      buf = lines.pop()!;
-      for (const line of lines) {
-        try {
-          const parsed = JSON.parse(line) as Record<string, unknown>;
-          if (match(parsed)) resolve(parsed);
-        } catch {
-          // npm's own output lines
-        }
-      }
-    });
+    onJsonLines(proc.stdout!, (l) => match(l) && resolve(l));
     proc.on("exit", (code) => reject(new Error(`exited ${code} before ready`)));
   });
 }

@@ -42,22 +42,29 @@ export function spawnHub(env: Record<string, string | undefined>): { proc: Child
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
+  onJsonLines(proc.stdout!, (l) => logs.push(l), (text) => stderr.push(text));
+  proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  return { proc, logs, stderr, exited };
+}
+
+/** Calls `onJson` for each JSON line a stream writes (pino logs), `onText` for any other line. */
+export function onJsonLines(stream: NodeJS.ReadableStream, onJson: (line: Record<string, unknown>) => void, onText: (line: string) => void = () => {}): void {
   let buf = "";
-  proc.stdout!.on("data", (d: Buffer) => {
+  stream.on("data", (d: Buffer) => {
     buf += d.toString();
     const lines = buf.split("\n");
     buf = lines.pop()!;
     for (const line of lines) {
+      let parsed: Record<string, unknown> | undefined;
       try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
+        parsed = JSON.parse(line) as Record<string, unknown>;
       } catch {
-        stderr.push(line);
+        onText(line);
       }
+      if (parsed) onJson(parsed);
     }
   });
-  proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
-  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
-  return { proc, logs, stderr, exited };
 }
 
 function dropUndefined(env: Record<string, string | undefined>): Record<string, string> {
