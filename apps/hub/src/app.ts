@@ -19,6 +19,7 @@ import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
 import { registerSlurmBootstrap } from "./modules/slurm-bootstrap/routes.ts";
 import { createSlurmBootstrapService } from "./modules/slurm-bootstrap/service.ts";
 import { registerTopology } from "./modules/topology/routes.ts";
+import { createTopologyService } from "./modules/topology/service.ts";
 import { registerAudit } from "./modules/audit/routes.ts";
 import { registerFeed } from "./modules/feed/routes.ts";
 import { createFeedService } from "./modules/feed/service.ts";
@@ -132,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     isShuttingDown,
   });
   registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
-  registerTopology(app, { prisma });
+  registerTopology(app, { service: createTopologyService({ prisma }) });
   registerDeviceRoles(app, { prisma });
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });

@@ -1,4 +1,8 @@
+import { z } from "zod";
 import { PreconditionFailed } from "@fm/domain";
+
+/** The optional If-Match request header of PATCH / PUT / DELETE routes. */
+export const IfMatchHeaders = z.object({ "if-match": z.string().max(1000).optional() });
 
 /** Strong ETag for a versioned row: changes with every write to it. */
 export const etagOf = (row: { id: string; version: number }): string => `"${row.id}.${row.version}"`;

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { z } from "zod";
 import { DeviceHistoryListSchema, DeviceHistoryQuerySchema, DeviceListQuerySchema, DeviceListSchema, DevicePatchSchema, DeviceSchema, IdParams } from "@fm/domain";
-import { etagOf } from "../../lib/etag.ts";
+import { IfMatchHeaders, etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { DeviceService } from "./service.ts";
 
@@ -34,7 +33,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
         tags,
         summary: "Change operator fields (cordon with a reason, uncordon, notes); honours If-Match",
         params: IdParams,
-        headers: z.object({ "if-match": z.string().max(1000).optional() }),
+        headers: IfMatchHeaders,
         body: DevicePatchSchema,
         response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422) },
       },

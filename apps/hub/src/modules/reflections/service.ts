@@ -6,13 +6,14 @@
  * that source's fields cleared (`missing`). A push older than the last accepted one for the
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
-import { BadRequest, Conflict, Forbidden, NotFound, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
+import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
 import type { HealthItem, IronicItem, ReflectionBody, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { DEVICE_INCLUDE, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
+import { requireSite } from "../sites/repo.ts";
 
 type Changes = Parameters<DeviceService["apply"]>[3];
 const OBSERVED_COLUMN = { ironic: "ironic_observed_at", slurm: "slurm_observed_at", health: "health_observed_at" } as const;
@@ -126,7 +127,7 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
       const observedAt = new Date(body.observedAt);
       return prisma.$transaction(
         async (tx) => {
-          if (!(await tx.site.findUnique({ where: { id: siteId }, select: { id: true } }))) throw new NotFound("site_not_found", `No site with id ${siteId}`);
+          await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
           const index = new DeviceIndex(await tx.device.findMany({ where: { siteId }, include: DEVICE_INCLUDE }));
           const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };

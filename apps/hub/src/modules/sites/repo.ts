@@ -1,4 +1,4 @@
-import { BadRequest, Conflict } from "@fm/domain";
+import { BadRequest, Conflict, NotFound, Uuid } from "@fm/domain";
 import type { SiteCreate, SitePatch } from "@fm/domain";
 import { Prisma } from "../../generated/prisma/client.ts";
 import type { Db } from "../../db/client.ts";
@@ -71,11 +71,16 @@ export const siteRepo = {
 };
 export type SiteRepo = typeof siteRepo;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** 404 unless the site exists (routes nested under /sites/{id}/). */
+export async function requireSite(db: Db, siteId: string): Promise<SiteRow> {
+  const site = await db.site.findUnique({ where: { id: siteId } });
+  if (!site) throw new NotFound("site_not_found", `No site with id ${siteId}`);
+  return site;
+}
 
 /** A `?site=` filter value (slug or id) to the site's id; an unknown site is a 400 naming the parameter. */
 export async function resolveSiteId(db: Db, slugOrId: string, param: string): Promise<string> {
-  const site = await db.site.findFirst({ where: UUID_RE.test(slugOrId) ? { id: slugOrId } : { slug: slugOrId }, select: { id: true } });
+  const site = await db.site.findFirst({ where: Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId }, select: { id: true } });
   if (!site) throw new BadRequest("unknown_site", `No site '${slugOrId}'`, { errors: [{ path: `querystring.${param}`, message: "unknown site" }] });
   return site.id;
 }

@@ -2,11 +2,9 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { IdParams, SiteCreateSchema, SiteListQuerySchema, SiteListSchema, SitePatchSchema, SiteSchema } from "@fm/domain";
-import { etagOf } from "../../lib/etag.ts";
+import { IfMatchHeaders, etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { SiteService } from "./service.ts";
-
-const IfMatchHeaders = z.object({ "if-match": z.string().max(1000).optional() });
 
 export function registerSites(app: FastifyInstance, { service }: { service: SiteService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();

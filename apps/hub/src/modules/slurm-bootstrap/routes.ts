@@ -10,11 +10,9 @@ import {
   SlurmBootstrapConfigReplaceSchema,
   SlurmBootstrapConfigSchema,
 } from "@fm/domain";
-import { etagOf } from "../../lib/etag.ts";
+import { IfMatchHeaders, etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { SlurmBootstrapService } from "./service.ts";
-
-const IfMatch = z.object({ "if-match": z.string().max(1000).optional() });
 
 export function registerSlurmBootstrap(app: FastifyInstance, { service }: { service: SlurmBootstrapService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -44,7 +42,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
     `${base}/:id`,
     {
       config: { scope: "fleet.admin" },
-      schema: { tags, summary: "Replace a SLURM bootstrap config; honours If-Match", params: SiteConfigParams, headers: IfMatch, body: SlurmBootstrapConfigReplaceSchema, response: { 200: SlurmBootstrapConfigSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422) } },
+      schema: { tags, summary: "Replace a SLURM bootstrap config; honours If-Match", params: SiteConfigParams, headers: IfMatchHeaders, body: SlurmBootstrapConfigReplaceSchema, response: { 200: SlurmBootstrapConfigSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422) } },
     },
     async (request, reply) => {
       const c = await service.replace(request.ctx, request.params.site_id, request.params.id, request.body, request.headers["if-match"]);
@@ -54,7 +52,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
   );
   r.delete(
     `${base}/:id`,
-    { config: { scope: "fleet.admin" }, schema: { tags, summary: "Delete a SLURM bootstrap config; honours If-Match", params: SiteConfigParams, headers: IfMatch, response: { 204: z.undefined().describe("Deleted"), ...errorResponses(400, 401, 403, 404, 412) } } },
+    { config: { scope: "fleet.admin" }, schema: { tags, summary: "Delete a SLURM bootstrap config; honours If-Match", params: SiteConfigParams, headers: IfMatchHeaders, response: { 204: z.undefined().describe("Deleted"), ...errorResponses(400, 401, 403, 404, 412) } } },
     async (request, reply) => {
       await service.remove(request.ctx, request.params.site_id, request.params.id, request.headers["if-match"]);
       return reply.code(204).send();

@@ -7,14 +7,12 @@ import { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
+import { requireSite } from "../sites/repo.ts";
 
 type Row = Prisma.SlurmBootstrapConfigGetPayload<object>;
 const present = (r: Row): SlurmBootstrapConfig => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() });
 const notFound = (id: string) => new NotFound("slurm_bootstrap_config_not_found", `No SLURM bootstrap config with id ${id} at this site`);
 
-async function requireSite(db: Db, siteId: string): Promise<void> {
-  if (!(await db.site.findUnique({ where: { id: siteId }, select: { id: true } }))) throw new NotFound("site_not_found", `No site with id ${siteId}`);
-}
 async function requireRole(db: Db, roleId: string): Promise<void> {
   if (!(await db.deviceRole.findUnique({ where: { id: roleId }, select: { id: true } }))) {
     throw new Unprocessable("unknown_device_role", `No device role with id ${roleId}`, { errors: [{ path: "body.deviceRoleId", message: "unknown device role" }] });
