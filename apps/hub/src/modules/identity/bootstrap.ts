@@ -72,8 +72,7 @@ export async function reconcileExpectedSatellites(prisma: PrismaClient, service:
       const wantIds = new Set(sites.map((s) => s.id));
       if (have.size !== wantIds.size || [...wantIds].some((id) => !have.has(id))) {
         await tx.satelliteSite.deleteMany({ where: { satelliteId: existing.id } });
-        await tx.satelliteSite.createMany({ data: [...wantIds].map((siteId) => ({ satelliteId: existing.id, siteId })) });
-        await tx.oAuthClient.updateMany({ where: { satelliteId: existing.id }, data: { updatedAt: new Date() } }); // NOTIFY: caches reload the site list
+        await tx.satelliteSite.createMany({ data: [...wantIds].map((siteId) => ({ satelliteId: existing.id, siteId })) }); // its trigger clears client caches
         log.info({ satellite: want.name, sites: want.sites }, "updated expected satellite's sites from configuration");
       }
     });

@@ -1,7 +1,8 @@
 /**
  * Per-client state every authenticated request checks (revoked? deleted? which satellite and
  * sites?), cached in memory so the check costs a Map lookup. A change to a client reaches
- * every replica through NOTIFY oauth_clients and drops the entry at once; entries also expire
+ * every replica through NOTIFY oauth_clients (a client id, or `*` when a satellite's sites
+ * change) and drops the entry at once; entries also expire
  * after a few seconds, bounding the delay if a notification is ever lost.
  */
 import type { AgentKind } from "@fm/domain";
@@ -26,7 +27,7 @@ export class ClientCache {
     private readonly prisma: PrismaClient,
     listener: PgListener | undefined,
   ) {
-    listener?.on("oauth_clients", (clientId) => this.entries.delete(clientId));
+    listener?.on("oauth_clients", (clientId) => (clientId === "*" ? this.entries.clear() : this.entries.delete(clientId)));
     if (listener) listener.onReconnect = () => this.entries.clear();
   }
 

@@ -3,6 +3,7 @@ import type { Device, ReflectionResult } from "@fm/domain";
 import { startOAuthTestHub, type TestHub } from "../../../../../test/support/hub.ts";
 import { seedInventory, type Inventory } from "../../../../../test/support/inventory.ts";
 import { bearer, clientToken } from "../../../../../test/support/process.ts";
+import { reconcileExpectedSatellites } from "../identity/bootstrap.ts";
 
 let hub: TestHub & { url: string; adminToken: string };
 let inv: Inventory;
@@ -89,6 +90,11 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
     const bad = await push("ironic-overcloud", [{ uuid: "nope", name: 5 }], next());
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(expect.arrayContaining(["body.items.0.uuid", "body.items.0.name"]));
+    // Serving a new site takes effect at once: the satellite_sites trigger clears every
+    // replica's cached client state (the cache would otherwise keep the old list for 5 s).
+    await reconcileExpectedSatellites(hub.db.prisma, hub.app.identity.satellites, [{ name: "sys1-ice2", sites: ["keflavik", "stavanger"], environment: "prod" }], hub.app.log);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await push("ironic-overcloud", [], next(), openstack, inv.sites.stavanger)).status).toBe(200);
     const slurm = await push("slurm", [{ name: devices[1]!.name, state: "IDLE", flags: [], reason: null, partitions: ["gpu"] }], next(), slurmAgent);
     expect(slurm.status).toBe(200);
     expect(await slurm.json()).toMatchObject({ updated: 1 });
