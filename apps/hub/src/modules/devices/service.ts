@@ -21,6 +21,14 @@ export interface DeviceServiceDeps {
 type Ctx = Pick<RequestContext, "principal" | "requestId">;
 type DeviceChanges = Partial<Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">>;
 
+/**
+ * The before-image for the audit record. A bare row borrows its relations from the updated
+ * row, which is right while the bare-row callers (Ironic, SLURM, health reflections) never
+ * change relations; a caller that does (NetBox) passes the full row.
+ */
+const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceRow =>
+  "site" in current ? current : ({ ...row, ...current, site: row.site, rack: row.rack, deviceType: row.deviceType, deviceRole: row.deviceRole, interfaces: row.interfaces } as DeviceRow);
+
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
@@ -30,9 +38,11 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   /**
    * Applies changes from one source to a device inside the caller's transaction: re-derives
    * its status, writes a history entry per tracked field that changed, the audit record and
-   * the feed event. Returns null when nothing changed (nothing is written).
+   * the feed event. Returns null when nothing changed (nothing is written). `current` may be
+   * the bare row: its relations are read only when something changed (reflections compare
+   * thousands of devices and change few).
    */
-  async function apply(db: Db, ctx: Ctx, current: DeviceRow, changes: DeviceChanges, source: string): Promise<DeviceRow | null> {
+  async function apply(db: Db, ctx: Ctx, current: DeviceBase | DeviceRow, changes: DeviceChanges, source: string): Promise<DeviceRow | null> {
     const at = now();
     const next = { ...current, ...changes } as DeviceBase;
     const derived = storedStatus(next, at);
@@ -59,7 +69,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       operationalStatus: derived.operationalStatus,
       conditions: derived.conditions as unknown as Prisma.InputJsonValue,
     });
-    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(current), after: present(row) });
+    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(withRelations(current, row)), after: present(row) });
     return row;
   }
 

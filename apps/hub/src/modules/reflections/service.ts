@@ -11,7 +11,7 @@ import type { HealthItem, IronicItem, ReflectionBody, ReflectionResult, Reflecti
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { DEVICE_INCLUDE, type DeviceRow } from "../devices/repo.ts";
+import type { DeviceBase as DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 
@@ -129,7 +129,7 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
         async (tx) => {
           await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
-          const index = new DeviceIndex(await tx.device.findMany({ where: { siteId }, include: DEVICE_INCLUDE }));
+          const index = new DeviceIndex(await tx.device.findMany({ where: { siteId } }));
           const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
           const seen = new Set<string>();
           for (const item of items) {
