@@ -5,7 +5,10 @@ import { pino } from "pino";
 import type { FastifyInstance } from "fastify";
 import { randomBytes } from "node:crypto";
 import { buildApp, type AppDeps } from "../../apps/hub/src/app.ts";
+import { createServer } from "node:net";
 import { localAuthenticator } from "../../apps/hub/src/plugins/request-context.ts";
+import { ensureAdminClient } from "../../apps/hub/src/modules/identity/bootstrap.ts";
+import { clientToken } from "./process.ts";
 import { createDatabase, type Database } from "../../apps/hub/src/db/client.ts";
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
@@ -68,9 +71,11 @@ export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Pro
   };
 }
 
-/** A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer. */
-export async function startOAuthTestHub(overrides: Partial<AppDeps> = {}): Promise<TestHub & { url: string; adminToken: string }> {
-  const { createServer } = await import("node:net");
+/**
+ * A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer.
+ * `overrides` may depend on that URL (e.g. identity settings).
+ */
+export async function startOAuthTestHub(overrides: (url: string) => Partial<AppDeps> = () => ({})): Promise<TestHub & { url: string; adminToken: string }> {
   const port = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
       const p = (s.address() as { port: number }).port;
@@ -78,12 +83,10 @@ export async function startOAuthTestHub(overrides: Partial<AppDeps> = {}): Promi
     });
   });
   const url = `http://127.0.0.1:${port}`;
-  const hub = await startTestHub({ authenticate: undefined, identity: testIdentity(url), ...overrides });
+  const hub = await startTestHub({ authenticate: undefined, identity: testIdentity(url), ...overrides(url) });
   await hub.app.ready();
-  const { ensureAdminClient } = await import("../../apps/hub/src/modules/identity/bootstrap.ts");
   await ensureAdminClient(hub.db.prisma, { secret: TEST_ADMIN_SECRET, dataDir: "/nonexistent", log: hub.app.log });
   await hub.app.listen({ port, host: "127.0.0.1" });
-  const { clientToken } = await import("./process.ts");
   return { ...hub, url, adminToken: await clientToken(url, "fleet-admin", TEST_ADMIN_SECRET) };
 }
 export const TEST_ADMIN_SECRET = "in-process-admin-secret";

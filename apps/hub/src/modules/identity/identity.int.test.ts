@@ -1,15 +1,13 @@
 import { createHmac } from "node:crypto";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { SignJWT, decodeProtectedHeader } from "jose";
-import { startTestHub, testIdentity, type TestHub } from "../../../../../test/support/hub.ts";
+import { TEST_ADMIN_SECRET, startOAuthTestHub, testIdentity, type TestHub } from "../../../../../test/support/hub.ts";
 import { startTestIssuer, type TestIssuer } from "../../../../../test/support/oidc-issuer.ts";
 import { bearer, clientToken } from "../../../../../test/support/process.ts";
 import { seedInventory, type Inventory } from "../../../../../test/support/inventory.ts";
-import { ensureAdminClient } from "./bootstrap.ts";
 
-const ADMIN_SECRET = "identity-test-admin-secret";
+const ADMIN_SECRET = TEST_ADMIN_SECRET;
 const OVERLAP_MS = 1500;
 let hub: TestHub;
 let url: string;
@@ -19,37 +17,26 @@ let admin: string;
 /** Every secret the hub issued during this file: none may be stored or logged in clear. */
 const issuedSecrets: string[] = [ADMIN_SECRET];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
   people = await startTestIssuer();
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  const identity = testIdentity(url);
-  hub = await startTestHub({
-    authenticate: undefined, // the real OAuth2 authenticator
-    identity: {
-      ...identity,
-      rotationOverlapMs: OVERLAP_MS,
-      tokenRateLimitPerMinute: 20,
-      config: {
-        ...identity.config,
-        external: { issuer: people.issuer, audience: "fleet-manager", mapping: { emailDomains: { "example.com": ["fleet.read"] }, groups: { "fleet-operators": ["fleet.operate"], "fleet-admins": ["fleet.admin"] } } },
+  const oauthHub = await startOAuthTestHub((issuer) => {
+    const identity = testIdentity(issuer);
+    return {
+      identity: {
+        ...identity,
+        rotationOverlapMs: OVERLAP_MS,
+        tokenRateLimitPerMinute: 20,
+        config: {
+          ...identity.config,
+          external: { issuer: people.issuer, audience: "fleet-manager", mapping: { emailDomains: { "example.com": ["fleet.read"] }, groups: { "fleet-operators": ["fleet.operate"], "fleet-admins": ["fleet.admin"] } } },
+        },
       },
-    },
+    };
   });
+  hub = oauthHub;
+  url = oauthHub.url;
+  admin = oauthHub.adminToken;
   inv = await seedInventory(hub.db.prisma, 3);
-  await hub.app.ready();
-  await ensureAdminClient(hub.db.prisma, { secret: ADMIN_SECRET, dataDir: "/nonexistent", log: hub.app.log });
-  await hub.app.listen({ port, host: "127.0.0.1" });
-  admin = await clientToken(url, "fleet-admin", ADMIN_SECRET);
 });
 afterAll(async () => {
   await hub.close();
