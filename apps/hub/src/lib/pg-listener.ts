@@ -26,22 +26,33 @@ export class PgListener {
 
   async start(): Promise<void> {
     if (!this.pool || this.closed) return;
+    let client: pg.PoolClient | undefined;
     try {
-      const client = await this.pool.connect();
-      client.on("notification", (n) => {
+      client = await this.pool.connect();
+      this.client = client;
+      const held = client;
+      held.on("notification", (n) => {
         for (const h of this.handlers.get(n.channel) ?? []) h(n.payload ?? "");
       });
-      client.on("error", (err) => {
+      held.on("error", (err) => {
+        // Only the connection we still hold: after close() released it, a server shutting
+        // down may still report on it, and releasing it twice would crash the process.
+        if (this.client !== held) return;
         this.log.warn({ err: err.message }, "LISTEN connection lost; reconnecting");
-        client.release(err);
         this.client = undefined;
+        held.release(err);
         this.scheduleReconnect();
       });
-      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
-      this.client = client;
+      for (const channel of this.handlers.keys()) await held.query(`LISTEN ${channel}`);
+      if (this.closed) return; // close() ran meanwhile and released it
       this.retryMs = 250;
       this.onReconnect?.();
     } catch (err) {
+      if (client && this.client === client) {
+        this.client = undefined;
+        client.release(true);
+      }
+      if (this.closed) return;
       this.log.warn({ err: (err as Error).message }, "LISTEN failed; retrying");
       this.scheduleReconnect();
     }
@@ -60,7 +71,7 @@ export class PgListener {
     this.client = undefined;
     if (c) {
       await c.query("UNLISTEN *").catch(() => {});
-      c.release();
+      c.release(true); // destroy it: a connection that listened is not returned to the pool
     }
   }
 }
