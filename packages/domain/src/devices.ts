@@ -68,6 +68,7 @@ export const DeviceListQuerySchema = PageQuery.extend({
 });
 export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
 export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });
+export type DeviceList = z.infer<typeof DeviceListSchema>;
 
 /** Operator fields: the only part of a device the API lets a person change. */
 export const DevicePatchSchema = z

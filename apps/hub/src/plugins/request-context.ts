@@ -45,8 +45,9 @@ export const requestContextPlugin = fp<RequestContextOptions>(
       reply.header("x-request-id", request.id);
       request.ctx = { requestId: request.id, principal: ANONYMOUS, log: request.log };
     });
-    // Before validation: a caller without access learns nothing about what a valid request is.
-    app.addHook("preValidation", async (request) => {
+    // Before the body is even read: a caller without access cannot make the hub parse a large
+    // body (reflections accept 64 MiB), and learns nothing about what a valid request is.
+    app.addHook("onRequest", async (request) => {
       const scope = request.routeOptions.config?.scope;
       if (!scope || scope === "public") return;
       const principal = await opts.authenticate(request);

@@ -4,11 +4,15 @@ import { ReflectionBodySchema, ReflectionParams, ReflectionResultSchema } from "
 import { errorResponses } from "../../lib/openapi.ts";
 import type { ReflectionService } from "./service.ts";
 
+export const REFLECTION_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
 export function registerReflections(app: FastifyInstance, { service }: { service: ReflectionService }): void {
   app.withTypeProvider<ZodTypeProvider>().put(
     "/api/v1/sites/:site_id/reflections/:source",
     {
       config: { scope: "agent" },
+      // A site's whole view: 50,000 Ironic nodes are ~16 MB of JSON, above the default limit.
+      bodyLimit: REFLECTION_BODY_LIMIT_BYTES,
       schema: {
         tags: ["reflections"],
         summary: "A source's complete observed state for a site (its agent only: own satellite's sites, own source)",
