@@ -28,23 +28,33 @@ export interface Change {
 const ACTION_VERB: Record<ChangeVerb, string> = { created: "create", updated: "update", deleted: "delete" };
 
 export async function recordChange(db: Db, ctx: Pick<RequestContext, "principal" | "requestId">, change: Change): Promise<void> {
-  await auditRepo.append(db, {
+  await recordChanges(db, ctx, [change]);
+}
+
+/** Many changes of one request in two statements (audit, feed): reflections change thousands. */
+export async function recordChanges(db: Db, ctx: Pick<RequestContext, "principal" | "requestId">, changes: Change[]): Promise<void> {
+  if (!changes.length) return;
+  const audit = changes.map((change) => ({
     principal: ctx.principal.id,
     action: change.action ?? `${change.resourceType}.${ACTION_VERB[change.verb]}`,
     resourceType: change.resourceType,
     resourceId: change.resourceId,
     diff: diffFields(change.before, change.after),
     requestId: ctx.requestId,
-  });
-  if (change.feed === false) return;
-  await feedRepo.append(db, [
-    {
-      type: `${change.resourceType}.${change.verb}`,
-      resourceType: change.resourceType,
-      resourceId: change.resourceId,
-      siteId: change.siteId,
-      data: (change.after ?? change.before)!,
-      requestId: ctx.requestId,
-    },
-  ]);
+  }));
+  if (audit.length === 1) await auditRepo.append(db, audit[0]!);
+  else await auditRepo.appendMany(db, audit);
+  await feedRepo.append(
+    db,
+    changes
+      .filter((c) => c.feed !== false)
+      .map((change) => ({
+        type: `${change.resourceType}.${change.verb}`,
+        resourceType: change.resourceType,
+        resourceId: change.resourceId,
+        siteId: change.siteId,
+        data: (change.after ?? change.before)!,
+        requestId: ctx.requestId,
+      })),
+  );
 }

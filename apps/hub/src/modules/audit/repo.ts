@@ -1,5 +1,6 @@
 import type { FieldDiff } from "@fm/domain";
 import type { AuditListQuery } from "@fm/domain";
+import { bulkInsert } from "../../lib/bulk.ts";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 
@@ -26,6 +27,21 @@ function where(q: Omit<AuditListQuery, "limit" | "cursor">): Prisma.AuditLogWher
 export const auditRepo = {
   async append(db: Db, entry: NewAuditEntry): Promise<void> {
     await db.auditLog.create({ data: { ...entry, diff: entry.diff as Prisma.InputJsonValue } });
+  },
+  async appendMany(db: Db, entries: NewAuditEntry[]): Promise<void> {
+    await bulkInsert(
+      db,
+      "audit_log",
+      [
+        { name: "principal", type: "varchar" },
+        { name: "action", type: "varchar" },
+        { name: "resource_type", type: "varchar" },
+        { name: "resource_id", type: "varchar" },
+        { name: "diff", type: "jsonb" },
+        { name: "request_id", type: "varchar" },
+      ],
+      entries.map((e) => ({ principal: e.principal, action: e.action, resource_type: e.resourceType, resource_id: e.resourceId, diff: e.diff, request_id: e.requestId ?? null })),
+    );
   },
   async page(db: Db, q: AuditListQuery, afterId: string | undefined) {
     const w = where(q);

@@ -3,12 +3,12 @@ import { BadRequest, NotFound, Unprocessable, decodeCursor } from "@fm/domain";
 import type { Device, DeviceListQuery, DevicePatch } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
-import { recordChange } from "../../lib/changes.ts";
+import { recordChange, recordChanges, type Change } from "../../lib/changes.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { resolveSiteId } from "../sites/repo.ts";
-import { deviceRepo, deviceWhere, type DeviceBase, type DeviceRow } from "./repo.ts";
+import { deviceRepo, deviceWhere, type BulkColumn, type DeviceBase, type DeviceRow } from "./repo.ts";
 import { TRACKED, storedStatus, toDevice } from "./state.ts";
 
 export interface DeviceServiceDeps {
@@ -31,6 +31,21 @@ const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceR
 
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+/** Cheap equality for column values: primitives, dates, arrays and JSON (null and undefined alike). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b || (a == null && b == null)) return true;
+  if (a == null || b == null) return false;
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (typeof a === "object" && typeof b === "object") return same(a, b);
+  return false;
+}
+
+/** Would these changes alter any field of the device? */
+export function differs(current: object, changes: object): boolean {
+  for (const [k, v] of Object.entries(changes)) if (!sameValue((current as Record<string, unknown>)[k], v)) return true;
+  return false;
+}
 
 export function createDeviceService({ prisma, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
   const present = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
@@ -73,6 +88,60 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     return row;
   }
 
+  /** What `changes` would make of `current`: the next row, its derived status, and whether anything differs. */
+  function evolve(current: DeviceBase, changes: DeviceChanges, at: Date) {
+    // Fast path, taken by most devices of most pushes: no field differs, so neither does the
+    // stored status (it depends on the fields only, never on the clock).
+    if (!differs(current, changes)) return { next: current, changed: false };
+    const next = { ...current, ...changes } as DeviceBase;
+    const derived = storedStatus(next, at);
+    next.operationalStatus = derived.operationalStatus;
+    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
+    const changed = Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) || next.operationalStatus !== current.operationalStatus || !same(next.conditions, current.conditions);
+    return { next, changed };
+  }
+
+  function historyOf(ctx: Ctx, current: DeviceBase, next: DeviceBase, source: string, at: Date): Prisma.DeviceHistoryCreateManyInput[] {
+    return TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
+      deviceId: current.id,
+      field: t.field,
+      source: t.field === "operationalStatus" ? "hub" : source,
+      oldValue: (t.read(current) ?? undefined) as Prisma.InputJsonValue | undefined,
+      newValue: (t.read(next) ?? undefined) as Prisma.InputJsonValue | undefined,
+      principal: ctx.principal.id,
+      requestId: ctx.requestId,
+      changedAt: at,
+    }));
+  }
+
+  /**
+   * `apply` for many devices of one source at once, with the same outcome (status, history,
+   * audit, feed per changed device) in a fixed number of statements: one history insert, one
+   * bulk UPDATE of `columns`, one read of the changed rows, one audit insert, one feed insert.
+   * `columns` must cover every field the changes set. Returns how many devices changed.
+   */
+  async function applyMany(db: Db, ctx: Ctx, entries: { current: DeviceBase; changes: DeviceChanges }[], source: string, columns: readonly BulkColumn[]): Promise<number> {
+    const at = now();
+    const changed = entries.map((e) => ({ ...e, ...evolve(e.current, e.changes, at) })).filter((e) => e.changed);
+    if (!changed.length) return 0;
+    const allowed = new Set(columns.map((c) => c.field));
+    for (const e of changed) for (const k of Object.keys(e.changes)) if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);
+    await deviceRepo.addHistory(db, changed.flatMap((e) => historyOf(ctx, e.current, e.next, source, at)));
+    await deviceRepo.updateMany(
+      db,
+      columns,
+      changed.map((e) => ({ id: e.current.id, values: e.next as unknown as Record<string, unknown> })),
+      at,
+    );
+    const rows = new Map((await deviceRepo.findByIds(db, changed.map((e) => e.current.id))).map((r) => [r.id, r]));
+    const records: Change[] = changed.map((e) => {
+      const row = rows.get(e.current.id)!;
+      return { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(withRelations(e.current, row)), after: present(row) };
+    });
+    await recordChanges(db, ctx, records);
+    return changed.length;
+  }
+
   /** Creates a device with its derived status (the NetBox reflection and the demo data use it). */
   async function create(db: Db, ctx: Ctx, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     const draft = { cordoned: false, cordonReason: null, netboxMissing: false, slurmStateFlags: [], conditions: [], ...data } as unknown as DeviceBase;
@@ -84,6 +153,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
 
   return {
     apply,
+    applyMany,
     create,
     present,
 

@@ -20,6 +20,7 @@
  * contiguous. Readers run the sequencer before reading, and the hub runs it whenever a writer
  * commits (NOTIFY from a trigger), so positions appear within milliseconds.
  */
+import { bulkInsert } from "../../lib/bulk.ts";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 
@@ -44,8 +45,19 @@ export interface StoredInventoryEvent extends Omit<NewInventoryEvent, "data"> {
 export const feedRepo = {
   /** Appends events inside the caller's transaction: they commit, or vanish, with the change. */
   async append(db: Db, events: NewInventoryEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    await db.inventoryEvent.createMany({ data: events.map((e) => ({ ...e, data: e.data as Prisma.InputJsonValue })) });
+    await bulkInsert(
+      db,
+      "inventory_events",
+      [
+        { name: "type", type: "varchar" },
+        { name: "resource_type", type: "varchar" },
+        { name: "resource_id", type: "varchar" },
+        { name: "site_id", type: "uuid" },
+        { name: "data", type: "jsonb" },
+        { name: "request_id", type: "varchar" },
+      ],
+      events.map((e) => ({ type: e.type, resource_type: e.resourceType, resource_id: e.resourceId, site_id: e.siteId, data: e.data, request_id: e.requestId })),
+    );
   },
 
   /** Gives positions to committed, unpositioned events. Returns how many it positioned. */

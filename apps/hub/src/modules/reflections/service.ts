@@ -11,8 +11,8 @@ import type { HealthItem, IronicItem, ReflectionBody, ReflectionResult, Reflecti
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import type { DeviceBase as DeviceRow } from "../devices/repo.ts";
-import type { DeviceService } from "../devices/service.ts";
+import type { BulkColumn, DeviceBase as DeviceRow } from "../devices/repo.ts";
+import { differs, type DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 
 type Changes = Parameters<DeviceService["apply"]>[3];
@@ -20,6 +20,8 @@ const OBSERVED_COLUMN = { ironic: "ironic_observed_at", slurm: "slurm_observed_a
 
 interface SourceAdapter {
   kind: keyof typeof OBSERVED_COLUMN;
+  /** Every device column this source writes (its fields, and its observed-at). */
+  columns: readonly BulkColumn[];
   key(item: unknown): string;
   match(item: unknown, devices: DeviceIndex): DeviceRow | undefined;
   changes(item: unknown): Changes;
@@ -27,6 +29,32 @@ interface SourceAdapter {
   cleared: Changes;
   observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
 }
+
+/** What matching and comparing read of every device of the site. */
+const NARROW_SELECT = {
+  id: true,
+  name: true,
+  serial: true,
+  ironicInstance: true,
+  ironicNodeUuid: true,
+  ironicProvisionState: true,
+  ironicTargetProvisionState: true,
+  ironicPowerState: true,
+  ironicMaintenance: true,
+  ironicMaintenanceReason: true,
+  ironicLastError: true,
+  ironicFault: true,
+  ironicObservedAt: true,
+  slurmNodeName: true,
+  slurmState: true,
+  slurmStateFlags: true,
+  slurmReason: true,
+  slurmPartitions: true,
+  slurmObservedAt: true,
+  healthStatus: true,
+  healthConditions: true,
+  healthObservedAt: true,
+} as const satisfies Prisma.DeviceSelect;
 
 class DeviceIndex {
   readonly byName = new Map<string, DeviceRow>();
@@ -47,6 +75,18 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
   return {
     kind: "ironic",
     observedField: "ironicObservedAt",
+    columns: [
+      { field: "ironicInstance", type: "varchar" },
+      { field: "ironicNodeUuid", type: "uuid" },
+      { field: "ironicProvisionState", type: "varchar" },
+      { field: "ironicTargetProvisionState", type: "varchar" },
+      { field: "ironicPowerState", type: "varchar" },
+      { field: "ironicMaintenance", type: "boolean" },
+      { field: "ironicMaintenanceReason", type: "text" },
+      { field: "ironicLastError", type: "text" },
+      { field: "ironicFault", type: "varchar" },
+      { field: "ironicObservedAt", type: "timestamptz" },
+    ],
     key: (i) => (i as IronicItem).name ?? (i as IronicItem).uuid,
     match: (i, idx) => {
       const n = i as IronicItem;
@@ -74,6 +114,14 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
 const slurm: SourceAdapter = {
   kind: "slurm",
   observedField: "slurmObservedAt",
+  columns: [
+    { field: "slurmNodeName", type: "varchar" },
+    { field: "slurmState", type: "varchar" },
+    { field: "slurmStateFlags", type: "text[]" },
+    { field: "slurmReason", type: "text" },
+    { field: "slurmPartitions", type: "text[]" },
+    { field: "slurmObservedAt", type: "timestamptz" },
+  ],
   key: (i) => (i as SlurmItem).name,
   match: (i, idx) => idx.bySlurm.get((i as SlurmItem).name) ?? idx.byName.get((i as SlurmItem).name),
   changes: (i) => {
@@ -87,6 +135,11 @@ const slurm: SourceAdapter = {
 const health: SourceAdapter = {
   kind: "health",
   observedField: "healthObservedAt",
+  columns: [
+    { field: "healthStatus", type: "varchar" },
+    { field: "healthConditions", type: "jsonb" },
+    { field: "healthObservedAt", type: "timestamptz" },
+  ],
   key: (i) => (i as HealthItem).name,
   match: (i, idx) => idx.byName.get((i as HealthItem).name),
   changes: (i) => ({ healthStatus: (i as HealthItem).status, healthConditions: (i as HealthItem).conditions }),
@@ -127,11 +180,19 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
       const observedAt = new Date(body.observedAt);
       return prisma.$transaction(
         async (tx) => {
+          const t0 = performance.now();
+          const phases: Record<string, number> = {};
+          const mark = (name: string) => (phases[name] = Math.round(performance.now() - t0));
           await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
-          const index = new DeviceIndex(await tx.device.findMany({ where: { siteId } }));
+          // Only the columns matching and comparing need: most devices of most pushes are
+          // unchanged, and their full rows (conditions, tags, notes …) are never looked at.
+          const narrow = (await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[];
+          const index = new DeviceIndex(narrow);
+          mark("readMs");
           const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
           const seen = new Set<string>();
+          const entries: { current: DeviceRow; changes: Changes }[] = [];
           for (const item of items) {
             const device = adapter.match(item, index);
             if (!device || seen.has(device.id)) {
@@ -140,19 +201,30 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
               continue;
             }
             seen.add(device.id);
-            const current = { ...device, [adapter.observedField]: observedAt } as DeviceRow;
-            const written = await devices.apply(tx, ctx, current, adapter.changes(item), source);
-            if (written) result.updated++;
+            // Compared as if already observed now: observing alone is not a change to record.
+            const changes = adapter.changes(item);
+            if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ current: device, changes });
             else result.unchanged++;
           }
+          const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d)).map((d) => ({ current: d, changes: adapter.cleared }));
+          mark("matchMs");
+          // Full rows for the devices that change: their status is derived from every field.
+          const full = new Map<string, DeviceRow>();
+          const ids = [...entries, ...missing].map((e) => e.current.id);
+          for (let i = 0; i < ids.length; i += 10_000) for (const row of await tx.device.findMany({ where: { id: { in: ids.slice(i, i + 10_000) } } })) full.set(row.id, row);
+          const withFull = (list: { current: DeviceRow; changes: Changes }[], observed: Date | null) =>
+            list.map((e) => ({ current: observed ? ({ ...full.get(e.current.id)!, [adapter.observedField]: observed } as DeviceRow) : full.get(e.current.id)!, changes: e.changes }));
+          mark("fullReadMs");
+          // Missing first: a node UUID a vanished device held may now belong to another device.
+          await devices.applyMany(tx, ctx, withFull(missing, null), source, adapter.columns);
+          result.missing = missing.length;
+          result.updated = await devices.applyMany(tx, ctx, withFull(entries, observedAt), source, adapter.columns);
+          result.unchanged += entries.length - result.updated;
+          mark("writeMs");
           if (seen.size) await tx.$executeRawUnsafe(`UPDATE devices SET ${OBSERVED_COLUMN[adapter.kind]} = $1 WHERE id = ANY($2::uuid[])`, observedAt, [...seen]);
-          for (const d of index.all) {
-            if (seen.has(d.id) || !adapter.observedBefore(d)) continue;
-            await devices.apply(tx, ctx, d, adapter.cleared, source);
-            result.missing++;
-          }
+          mark("observedMs");
           await tx.reflectionState.upsert({ where: { siteId_source: { siteId, source } }, update: { observedAt, appliedAt: new Date() }, create: { siteId, source, observedAt } });
-          ctx.log.info({ siteId, source, ...result, unmatchedItems: undefined }, "reflection applied");
+          ctx.log.info({ siteId, source, ...result, unmatchedItems: undefined, ...phases }, "reflection applied");
           return result;
         },
         { timeout: 120_000, maxWait: 10_000 },
