@@ -7,6 +7,10 @@
  *  3. GET /api/v1/sites/ with 1,000 sites: hub vs bare Fastify + pg running the same SQL
  *  4. GET /api/v1/devices/?site=…&limit=100 with 50,000 devices: hub vs bare Fastify + pg
  *  5. the same read route authenticated (bearer token) vs with authentication off
+ *  6. the OpenStack agent's cycle against a real Ironic, and reads, hub vs Ironic (reflections.ts)
+ *  7. hub apply of a pushed view vs a bare SQL upsert (reflections.ts)
+ *
+ * `npm run bench -- <start|sites|devices|ironic|reflections>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -15,6 +19,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
+import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -151,4 +156,6 @@ const only = process.argv[2];
 if (!only || only === "start") await coldStart();
 if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
+if (!only || only === "ironic") await ironicCycle(report);
+if (!only || only === "reflections") for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number)) await reflectionApply(report, n);
 process.exit(0);

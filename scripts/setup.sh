@@ -17,6 +17,8 @@ fi
 
 node scripts/prisma-generate.mjs
 
+scripts/peers/ironic.sh install
+
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then
     if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then

@@ -5,7 +5,25 @@
  * retried with exponential backoff and jitter on connection errors, 429 and 5xx.
  */
 import type { z } from "zod";
-import { ProblemSchema, SiteListSchema, SiteSchema, type Problem, type Site, type SiteCreate, type SiteList, type SitePatch } from "@fm/domain";
+import {
+  DeviceListSchema,
+  DeviceRoleListSchema,
+  ProblemSchema,
+  ReflectionResultSchema,
+  SiteListSchema,
+  SiteSchema,
+  type AgentKind,
+  type Device,
+  type DeviceList,
+  type DeviceRole,
+  type Problem,
+  type ReflectionResult,
+  type ReflectionSource,
+  type Site,
+  type SiteCreate,
+  type SiteList,
+  type SitePatch,
+} from "@fm/domain";
 
 export class HubApiError extends Error {
   constructor(
@@ -31,18 +49,25 @@ export interface HubClientOptions {
   backoffMs?: number;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Called when the hub answers 401 (token expired early, key rotated, secret rotated): the
+   * caller drops its cached token and the request is sent once more with a fresh one.
+   */
+  onUnauthorized?: () => void;
 }
 
 interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Retry even though the method is POST/PATCH: the caller knows a repeat is harmless. */
+  retry?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class HubClient {
-  private readonly opts: Required<Omit<HubClientOptions, "token">> & Pick<HubClientOptions, "token">;
+  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> & Pick<HubClientOptions, "token" | "onUnauthorized">;
 
   constructor(opts: HubClientOptions) {
     this.opts = { maxAttempts: 5, backoffMs: 200, timeoutMs: 30_000, fetch: globalThis.fetch, ...opts, baseUrl: opts.baseUrl.replace(/\/+$/, "") };
@@ -51,9 +76,10 @@ export class HubClient {
   async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions = {}): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
     const url = new URL(this.opts.baseUrl + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const retryable = method !== "POST" && method !== "PATCH" ? true : Boolean(o.headers?.["idempotency-key"]);
+    const retryable = method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
     const attempts = retryable ? this.opts.maxAttempts : 1;
     let lastError: unknown;
+    let reauthenticated = false;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
       let res: Response;
@@ -80,6 +106,14 @@ export class HubClient {
         return { body: body as z.infer<S>, headers: res.headers, status: res.status };
       }
       const error = await toError(res, method, path);
+      if (res.status === 401 && this.opts.onUnauthorized && !reauthenticated) {
+        // Once per request: a second 401 with a fresh token is a real refusal.
+        reauthenticated = true;
+        this.opts.onUnauthorized();
+        attempt--;
+        lastError = error;
+        continue;
+      }
       if (res.status === 429 || res.status >= 500) {
         lastError = error;
         continue;
@@ -114,10 +148,63 @@ export class HubClient {
     return this.request("PATCH", `/api/v1/sites/${id}/`, SiteSchema, { body: patch, headers: ifMatch ? { "if-match": ifMatch } : {} }).then((r) => r.body);
   }
 
+  /** The site with this slug, or undefined. */
+  async findSite(slug: string): Promise<Site | undefined> {
+    return (await this.listSites({ slug, limit: 1 })).items[0];
+  }
+
+  /** Device roles, with `inUse`/`deviceCount` counted at `site` when given. */
+  async deviceRoles(query: { site?: string; inUse?: boolean } = {}): Promise<DeviceRole[]> {
+    const roles: DeviceRole[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, { query: { ...query, limit: 1000, cursor } }).then((r) => r.body);
+      roles.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return roles;
+  }
+
+  listDevices(query: DeviceQuery = {}): Promise<DeviceList> {
+    return this.request("GET", "/api/v1/devices/", DeviceListSchema, { query }).then((r) => r.body);
+  }
+
+  async *allDevices(query: Omit<DeviceQuery, "limit" | "cursor"> = {}): AsyncGenerator<Device> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listDevices({ ...query, limit: 1000, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** A source's complete view of a site (PUT is idempotent, so it is retried). */
+  pushReflection(siteId: string, source: ReflectionSource, body: { observedAt: string; items: unknown[] }): Promise<ReflectionResult> {
+    return this.request("PUT", `/api/v1/sites/${siteId}/reflections/${source}/`, ReflectionResultSchema, { body: { observedAt: body.observedAt, complete: true, items: body.items } }).then((r) => r.body);
+  }
+
+  async heartbeat(satellite: string, agent: AgentKind, body: { reflectors: Record<string, number>; version?: string }): Promise<void> {
+    await this.request("POST", `/api/v1/satellites/${satellite}/agents/${agent}/heartbeat/`, undefined, { body, retry: true }); // repeating a heartbeat only moves its time
+  }
+
   async deleteSite(id: string, ifMatch?: string): Promise<void> {
     await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, { headers: ifMatch ? { "if-match": ifMatch } : {} });
   }
 }
+
+export type DeviceQuery = {
+  site?: string;
+  role?: string;
+  deviceClass?: string;
+  cordoned?: boolean;
+  stale?: boolean;
+  nameExact?: string;
+  name?: string;
+  provisionState?: string;
+  updatedSince?: string;
+  limit?: number;
+  cursor?: string;
+};
 
 async function toError(res: Response, method: string, path: string): Promise<HubApiError> {
   const text = await res.text().catch(() => "");

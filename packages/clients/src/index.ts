@@ -1,1 +1,3 @@
 export * from "./hub-client.ts";
+export * from "./ironic-client.ts";
+export * from "./openstack-auth.ts";

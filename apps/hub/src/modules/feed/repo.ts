@@ -22,7 +22,6 @@
  */
 import { bulkInsert } from "../../lib/bulk.ts";
 import type { Db, PrismaClient } from "../../db/client.ts";
-import type { Prisma } from "../../generated/prisma/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */
 const SEQUENCER_LOCK_KEY = "7380946367040729457";

@@ -1,0 +1,198 @@
+/**
+ * Reflection benchmarks (issue #5), each compared in the same run with a baseline:
+ *  (a) a full OpenStack agent cycle (list Ironic → cordon check → push → hub apply) for 2,000
+ *      real Ironic nodes: first load, unchanged, and with 1 % changed; baseline: the Ironic
+ *      list alone, which no cycle can beat;
+ *  (b) hub apply time of a pushed view of 10,000 and 50,000 devices with 1 % changed, against
+ *      a bare SQL upsert of the same rows (INSERT … ON CONFLICT … DO UPDATE … WHERE … IS
+ *      DISTINCT FROM …) into a table shaped like the observed Ironic fields;
+ *  (c) GET /api/v1/devices/?limit=100 on the hub against Ironic's own
+ *      GET /v1/nodes?detail=true&limit=100, with the same 2,000 nodes.
+ */
+import { randomUUID } from "node:crypto";
+import autocannon from "autocannon";
+import { pino } from "pino";
+import pg from "pg";
+import { HubClient, IronicClient } from "@fm/clients";
+import type { IronicItem } from "@fm/domain";
+import { createDatabase } from "../apps/hub/src/db/client.ts";
+import { migrate } from "../apps/hub/src/db/migrate.ts";
+import { ironicReflector } from "../apps/satellite-agents/src/openstack/agent.ts";
+import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
+import { TokenSource } from "../apps/satellite-agents/src/runtime/token.ts";
+import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
+import { seedNetboxOnlyDevices } from "../test/support/inventory.ts";
+import { createNodesBulk, setMaintenance, clearMaintenance, startIronic, IRONIC_API_VERSION } from "../test/support/ironic.ts";
+import { createTestDatabase } from "../test/support/postgres.ts";
+import { ADMIN_SECRET, bearer, clientToken, startHub } from "../test/support/process.ts";
+
+type Report = (what: string, value: string, note?: string) => void;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+/** A hub on a fresh migrated database with `devices` NetBox-only devices at site "bench", and an openstack agent's credentials. */
+async function benchHub(devices: number) {
+  const db = await createTestDatabase();
+  await migrate(db.url);
+  const data = createDatabase(db.url, { poolMax: 2 });
+  const names = Array.from({ length: devices }, (_, i) => `bench-gpu-${String(i + 1).padStart(5, "0")}`);
+  const siteId = await seedNetboxOnlyDevices(data.prisma, { slug: "bench" }, names.map((name) => ({ name, role: "gpu-node" as const })));
+  await data.prisma.$executeRawUnsafe("ANALYZE");
+  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+  const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
+  const res = await fetch(`${hub.url}/api/v1/satellites/`, { method: "POST", headers: { ...bearer(admin), "content-type": "application/json" }, body: JSON.stringify({ name: "bench-sat", siteIds: [siteId], environment: "dev" }) });
+  const creds = ((await res.json()) as { secrets: { agent: string; clientId: string; clientSecret: string }[] }).secrets.find((s) => s.agent === "openstack")!;
+  const tokens = new TokenSource({ issuer: hub.url, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: "fleet.read agent:openstack" });
+  const client = new HubClient({ baseUrl: hub.url, token: () => tokens.get(), timeoutMs: 600_000, maxAttempts: 1 });
+  return {
+    db,
+    data,
+    hub,
+    admin,
+    names,
+    siteId,
+    client,
+    close: async () => {
+      await hub.stop();
+      await data.close();
+      await db.drop();
+    },
+  };
+}
+
+export async function ironicCycle(report: Report): Promise<void> {
+  const ironic = await startIronic();
+  const env = await benchHub(2000);
+  try {
+    const t0 = performance.now();
+    const nodes = await createNodesBulk(ironic.url, env.names, 16);
+    report("(setup) create 2,000 nodes in Ironic", `${((performance.now() - t0) / 1000).toFixed(1)} s`, "16 concurrent POST /v1/nodes");
+
+    const log = pino({ level: "silent" });
+    const ctx = {
+      config: { IRONIC_PAGE_SIZE: 1000, FM_CORDON_SYNC: true },
+      log,
+      hub: env.client,
+      site: { id: env.siteId, slug: "bench" },
+      satellite: "bench-sat",
+      metrics: createAgentMetrics({ agent: "openstack", site: "bench", satellite: "bench-sat" }),
+      signal: new AbortController().signal,
+    } as unknown as AgentContext<{ IRONIC_PAGE_SIZE: number; FM_CORDON_SYNC: boolean }>;
+    const ironicClient = new IronicClient({ endpoint: ironic.url });
+    const spec = ironicReflector(ctx as never, "overcloud", ironicClient);
+    const signal = new AbortController().signal;
+    const cycle = async () => {
+      const c0 = performance.now();
+      let items = await spec.list(signal);
+      const c1 = performance.now();
+      items = await spec.reconcile!(items, signal);
+      const c2 = performance.now();
+      const result = await spec.push(items, new Date(), signal);
+      const c3 = performance.now();
+      return { list: c1 - c0, reconcile: c2 - c1, push: c3 - c2, total: c3 - c0, result };
+    };
+    const first = await cycle();
+    report("(a) full cycle, 2,000 nodes, first load", ms(first.total), `list ${ms(first.list)}, cordon check ${ms(first.reconcile)}, push+apply ${ms(first.push)}; updated ${String(first.result.updated)}`);
+    const steady = [await cycle(), await cycle(), await cycle()];
+    report("(a) full cycle, 2,000 nodes, nothing changed (median of 3)", ms(median(steady.map((c) => c.total))), `push+apply ${ms(median(steady.map((c) => c.push)))}; updated ${String(steady[0]!.result.updated)}`);
+    const changed: Awaited<ReturnType<typeof cycle>>[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (const n of nodes.slice(round * 20, round * 20 + 20)) await setMaintenance(ironic.url, n.uuid, `bench round ${round}`);
+      changed.push(await cycle());
+    }
+    report("(a) full cycle, 2,000 nodes, 1 % changed (median of 3)", ms(median(changed.map((c) => c.total))), `list ${ms(median(changed.map((c) => c.list)))}, push+apply ${ms(median(changed.map((c) => c.push)))}; updated ${String(changed[0]!.result.updated)}`);
+    const lists: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const l0 = performance.now();
+      await ironicClient.listNodes({ limit: 1000 });
+      lists.push(performance.now() - l0);
+    }
+    report("(a) baseline: the Ironic list alone (median of 3)", ms(median(lists)), `cycle / list: ${(median(changed.map((c) => c.total)) / median(lists)).toFixed(2)}×`);
+    for (const n of nodes.slice(0, 60)) await clearMaintenance(ironic.url, n.uuid);
+
+    // (c) reads: the hub's device list against Ironic's node list, same 2,000 nodes.
+    await cycle();
+    const hubUrl = `${env.hub.url}/api/v1/devices/?limit=100`;
+    const ironicUrl = `${ironic.url}/v1/nodes?detail=true&limit=100`;
+    const run = (url: string, headers: Record<string, string>, duration = DURATION_S) => autocannon({ url, connections: CONNECTIONS, duration, headers });
+    const hubHeaders = bearer(env.admin);
+    const ironicHeaders = { "x-openstack-ironic-api-version": IRONIC_API_VERSION };
+    await run(hubUrl, hubHeaders, 2);
+    await run(ironicUrl, ironicHeaders, 2);
+    const h = await run(hubUrl, hubHeaders);
+    const i = await run(ironicUrl, ironicHeaders);
+    if (h.non2xx || i.non2xx || h.errors || i.errors) throw new Error(`errors under load: hub ${h.non2xx}/${h.errors}, ironic ${i.non2xx}/${i.errors}`);
+    report("(c) hub GET /api/v1/devices/?limit=100 req/s", h.requests.average.toFixed(0), `p99 ${h.latency.p99} ms, ${CONNECTIONS} connections, ${DURATION_S} s, 2,000 devices`);
+    report("(c) Ironic GET /v1/nodes?detail=true&limit=100 req/s", i.requests.average.toFixed(0), `p99 ${i.latency.p99} ms, same 2,000 nodes (one ironic process)`);
+    report("(c) hub / Ironic throughput", `${((h.requests.average / i.requests.average) * 100).toFixed(0)} %`);
+  } finally {
+    await env.close();
+    await ironic.stop();
+  }
+}
+
+const COLUMNS = ["provision_state", "target_provision_state", "power_state", "maintenance", "maintenance_reason", "last_error", "fault"] as const;
+
+/** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
+export async function reflectionApply(report: Report, n: number): Promise<void> {
+  const env = await benchHub(n);
+  const sql = new pg.Client({ connectionString: env.db.url });
+  await sql.connect();
+  try {
+    const items: IronicItem[] = env.names.map((name) => ({ uuid: randomUUID(), name, serial: null, provisionState: "available", targetProvisionState: null, powerState: "power off", maintenance: false, maintenanceReason: null, lastError: null, fault: null }));
+    const push = async (view: IronicItem[]) => {
+      const t0 = performance.now();
+      const r = await env.client.pushReflection(env.siteId, "ironic-overcloud", { observedAt: new Date().toISOString(), items: view }).catch((err: unknown) => {
+        for (const l of env.hub.logs.filter((x) => Number(x.level) >= 50)) console.error(JSON.stringify(l).slice(0, 2000));
+        throw err;
+      });
+      return { ms: performance.now() - t0, r };
+    };
+    const first = await push(items);
+    report(`(b) hub apply, ${n.toLocaleString("en")} devices, first load`, ms(first.ms), `updated ${first.r.updated}`);
+
+    await sql.query(`CREATE TABLE bench_ironic_nodes (uuid uuid PRIMARY KEY, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")}, observed_at timestamptz)`);
+    const upsert = async (view: IronicItem[]) => {
+      const rows = view.map((i) => ({ uuid: i.uuid, name: i.name, provision_state: i.provisionState, target_provision_state: i.targetProvisionState, power_state: i.powerState, maintenance: i.maintenance, maintenance_reason: i.maintenanceReason, last_error: i.lastError, fault: i.fault }));
+      const t0 = performance.now();
+      const r = await sql.query(
+        `INSERT INTO bench_ironic_nodes AS t (uuid, name, ${COLUMNS.join(", ")}, observed_at)
+         SELECT x.uuid, x.name, ${COLUMNS.map((c) => `x.${c}`).join(", ")}, now()
+           FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")})
+         ON CONFLICT (uuid) DO UPDATE SET name = EXCLUDED.name, ${COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, observed_at = EXCLUDED.observed_at
+         WHERE (t.name, ${COLUMNS.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (EXCLUDED.name, ${COLUMNS.map((c) => `EXCLUDED.${c}`).join(", ")})`,
+        [JSON.stringify(rows)],
+      );
+      return { ms: performance.now() - t0, rows: r.rowCount };
+    };
+    await upsert(items);
+    const hubTimes: number[] = [];
+    const baseTimes: number[] = [];
+    let updated = 0;
+    let written = 0;
+    for (let round = 0; round < 3; round++) {
+      // 1 % of the devices change provision state this round.
+      for (let k = 0; k < n / 100; k++) {
+        const i = (round * (n / 100) + k) % n;
+        items[i] = { ...items[i]!, provisionState: items[i]!.provisionState === "available" ? "active" : "available" };
+      }
+      const h = await push(items);
+      const b = await upsert(items);
+      hubTimes.push(h.ms);
+      baseTimes.push(b.ms);
+      updated = h.r.updated;
+      written = b.rows ?? 0;
+    }
+    const hm = median(hubTimes);
+    const bm = median(baseTimes);
+    report(`(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of 3)`, ms(hm), `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`);
+    report(`(b) baseline SQL upsert, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`, ms(bm), `rows written ${written}`);
+    report(`(b) hub / baseline time, ${n.toLocaleString("en")} devices`, `${(hm / bm).toFixed(1)}×`);
+  } finally {
+    await sql.end();
+    await env.close();
+  }
+}
+

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A real OpenStack Ironic for the tests (test/support/ironic.ts), from Debian's packages.
+#
+#   scripts/peers/ironic.sh install   install `ironic` + `ironic-dbsync` (package ironic-common)
+#                                     unless they are already on PATH; safe to run again
+#
+# Only ironic-common: it ships the all-in-one `ironic` command (API and conductor in one
+# process), which is all standalone mode needs; ironic-api/ironic-conductor would add systemd
+# services that start on install. --no-install-recommends keeps it to ~180 MB.
+# See shared/recipes/ironic.md for how the tests run it.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 install" >&2
+  exit 2
+}
+
+install() {
+  if command -v ironic >/dev/null 2>&1 && command -v ironic-dbsync >/dev/null 2>&1; then
+    echo "ironic: already installed ($(command -v ironic))"
+    return 0
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "ironic: apt-get not found; install OpenStack Ironic (ironic-common) another way" >&2
+    exit 1
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      echo "ironic: installing ironic-common needs root (or sudo)" >&2
+      exit 1
+    fi
+  fi
+  echo "ironic: installing ironic-common (about 90 s)"
+  # Another apt/dpkg (unattended upgrades, a parallel setup) holds the dpkg lock: wait for it
+  # rather than fail (apt-get's own lock timeout, in seconds).
+  local apt_opts=(-o DPkg::Lock::Timeout=600 -q)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y --no-install-recommends ironic-common
+  command -v ironic >/dev/null 2>&1 || { echo "ironic: installed ironic-common but \`ironic\` is not on PATH" >&2; exit 1; }
+  echo "ironic: installed $(ironic --version 2>&1 | tail -n1)"
+}
+
+case "${1:-}" in
+  install) install ;;
+  *) usage ;;
+esac
