@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Timestamp, Uuid } from "./common.ts";
+import { CpuArchitecture, DeviceClass, NetboxDeviceStatus } from "./inventory.ts";
 
 /** Sources that push their whole view of a site (contract: "Reflection semantics"). */
 export const REFLECTION_SOURCES = ["netbox", "ironic-overcloud", "ironic-undercloud", "slurm", "health"] as const;
@@ -25,6 +26,48 @@ export const IronicItemSchema = z
   .meta({ id: "IronicReflectionItem" });
 export type IronicItem = z.infer<typeof IronicItemSchema>;
 
+const Name = z.string().min(1).max(200);
+const NetboxId = z.number().int().positive();
+
+/**
+ * One NetBox device as the netbox agent reports it, with what it references (role with its
+ * device class from NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING, type, location, rack) inline, so
+ * the hub can create those too. NetBox is authoritative: the hub creates the device when new,
+ * and marks (never deletes) one NetBox no longer lists.
+ */
+export const NetboxItemSchema = z
+  .strictObject({
+    netboxId: NetboxId,
+    name: Name,
+    serial: z.string().max(100).nullable(),
+    assetTag: z.string().max(100).nullable(),
+    status: NetboxDeviceStatus,
+    role: z.strictObject({ slug: z.string().min(1).max(100), name: z.string().min(1).max(100), netboxId: NetboxId.nullable(), deviceClass: DeviceClass }),
+    deviceType: z.strictObject({ slug: z.string().min(1).max(100), manufacturer: z.string().min(1).max(100), model: z.string().min(1).max(100), cpuArchitecture: CpuArchitecture, netboxId: NetboxId.nullable() }).nullable(),
+    location: z.strictObject({ slug: z.string().min(1).max(63), name: z.string().min(1).max(200), netboxId: NetboxId.nullable() }).nullable(),
+    rack: z.strictObject({ name: z.string().min(1).max(100), netboxId: NetboxId.nullable() }).nullable(),
+    rackPosition: z.number().min(0).max(99999).nullable(),
+    platformClass: z.string().max(100).nullable(),
+    tags: z.array(z.string().max(100)).max(100),
+    bmcAddress: z.string().max(255).nullable(),
+    interfaces: z
+      .array(
+        z.strictObject({
+          name: z.string().min(1).max(64),
+          type: z.string().max(50).nullable(),
+          macAddress: z.string().regex(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/).nullable(),
+          ibGuid: z.string().max(23).nullable(),
+          mgmtOnly: z.boolean(),
+          peerDevice: z.string().max(200).nullable(),
+          peerInterface: z.string().max(64).nullable(),
+          netboxId: NetboxId.nullable(),
+        }),
+      )
+      .max(512),
+  })
+  .meta({ id: "NetboxReflectionItem" });
+export type NetboxItem = z.infer<typeof NetboxItemSchema>;
+
 /** One SLURM node as slurmrestd reports it. */
 export const SlurmItemSchema = z
   .strictObject({ name: z.string().min(1).max(200), state: z.string().max(40).nullable(), flags: z.array(z.string().max(40)).max(50), reason: Text, partitions: z.array(z.string().max(100)).max(100) })
@@ -45,7 +88,7 @@ export const ReflectionBodySchema = z
   .strictObject({
     observedAt: Timestamp.describe("When the source was read: a push older than the last accepted one is refused (409)"),
     complete: z.literal(true).describe("The items are the source's whole view of the site"),
-    items: z.array(z.record(z.string(), z.unknown())).max(100_000).describe("Items of the source's shape: IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem"),
+    items: z.array(z.record(z.string(), z.unknown())).max(100_000).describe("Items of the source's shape: NetboxReflectionItem, IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem"),
   })
   .meta({ id: "ReflectionPush" });
 export type ReflectionBody = z.infer<typeof ReflectionBodySchema>;
@@ -64,10 +107,10 @@ export type ReflectionResult = z.infer<typeof ReflectionResultSchema>;
 
 export const ReflectionParams = z.strictObject({ site_id: Uuid, source: ReflectionSource });
 
-/** The item schema of a source (NetBox's arrives with the NetBox agent, #6). */
-export function itemSchemaFor(source: ReflectionSource): z.ZodType | undefined {
+/** The item schema of a source. */
+export function itemSchemaFor(source: ReflectionSource): z.ZodType {
+  if (source === "netbox") return NetboxItemSchema;
   if (source === "ironic-overcloud" || source === "ironic-undercloud") return IronicItemSchema;
   if (source === "slurm") return SlurmItemSchema;
-  if (source === "health") return HealthItemSchema;
-  return undefined;
+  return HealthItemSchema;
 }

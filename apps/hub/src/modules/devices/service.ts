@@ -101,6 +101,14 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     return { next, changed };
   }
 
+  function evolveForced(current: DeviceBase, changes: DeviceChanges, at: Date) {
+    const next = { ...current, ...changes } as DeviceBase;
+    const derived = storedStatus(next, at);
+    next.operationalStatus = derived.operationalStatus;
+    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
+    return { next, changed: true };
+  }
+
   function historyOf(ctx: Ctx, current: DeviceBase, next: DeviceBase, source: string, at: Date): Prisma.DeviceHistoryCreateManyInput[] {
     return TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
       deviceId: current.id,
@@ -120,9 +128,11 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    * bulk UPDATE of `columns`, one read of the changed rows, one audit insert, one feed insert.
    * `columns` must cover every field the changes set. Returns how many devices changed.
    */
-  async function applyMany(db: Db, ctx: Ctx, entries: { current: DeviceBase; changes: DeviceChanges }[], source: string, columns: readonly BulkColumn[]): Promise<number> {
+  async function applyMany(db: Db, ctx: Ctx, entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[], source: string, columns: readonly BulkColumn[]): Promise<number> {
     const at = now();
-    const changed = entries.map((e) => ({ ...e, ...evolve(e.current, e.changes, at) })).filter((e) => e.changed);
+    // `force`: something outside the columns changed (NetBox interfaces), so the device is
+    // written (version, audit, feed) even when its columns are equal.
+    const changed = entries.map((e) => ({ ...e, ...(e.force ? evolveForced(e.current, e.changes, at) : evolve(e.current, e.changes, at)) })).filter((e) => e.changed);
     if (!changed.length) return 0;
     const allowed = new Set(columns.map((c) => c.field));
     for (const e of changed) for (const k of Object.keys(e.changes)) if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);

@@ -7,13 +7,14 @@
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
 import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
-import type { HealthItem, IronicItem, ReflectionBody, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
+import type { HealthItem, IronicItem, NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { BulkColumn, DeviceBase as DeviceRow } from "../devices/repo.ts";
 import { differs, type DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
+import { applyNetbox } from "./netbox.ts";
 
 type Changes = Parameters<DeviceService["apply"]>[3];
 const OBSERVED_COLUMN = { ironic: "ironic_observed_at", slurm: "slurm_observed_at", health: "health_observed_at" } as const;
@@ -152,7 +153,7 @@ function adapterFor(source: ReflectionSource): SourceAdapter {
   if (source === "ironic-undercloud") return ironic("undercloud");
   if (source === "slurm") return slurm;
   if (source === "health") return health;
-  throw new BadRequest("source_not_supported", "NetBox reflections arrive with the NetBox agent (issue #6)");
+  throw new BadRequest("source_not_supported", `Source '${source}' has no annotation adapter`);
 }
 
 function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
@@ -175,7 +176,6 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
       if (!agent || !agentMayWriteSource(agent, siteId, source)) {
         throw new Forbidden("reflection_not_allowed", `This agent may not write '${source}' state at this site`);
       }
-      const adapter = adapterFor(source);
       const items = parseItems(source, body.items);
       const observedAt = new Date(body.observedAt);
       return prisma.$transaction(
@@ -185,6 +185,14 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
           const mark = (name: string) => (phases[name] = Math.round(performance.now() - t0));
           await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
+          if (source === "netbox") {
+            const r = await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt);
+            await tx.reflectionState.upsert({ where: { siteId_source: { siteId, source } }, update: { observedAt, appliedAt: new Date() }, create: { siteId, source, observedAt } });
+            mark("totalMs");
+            ctx.log.info({ siteId, source, ...r, unmatchedItems: undefined, ...phases }, "reflection applied");
+            return r;
+          }
+          const adapter = adapterFor(source);
           // Only the columns matching and comparing need: most devices of most pushes are
           // unchanged, and their full rows (conditions, tags, notes …) are never looked at.
           const narrow = (await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[];
