@@ -9,8 +9,9 @@
  *  5. the same read route authenticated (bearer token) vs with authentication off
  *  6. the OpenStack agent's cycle against a real Ironic, and reads, hub vs Ironic (reflections.ts)
  *  7. hub apply of a pushed view vs a bare SQL upsert (reflections.ts)
+ *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
  *
- * `npm run bench -- <start|sites|devices|ironic|reflections>` runs one part.
+ * `npm run bench -- <start|sites|devices|ironic|netbox|reflections>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -20,6 +21,7 @@ import autocannon from "autocannon";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
+import { netboxSync } from "./netbox.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -157,5 +159,6 @@ if (!only || only === "start") await coldStart();
 if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);
+if (!only || only === "netbox") await netboxSync(report);
 if (!only || only === "reflections") for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number)) await reflectionApply(report, n);
 process.exit(0);

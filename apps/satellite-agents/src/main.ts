@@ -4,9 +4,10 @@
  */
 import { runAgent, type AgentDefinition } from "./runtime/agent.ts";
 import { openstackAgent } from "./openstack/agent.ts";
+import { netboxAgent } from "./netbox/agent.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const AGENTS: Record<string, AgentDefinition<any>> = { openstack: openstackAgent };
+const AGENTS: Record<string, AgentDefinition<any>> = { openstack: openstackAgent, netbox: netboxAgent };
 
 const name = process.argv[2];
 if (!name || !(name in AGENTS)) {
