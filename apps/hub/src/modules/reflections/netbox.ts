@@ -58,6 +58,28 @@ const ifaceKey = (list: readonly { name: string; type: string | null; macAddress
       .sort((a, b) => a.name.localeCompare(b.name)),
   );
 
+const NARROW = {
+  id: true,
+  name: true,
+  serial: true,
+  assetTag: true,
+  rackId: true,
+  rackPosition: true,
+  deviceTypeId: true,
+  deviceRoleId: true,
+  netboxId: true,
+  netboxStatus: true,
+  netboxMissing: true,
+  netboxObservedAt: true,
+  platformClass: true,
+  tags: true,
+  bmcAddress: true,
+  interfaces: { select: { name: true, type: true, macAddress: true, ibGuid: true, mgmtOnly: true, peerDevice: true, peerInterface: true, netboxId: true } },
+} as const;
+type NarrowDevice = Pick<DeviceRow, "id" | "name" | "serial" | "assetTag" | "rackId" | "rackPosition" | "deviceTypeId" | "deviceRoleId" | "netboxId" | "netboxStatus" | "netboxMissing" | "netboxObservedAt" | "platformClass" | "tags" | "bmcAddress"> & {
+  interfaces: Pick<DeviceRow["interfaces"][number], "name" | "type" | "macAddress" | "ibGuid" | "mgmtOnly" | "peerDevice" | "peerInterface" | "netboxId">[];
+};
+
 /** Roles, types, locations and racks the items reference, created or updated; returns their ids. */
 async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxItem[]) {
   const roles = new Map<string, string>();
@@ -96,9 +118,16 @@ async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxI
     locations.set(l.slug, row.id);
   }
   const racks = new Map<string, string>();
+  // Hundreds of racks per site: write only those that are new or changed.
+  const known = new Map((await tx.rack.findMany({ where: { siteId } })).map((r) => [r.name, r]));
   for (const i of items) {
     if (!i.rack || racks.has(i.rack.name)) continue;
     const locationId = i.location ? locations.get(i.location.slug)! : null;
+    const have = known.get(i.rack.name);
+    if (have && have.netboxId === i.rack.netboxId && have.locationId === locationId) {
+      racks.set(i.rack.name, have.id);
+      continue;
+    }
     const row = await tx.rack.upsert({ where: { siteId_name: { siteId, name: i.rack.name } }, update: { netboxId: i.rack.netboxId, locationId }, create: { siteId, name: i.rack.name, netboxId: i.rack.netboxId, locationId } });
     racks.set(i.rack.name, row.id);
   }
@@ -108,14 +137,16 @@ async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxI
 export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, siteId: string, items: NetboxItem[], observedAt: Date): Promise<ReflectionResult> {
   const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
   const refs = await upsertReferences(tx, ctx, siteId, items);
-  const existing = await tx.device.findMany({ where: { siteId }, include: DEVICE_INCLUDE });
+  // Narrow read of every device of the site: what matching and comparing need. Full rows (with
+  // relations) are read only for the devices that change.
+  const existing = (await tx.device.findMany({ where: { siteId }, select: NARROW })) as unknown as NarrowDevice[];
   const byNetboxId = new Map(existing.filter((d) => d.netboxId !== null).map((d) => [d.netboxId!, d]));
   const byName = new Map(existing.map((d) => [d.name, d]));
 
   const seen = new Set<string>();
   const seenNames = new Set<string>();
   const toCreate: { item: NetboxItem; data: Record<string, unknown> }[] = [];
-  const toUpdate: { current: DeviceRow; changes: Record<string, unknown>; force: boolean; interfaces?: Iface[] }[] = [];
+  const toUpdate: { current: NarrowDevice; changes: Record<string, unknown>; force: boolean; interfaces?: Iface[] }[] = [];
   for (const item of items) {
     const fields = {
       name: item.name,
@@ -145,7 +176,7 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
       continue;
     }
     seen.add(device.id);
-    const current = { ...device, netboxObservedAt: observedAt, rackPosition: device.rackPosition === null ? null : Number(device.rackPosition) } as unknown as DeviceRow;
+    const current = { ...device, netboxObservedAt: observedAt, rackPosition: device.rackPosition === null ? null : Number(device.rackPosition) };
     const ifaceChanged = ifaceKey(device.interfaces) !== ifaceKey(item.interfaces);
     const fieldChanged = Object.entries(fields).some(([k, v]) => canonicalJson((current as unknown as Record<string, unknown>)[k] ?? null) !== canonicalJson(v ?? null));
     if (!fieldChanged && !ifaceChanged) {
@@ -164,9 +195,12 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
   }
   const missing = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
   result.missing = missing.length;
+  const full = new Map<string, DeviceRow>();
+  const ids = [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id);
+  for (let i = 0; i < ids.length; i += 5_000) for (const row of await tx.device.findMany({ where: { id: { in: ids.slice(i, i + 5_000) } }, include: DEVICE_INCLUDE })) full.set(row.id, row);
   // Missing first: a vanished device may hold the name a listed one now takes.
-  await devices.applyMany(tx, ctx, missing.map((d) => ({ current: d, changes: { netboxMissing: true } })), "netbox", NETBOX_COLUMNS);
-  result.updated = await devices.applyMany(tx, ctx, toUpdate.map((u) => ({ current: u.current, changes: u.changes as never, force: u.force })), "netbox", NETBOX_COLUMNS);
+  await devices.applyMany(tx, ctx, missing.map((d) => ({ current: full.get(d.id)!, changes: { netboxMissing: true } })), "netbox", NETBOX_COLUMNS);
+  result.updated = await devices.applyMany(tx, ctx, toUpdate.map((u) => ({ current: full.get(u.current.id)!, changes: u.changes as never, force: u.force })), "netbox", NETBOX_COLUMNS);
   result.unchanged += toUpdate.length - result.updated;
 
   if (toCreate.length) {
