@@ -98,8 +98,11 @@ export const deviceRepo = {
   async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
     return db.device.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() }, include: DEVICE_INCLUDE });
   },
+  /** In chunks: PostgreSQL takes at most 65,535 bind parameters per statement. */
   async findByIds(db: Db, ids: string[]): Promise<DeviceRow[]> {
-    return ids.length ? db.device.findMany({ where: { id: { in: ids } }, include: DEVICE_INCLUDE }) : [];
+    const rows: DeviceRow[] = [];
+    for (let i = 0; i < ids.length; i += 10_000) rows.push(...(await db.device.findMany({ where: { id: { in: ids.slice(i, i + 10_000) } }, include: DEVICE_INCLUDE })));
+    return rows;
   },
   /**
    * One UPDATE for many devices: each row's `values` for the given columns, plus version + 1

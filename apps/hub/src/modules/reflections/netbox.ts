@@ -15,7 +15,7 @@ import type { Db } from "../../db/client.ts";
 import { bulkInsert } from "../../lib/bulk.ts";
 import { recordChanges, type Change } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { DEVICE_INCLUDE, type BulkColumn, type DeviceRow } from "../devices/repo.ts";
+import { DEVICE_INCLUDE, deviceRepo, type BulkColumn, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { storedStatus } from "../devices/state.ts";
 
@@ -219,7 +219,7 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
     );
     const idByName = new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
     await bulkInsert(tx, "device_interfaces", INTERFACE_COLUMNS, toCreate.flatMap(({ item }) => item.interfaces.map((i) => interfaceRow(idByName.get(item.name)!, i))));
-    const fresh = await tx.device.findMany({ where: { id: { in: [...idByName.values()] } }, include: DEVICE_INCLUDE });
+    const fresh = await deviceRepo.findByIds(tx, [...idByName.values()]);
     await recordChanges(
       tx,
       ctx,
