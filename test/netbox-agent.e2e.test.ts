@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Device } from "@fm/domain";
 import { startAgent, type AgentProcess } from "./support/agents.ts";
 import { realisticFleet, startNetboxServer, type NetboxServer } from "./support/netbox-server.ts";
+import { eventually } from "./support/wait.ts";
 import { createTestDatabase } from "./support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
 
@@ -31,17 +32,6 @@ const devices = async () => (await api<{ items: Device[] }>("/api/v1/devices/?si
 /** The devices the agent must ingest: NetBox's site iad1, cluster iad1-compute. */
 const expected = () => nb.data.devices.filter((d) => d.site === 1 && d.cluster === 1);
 
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 beforeAll(async () => {
   nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 2, devicesPerSite: 24 }) });

@@ -15,6 +15,7 @@ import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { startAgent, type AgentProcess } from "./support/agents.ts";
 import { seedNetboxOnlyDevices } from "./support/inventory.ts";
 import { createNode, failClean, getNode, setMaintenance, setProvisionState, startIronic, waitForProvisionState, deleteNode, type IronicPeer } from "./support/ironic.ts";
+import { eventually } from "./support/wait.ts";
 import { createTestDatabase } from "./support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
 
@@ -79,18 +80,6 @@ const device = async (name: string): Promise<Device> => {
 const history = async (id: string, field = "provisionState") =>
   (await api<{ items: { field: string; oldValue: unknown; newValue: unknown; source: string }[] }>(`/api/v1/devices/${id}/history/?field=${field}&limit=1000`)).body.items;
 
-/** Polls until `check` passes (it throws while not yet), or fails with its last error. */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 /** Waits for a cycle that started after now: the second one to finish from now on. */
 async function fullCycleAfterNow(a: AgentProcess, store: string): Promise<void> {

@@ -24,6 +24,7 @@ import {
   type SiteList,
   type SitePatch,
 } from "@fm/domain";
+import { sleep } from "./http.ts";
 
 export class HubApiError extends Error {
   constructor(
@@ -64,7 +65,6 @@ interface RequestOptions {
   retry?: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class HubClient {
   private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> & Pick<HubClientOptions, "token" | "onUnauthorized">;

@@ -16,6 +16,7 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
+import { describeFetchError, describeParseError, sleep } from "./http.ts";
 
 export class IronicApiError extends Error {
   constructor(
@@ -112,7 +113,6 @@ interface RequestOptions {
   idempotent: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class IronicClient {
   readonly endpoint: string;
@@ -241,18 +241,6 @@ function parseNode(schema: z.ZodType, raw: unknown, method: string, path: string
   throw new IronicApiError(status, text, `${method} ${path}: unexpected node ${uuid}: ${describeParseError(parsed.error)}`);
 }
 
-function describeParseError(err: unknown): string {
-  if (err instanceof z.ZodError) return err.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** "fetch failed" says nothing; the useful part (ECONNREFUSED, timeout) is in the cause. */
-function describeFetchError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  if (err.name === "TimeoutError") return "timed out";
-  const cause = err.cause as { code?: string; message?: string } | undefined;
-  return cause?.code ?? cause?.message ?? err.message;
-}
 
 /**
  * The readable part of an Ironic error body. Ironic (WSME) wraps a JSON document in a JSON

@@ -24,6 +24,7 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
+import { describeFetchError, describeParseError, sleep } from "./http.ts";
 
 export class NetboxApiError extends Error {
   constructor(
@@ -410,7 +411,6 @@ interface RequestOptions {
   idempotent: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Details NetBox (DRF) gives for authentication, as opposed to authorization, failures. */
 const AUTHENTICATION_FAILURE = /^(Authentication credentials were not provided|Invalid (v[12] )?token|Token expired|Token disabled|User inactive|Invalid token header|Source IP .* is not allowed)/i;
@@ -710,18 +710,6 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
 }
 
-function describeParseError(err: unknown): string {
-  if (err instanceof z.ZodError) return err.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** "fetch failed" says nothing; the useful part (ECONNREFUSED, timeout) is in the cause. */
-function describeFetchError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  if (err.name === "TimeoutError") return "timed out";
-  const cause = err.cause as { code?: string; message?: string } | undefined;
-  return cause?.code ?? cause?.message ?? err.message;
-}
 
 /**
  * The readable part of a NetBox error body: DRF's `{"detail": "..."}`, or a validation error

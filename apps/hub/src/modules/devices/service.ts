@@ -59,54 +59,29 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    */
   async function apply(db: Db, ctx: Ctx, current: DeviceBase | DeviceRow, changes: DeviceChanges, source: string): Promise<DeviceRow | null> {
     const at = now();
-    const next = { ...current, ...changes } as DeviceBase;
-    const derived = storedStatus(next, at);
-    next.operationalStatus = derived.operationalStatus;
-    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
-    const changed = Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v));
-    if (!changed && next.operationalStatus === current.operationalStatus && same(next.conditions, current.conditions)) return null;
-
-    await deviceRepo.addHistory(
-      db,
-      TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
-        deviceId: current.id,
-        field: t.field,
-        source: t.field === "operationalStatus" ? "hub" : source,
-        oldValue: (t.read(current) ?? undefined) as Prisma.InputJsonValue | undefined,
-        newValue: (t.read(next) ?? undefined) as Prisma.InputJsonValue | undefined,
-        principal: ctx.principal.id,
-        requestId: ctx.requestId,
-        changedAt: at,
-      })),
-    );
+    const { next, changed } = evolve(current, changes, at);
+    if (!changed) return null;
+    await deviceRepo.addHistory(db, historyOf(ctx, current, next, source, at));
     const row = await deviceRepo.update(db, current.id, {
       ...(changes as Prisma.DeviceUncheckedUpdateInput),
-      operationalStatus: derived.operationalStatus,
-      conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+      operationalStatus: next.operationalStatus,
+      conditions: next.conditions as Prisma.InputJsonValue,
     });
     await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(withRelations(current, row)), after: present(row) });
     return row;
   }
 
   /** What `changes` would make of `current`: the next row, its derived status, and whether anything differs. */
-  function evolve(current: DeviceBase, changes: DeviceChanges, at: Date) {
+  function evolve(current: DeviceBase, changes: DeviceChanges, at: Date, force = false) {
     // Fast path, taken by most devices of most pushes: no field differs, so neither does the
     // stored status (it depends on the fields only, never on the clock).
-    if (!differs(current, changes)) return { next: current, changed: false };
+    if (!force && !differs(current, changes)) return { next: current, changed: false };
     const next = { ...current, ...changes } as DeviceBase;
     const derived = storedStatus(next, at);
     next.operationalStatus = derived.operationalStatus;
     next.conditions = derived.conditions as unknown as Prisma.JsonValue;
-    const changed = Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) || next.operationalStatus !== current.operationalStatus || !same(next.conditions, current.conditions);
+    const changed = force || Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) || next.operationalStatus !== current.operationalStatus || !same(next.conditions, current.conditions);
     return { next, changed };
-  }
-
-  function evolveForced(current: DeviceBase, changes: DeviceChanges, at: Date) {
-    const next = { ...current, ...changes } as DeviceBase;
-    const derived = storedStatus(next, at);
-    next.operationalStatus = derived.operationalStatus;
-    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
-    return { next, changed: true };
   }
 
   function historyOf(ctx: Ctx, current: DeviceBase, next: DeviceBase, source: string, at: Date): Prisma.DeviceHistoryCreateManyInput[] {
@@ -132,7 +107,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     const at = now();
     // `force`: something outside the columns changed (NetBox interfaces), so the device is
     // written (version, audit, feed) even when its columns are equal.
-    const changed = entries.map((e) => ({ ...e, ...(e.force ? evolveForced(e.current, e.changes, at) : evolve(e.current, e.changes, at)) })).filter((e) => e.changed);
+    const changed = entries.map((e) => ({ ...e, ...evolve(e.current, e.changes, at, e.force) })).filter((e) => e.changed);
     if (!changed.length) return 0;
     const allowed = new Set(columns.map((c) => c.field));
     for (const e of changed) for (const k of Object.keys(e.changes)) if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);
