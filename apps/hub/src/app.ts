@@ -32,6 +32,8 @@ import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identit
 import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
 import { registerSatellites } from "./modules/satellites/routes.ts";
 import { registerReflections } from "./modules/reflections/routes.ts";
+import { registerJobs } from "./modules/jobs/routes.ts";
+import { createJobService } from "./modules/jobs/service.ts";
 import { createReflectionService } from "./modules/reflections/service.ts";
 import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
 
@@ -138,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });
   registerReflections(app, { service: createReflectionService({ prisma, devices }) });
+  registerJobs(app, { service: createJobService({ prisma, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
   registerAudit(app, { prisma });
   registerOAuth(app, { prisma, config: idc, keystore, rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60 });

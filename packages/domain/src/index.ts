@@ -13,3 +13,4 @@ export * from "./audit.ts";
 export * from "./feed.ts";
 export * from "./identity.ts";
 export * from "./reflections.ts";
+export * from "./jobs.ts";

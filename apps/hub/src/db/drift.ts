@@ -19,6 +19,7 @@ export const SCHEMA_FILE = fileURLToPath(new URL("../../../../prisma/schema.pris
 export const SQL_ONLY_INDEXES: Record<string, string> = {
   inventory_events_unpositioned_idx: "partial index (WHERE position IS NULL) for the feed sequencer",
   devices_tags_idx: "GIN index for the devices ?tag= filter",
+  job_devices_one_active_job: "partial unique index (WHERE active): one active job per device",
 };
 
 interface DmmfField {

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "@fm/domain";
+import { startOAuthTestHub, TEST_ADMIN_SECRET, type TestHub } from "../../../../../test/support/hub.ts";
+import { seedNetboxOnlyDevices } from "../../../../../test/support/inventory.ts";
+import { bearer, clientToken } from "../../../../../test/support/process.ts";
+
+let hub: TestHub & { url: string; adminToken: string };
+let reader: string;
+let staged: string[];
+let active: string;
+let elsewhere: string;
+
+beforeAll(async () => {
+  hub = await startOAuthTestHub();
+  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, Array.from({ length: 8 }, (_, i) => ({ name: `osl-gpu-${i}`, role: "gpu-node" as const })));
+  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "bergen" }, [{ name: "brg-gpu-0", role: "gpu-node" }]);
+  const rows = await hub.db.prisma.device.findMany({ orderBy: { name: "asc" } });
+  elsewhere = rows.find((d) => d.name === "brg-gpu-0")!.id;
+  const oslo = rows.filter((d) => d.name.startsWith("osl-"));
+  active = oslo[0]!.id;
+  staged = oslo.slice(1).map((d) => d.id);
+  await hub.db.prisma.device.updateMany({ where: { id: { in: [...staged, elsewhere] } }, data: { netboxStatus: "staged" } });
+  reader = await clientToken(hub.url, "fleet-admin", TEST_ADMIN_SECRET, "fleet.read");
+});
+afterAll(() => hub.close());
+
+const call = async <T = Job>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = hub.adminToken) => {
+  const res = await fetch(`${hub.url}${path}`, { method, headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers }, body: body !== undefined ? JSON.stringify(body) : undefined });
+  return { status: res.status, body: (await res.json()) as T & { code?: string; errors?: { path: string }[] } };
+};
+const jobCount = () => hub.db.prisma.job.count();
+
+describe("jobs API", () => {
+  it("creates an ENROL job: PENDING, generated name, defaults, and a feed event", async () => {
+    const r = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]], params: { configureDhcp: true } });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ kind: "ENROL", status: "PENDING", deviceIds: [staged[0]], params: { configureDhcp: true }, steps: [], progress: 0, error: null, createdBy: "fleet-admin" });
+    expect(r.body.name).toMatch(/^enrol-[a-z]+-[a-z]+-[0-9a-f]{4}$/);
+    expect((await call("GET", `/api/v1/jobs/${r.body.id}/`)).body).toEqual(r.body);
+    const burn = await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [active] });
+    expect(burn.status).toBe(201);
+    expect(burn.body.params).toEqual({ durationMinutes: 60 });
+    const feed = (await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body.items;
+    expect(feed.filter((e) => e.type === "job.created").map((e) => e.resourceId)).toEqual(expect.arrayContaining([r.body.id, burn.body.id]));
+    const list = await call<{ items: Job[]; count: number }>("GET", `/api/v1/jobs/?status=PENDING&kind=ENROL&site=oslo&device=${staged[0]}`);
+    expect(list.body.items.map((j) => j.id)).toEqual([r.body.id]);
+    expect(list.body.count).toBe(1);
+  });
+
+  it("refuses a second active job on a device, an enrol of an active device, and bad input, creating nothing", async () => {
+    const before = await jobCount();
+    expect((await call("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [staged[0]] })).body.code).toBe("device_state_conflict");
+    const second = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1], staged[0]] });
+    expect(second.status).toBe(409);
+    expect(second.body.code).toBe("device_has_active_job");
+    const enrolActive = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [active] });
+    expect(enrolActive.status).toBe(409);
+    expect(enrolActive.body.code).toBe("device_state_conflict");
+    const noImage = await call("POST", "/api/v1/jobs/", { kind: "REIMAGE", deviceIds: [active], params: {} });
+    expect(noImage.status).toBe(400);
+    expect(noImage.body.errors!.map((e) => e.path)).toContain("body.params.image");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]], params: { bogus: 1 } })).status).toBe(400);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "DANCE", deviceIds: [staged[1]] })).status).toBe(400);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [] })).status).toBe(400);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1], elsewhere] })).body.code).toBe("devices_span_sites");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: ["0190a5b4-0000-7000-8000-0000000000ff"] })).status).toBe(422);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]] }, {}, reader)).status).toBe(403);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it("the database keeps one active job per device when requests race", async () => {
+    const results = await Promise.all(Array.from({ length: 6 }, () => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[2]] })));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(5);
+    expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: staged[2], active: true } })).toBe(1);
+  });
+
+  it("replays an Idempotency-Key and refuses it with another body", async () => {
+    const key = { "idempotency-key": "enrol-staged-3" };
+    const a = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[3]] }, key);
+    const b = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[3]] }, key);
+    expect(a.status).toBe(201);
+    expect(b.body.id).toBe(a.body.id);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[4]] }, key)).status).toBe(422);
+  });
+
+  it("cancels: PENDING ends at once and frees its devices; running becomes CANCELLING; ended is a 409", async () => {
+    const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] })).body;
+    const cancelled = await call("POST", `/api/v1/jobs/${job.id}/cancel/`);
+    expect(cancelled.body).toMatchObject({ status: "CANCELLED" });
+    expect(cancelled.body.finishedAt).not.toBeNull();
+    expect((await call("POST", `/api/v1/jobs/${job.id}/cancel/`)).body.status).toBe("CANCELLED");
+    const again = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] });
+    expect(again.status).toBe(201);
+    await hub.db.prisma.job.update({ where: { id: again.body.id }, data: { status: "RUNNING" } });
+    const cancelling = await call("POST", `/api/v1/jobs/${again.body.id}/cancel/`);
+    expect(cancelling.body).toMatchObject({ status: "CANCELLING" });
+    expect(cancelling.body.cancelRequestedAt).not.toBeNull();
+    // Still active: the device stays claimed until the workflow confirms.
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] })).status).toBe(409);
+    await hub.db.prisma.job.update({ where: { id: again.body.id }, data: { status: "SUCCEEDED" } });
+    expect((await call("POST", `/api/v1/jobs/${again.body.id}/cancel/`)).status).toBe(409);
+    expect((await call("POST", `/api/v1/jobs/0190a5b4-0000-7000-8000-0000000000ff/cancel/`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * Jobs: work on devices that the site's workflow agent hands to Temporal (issue #7). The
+ * hub owns their record: kind, validated parameters, state machine, steps with progress, and
+ * the rule that a device has at most one active job (enforced by the database).
+ */
+import { z } from "zod";
+import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import type { Device } from "./devices.ts";
+
+export const JOB_KINDS = ["ENROL", "UNENROL", "BURN_IN", "RELEASE", "TEARDOWN", "REIMAGE", "REPAIR", "NODE_SWAP"] as const;
+export const JobKind = z.enum(JOB_KINDS);
+export type JobKind = z.infer<typeof JobKind>;
+
+export const JOB_STATUSES = ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;
+export const JobStatus = z.enum(JOB_STATUSES);
+export type JobStatus = z.infer<typeof JobStatus>;
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING"];
+export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ["SUCCEEDED", "FAILED", "CANCELLED"];
+
+/**
+ * PENDING → SUBMITTED → RUNNING → SUCCEEDED | FAILED, with CANCELLING between an active state
+ * and CANCELLED. A PENDING job nothing has picked up is cancelled at once. A workflow may
+ * finish (either way) while its cancellation is on its way.
+ */
+const TRANSITIONS: Record<JobStatus, readonly JobStatus[]> = {
+  PENDING: ["SUBMITTED", "CANCELLED", "FAILED"],
+  SUBMITTED: ["RUNNING", "CANCELLING", "SUCCEEDED", "FAILED"],
+  RUNNING: ["CANCELLING", "SUCCEEDED", "FAILED"],
+  CANCELLING: ["CANCELLED", "SUCCEEDED", "FAILED"],
+  SUCCEEDED: [],
+  FAILED: [],
+  CANCELLED: [],
+};
+export const canTransition = (from: JobStatus, to: JobStatus): boolean => from === to || TRANSITIONS[from].includes(to);
+
+const Name = z.string().min(1).max(100);
+/** Parameters per kind: unknown fields are refused, like everywhere in the API. */
+export const JOB_PARAMS = {
+  ENROL: z.strictObject({
+    configureDhcp: z.boolean().optional().describe("Configure DHCP for the BMC (only where the site enables it)"),
+    platformClass: Name.optional().describe("Recorded in NetBox custom_fields.platform_class once the site's gate is on"),
+    tags: z.array(Name).max(20).optional().describe("Existing NetBox tags to attach"),
+  }),
+  UNENROL: z.strictObject({ reason: z.string().max(1000).optional() }),
+  BURN_IN: z.strictObject({
+    durationMinutes: z.number().int().min(1).max(7 * 24 * 60).default(60),
+    partition: Name.optional().describe("SLURM partition; default the site's"),
+  }),
+  RELEASE: z.strictObject({}),
+  TEARDOWN: z.strictObject({ reason: z.string().max(1000).optional() }),
+  REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
+  REPAIR: z.strictObject({ ticket: Name, description: z.string().max(4000).optional() }),
+  NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
+} as const satisfies Record<JobKind, z.ZodType>;
+
+export const JobCreateSchema = z
+  .discriminatedUnion(
+    "kind",
+    JOB_KINDS.map((kind) =>
+      z.strictObject({
+        kind: z.literal(kind),
+        deviceIds: z.array(Uuid).min(1).max(100).describe("Devices of one site; each may have only one active job"),
+        params: (JOB_PARAMS[kind] as z.ZodObject).prefault({}),
+      }),
+    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  )
+  .meta({ id: "JobCreate" });
+export type JobCreate = { kind: JobKind; deviceIds: string[]; params: Record<string, unknown> };
+
+export const JobStepSchema = z
+  .strictObject({
+    name: z.string().min(1).max(100),
+    status: z.enum(["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "SKIPPED", "CANCELLED"]),
+    progress: z.number().min(0).max(1).optional(),
+    message: z.string().max(2000).optional(),
+    startedAt: Timestamp.optional(),
+    finishedAt: Timestamp.optional(),
+  })
+  .meta({ id: "JobStep" });
+
+export const JobErrorSchema = z.strictObject({ message: z.string().max(4000), cause: z.string().max(4000).optional(), step: z.string().max(100).optional() }).meta({ id: "JobError" });
+
+export const JobSchema = z
+  .object({
+    id: Uuid,
+    name: z.string().describe("Generated, unique, human-readable"),
+    kind: JobKind,
+    status: JobStatus,
+    siteId: Uuid,
+    deviceIds: z.array(Uuid),
+    params: z.record(z.string(), z.unknown()),
+    steps: z.array(JobStepSchema),
+    progress: z.number().min(0).max(1),
+    error: JobErrorSchema.nullable(),
+    workflowId: z.string().nullable(),
+    createdBy: z.string(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    cancelRequestedAt: Timestamp.nullable(),
+    finishedAt: Timestamp.nullable(),
+    version: z.number().int(),
+  })
+  .meta({ id: "Job" });
+export type Job = z.infer<typeof JobSchema>;
+export const JobListSchema = listOf(JobSchema).meta({ id: "JobList" });
+export const JobListQuerySchema = PageQuery.extend({
+  status: JobStatus.optional(),
+  kind: JobKind.optional(),
+  site: z.string().max(63).optional().describe("Site slug or id"),
+  device: Uuid.optional().describe("Jobs on this device"),
+});
+export type JobListQuery = z.infer<typeof JobListQuerySchema>;
+
+/**
+ * Why this device cannot take a job of this kind now, or null. The hub checks this at
+ * creation; the workflow re-checks what it depends on when it runs.
+ */
+export function jobRefusal(kind: JobKind, d: Pick<Device, "name" | "netbox" | "ironic" | "cordoned">): string | null {
+  if (d.netbox.missing) return `${d.name} is no longer in NetBox`;
+  const state = d.ironic.provisionState;
+  switch (kind) {
+    case "ENROL":
+      if (d.netbox.status === "active") return `${d.name} is already enrolled (NetBox status active)`;
+      if (d.netbox.status !== "staged") return `${d.name} must be staged in NetBox to enrol (it is ${d.netbox.status})`;
+      if (state === "active" || state === "deploying") return `${d.name} is in use in Ironic (${state})`;
+      return null;
+    case "UNENROL":
+      return d.netbox.status === "active" ? null : `${d.name} is not enrolled (NetBox status ${d.netbox.status})`;
+    case "BURN_IN":
+    case "RELEASE":
+      if (d.netbox.status !== "active") return `${d.name} is not enrolled (NetBox status ${d.netbox.status})`;
+      return d.cordoned && kind === "RELEASE" ? `${d.name} is cordoned: uncordon it before handing it over` : null;
+    case "TEARDOWN":
+    case "REIMAGE":
+      return state === "active" ? null : `${d.name} has no instance to ${kind === "TEARDOWN" ? "tear down" : "reimage"} (Ironic ${state ?? "unknown"})`;
+    case "REPAIR":
+    case "NODE_SWAP":
+      return null;
+  }
+}
