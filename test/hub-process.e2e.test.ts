@@ -161,5 +161,5 @@ describe("embedded database (no DATABASE_URL)", () => {
     expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`, { headers: auth3 })).json()) as { count: number }).count).toBe(1);
     const thirdExit = await third.stop("SIGTERM");
     expect(thirdExit, JSON.stringify(third.logs.slice(-5)) + third.stderr.join("").slice(-2000)).toBe(0);
-  });
+  }, 120_000);
 });

@@ -90,7 +90,7 @@ describe("netbox agent against the NetBox test server and the hub", () => {
     const roles = (await api<{ items: { slug: string; deviceClass: string }[] }>("/api/v1/device-roles/?site=iad1&inUse=true")).items;
     expect(Object.fromEntries(roles.map((r) => [r.slug, r.deviceClass]))).toMatchObject({ "gpu-node": "GPU_COMPUTE" });
     expect(await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "netbox-devices" })).toBeGreaterThan(0);
-  });
+  }, 60_000);
 
   it("shows a rename, a MAC change, a role change and a removal within a change-poll interval", async () => {
     const [a, b, c, gone] = expected().slice(0, 4);
@@ -115,7 +115,7 @@ describe("netbox agent against the NetBox test server and the hub", () => {
     // The change log triggered it (the resync interval is an hour).
     expect(agent.logs.filter((l) => l.msg === "NetBox full read").length).toBeGreaterThan(fullReads);
     expect(agent.logs.some((l) => l.msg === "NetBox full read" && typeof l.reason === "string" && l.reason.startsWith("dcim."))).toBe(true);
-  });
+  }, 60_000);
 
   it("without permission on MAC addresses it logs a clear error per poll and the rest of the sync goes on", async () => {
     nb.setDenied(["dcim.macaddress"]);
@@ -129,5 +129,5 @@ describe("netbox agent against the NetBox test server and the hub", () => {
     const t = Date.now();
     await agent.waitForLog((l) => l.msg === "reflector cycle done" && (l.time as number) > t);
     nb.setDenied([]);
-  });
+  }, 60_000);
 });

@@ -175,7 +175,7 @@ describe("OpenStack agent against two real Ironic services", () => {
       expect(c.lastHeartbeatAt).not.toBeNull();
       expect(Object.keys(c.reflectorAgesSeconds ?? {}).sort()).toEqual(["ironic-nodes-overcloud", "ironic-nodes-undercloud"]);
     });
-  });
+  }, 60_000);
 
   it("an instance no device at the site needs is never contacted", async () => {
     const sta = await startAgent("openstack", { ...agentEnv, FM_SITE: "stavanger", OPENSTACK_UNDERCLOUD_CLOUDS_FILE: await cloudsFile("decoy", `http://127.0.0.1:${(decoy.address() as { port: number }).port}`) });
@@ -187,7 +187,7 @@ describe("OpenStack agent against two real Ironic services", () => {
     expect(untouched.hits).toBe(0);
     expect(await sta.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-undercloud" })).toBeUndefined();
     expect(await sta.stop()).toBe(0);
-  });
+  }, 60_000);
 
   it("reflects manage, provide, active, deleted, maintenance and a failed clean, with history", async () => {
     const id = nodes["gpu-001"]!;
@@ -228,13 +228,13 @@ describe("OpenStack agent against two real Ironic services", () => {
     });
     const status = await api<{ operationalStatus: string }>(`/api/v1/devices/${(await device("gpu-003")).id}/`);
     expect(status.body.operationalStatus).toBe("FAILED");
-  });
+  }, 120_000);
 
   it("a node deleted from Ironic is reported missing and its Ironic state cleared", async () => {
     await deleteNode(over.url, nodes["gpu-005"]!);
     await eventually(async () => expect((await device("gpu-005")).ironic).toMatchObject({ nodeUuid: null, provisionState: null, observedAt: null }));
     await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud" && l.missing === 1);
-  });
+  }, 60_000);
 
   it("cordon puts the node in maintenance; uncordon clears only the agent's own maintenance", async () => {
     const patch = async (name: string, body: unknown) => {
@@ -259,7 +259,7 @@ describe("OpenStack agent against two real Ironic services", () => {
     expect(await getNode(over.url, nodes["gpu-002"]!)).toMatchObject({ maintenance: true, maintenance_reason: "operator: replacing PSU 2" });
     // The failed clean's maintenance (Ironic's own) is untouched by all this.
     expect(await getNode(over.url, nodes["gpu-003"]!), JSON.stringify(agent.logs.filter((l) => l.node === nodes["gpu-003"]))).toMatchObject({ maintenance: true });
-  });
+  }, 90_000);
 
   it("with the hub down for 20 s the agent backs off, then converges with no transition lost", async () => {
     expect(await hub.stop()).toBe(0);
@@ -285,7 +285,7 @@ describe("OpenStack agent against two real Ironic services", () => {
     }, 30_000);
     for (const name of ["hv-001", "gpu-004"]) expect((await history((await device(name)).id)).at(-1)).toMatchObject({ oldValue: "enroll", newValue: "manageable" });
     expect(await agent.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-overcloud" })).toBe(0);
-  });
+  }, 120_000);
 
   it("a restarted agent converges, including changes made while it was down", async () => {
     expect(await agent.stop()).toBe(0);
@@ -297,7 +297,7 @@ describe("OpenStack agent against two real Ironic services", () => {
     // Everything else converged and stayed as it was: a repeated view changes nothing.
     const cycle = await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud");
     expect(cycle).toMatchObject({ updated: 0, unmatched: 1 });
-  });
+  }, 90_000);
 
   it("with Ironic down the reflector age grows, errors are counted, and after N failures the agent exits non-zero", async () => {
     // One agent per site, as deployed: two would race each other's pushes.
@@ -320,5 +320,5 @@ describe("OpenStack agent against two real Ironic services", () => {
     expect(await dead.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-undercloud" })).toBe(0);
     expect(await dead.exited).toBe(1);
     expect(dead.logs.at(-1)).toMatchObject({ msg: "agent exiting after repeated failures", exitCode: 1 });
-  });
+  }, 90_000);
 });

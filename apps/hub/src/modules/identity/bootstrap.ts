@@ -61,10 +61,14 @@ export async function reconcileExpectedSatellites(prisma: PrismaClient, service:
       log.error({ satellite: want.name, missing: want.sites.filter((s) => !sites.some((x) => x.slug === s)) }, "FM_EXPECTED_SATELLITES names unknown sites; satellite skipped");
       continue;
     }
+    // Hashing six secrets is CPU work: done before the transaction, and only when needed.
+    const known = await prisma.satellite.findUnique({ where: { name: want.name }, select: { id: true } });
+    const secrets = known ? [] : await service.agentSecrets(want.name);
     await prisma.$transaction(async (tx) => {
       const existing = await tx.satellite.findUnique({ where: { name: want.name }, include: { sites: true } });
       if (!existing) {
-        await service.createIn(tx, ctx, { name: want.name, siteIds: sites.map((s) => s.id), environment: want.environment });
+        if (!secrets.length) return; // removed meanwhile by another replica; the next start creates it
+        await service.createIn(tx, ctx, { name: want.name, siteIds: sites.map((s) => s.id), environment: want.environment }, secrets);
         log.info({ satellite: want.name }, "created expected satellite from configuration; issue its secrets with rotate-secret");
         return;
       }

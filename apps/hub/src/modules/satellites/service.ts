@@ -34,6 +34,23 @@ export function presentSatellite(s: Row) {
 const notFound = (name: string) => new NotFound("satellite_not_found", `No satellite '${name}'`);
 
 /** Expected satellites and their agents' OAuth2 clients (rollout guide: "Enable the Hub to Accept the Satellite"). */
+interface AgentSecret {
+  agent: AgentKind;
+  clientId: string;
+  clientSecret: string;
+  secretHash: string;
+}
+
+/** One new secret per agent kind, with its hash. */
+async function agentSecrets(satellite: string): Promise<AgentSecret[]> {
+  return Promise.all(
+    (Object.keys(AGENT_KINDS) as AgentKind[]).map(async (agent) => {
+      const clientSecret = generateSecret();
+      return { agent, clientId: agentClientId(agent, satellite), clientSecret, secretHash: await hashSecret(clientSecret) };
+    }),
+  );
+}
+
 export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: PrismaClient; rotationOverlapMs: number }) {
   async function load(db: Db, name: string): Promise<Row> {
     const s = await db.satellite.findUnique({ where: { name }, include: INCLUDE });
@@ -41,18 +58,15 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
     return s;
   }
 
-  /** Creates a satellite with one client per agent kind; returns the secrets (shown once). */
-  async function create(db: Db, ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }) {
+  /**
+   * Creates a satellite with one client per agent kind; returns the secrets (shown once).
+   * The secrets are hashed (scrypt, CPU-bound) before the transaction opens, so it stays short.
+   */
+  async function create(db: Db, ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }, secrets: AgentSecret[]) {
     const sites = await db.site.findMany({ where: { id: { in: input.siteIds } }, select: { id: true } });
     const missing = input.siteIds.filter((id) => !sites.some((s) => s.id === id));
     if (missing.length) throw new Unprocessable("unknown_site", `No site with id ${missing.join(", ")}`, { errors: missing.map(() => ({ path: "body.siteIds", message: "unknown site" })) });
     if (await db.satellite.findUnique({ where: { name: input.name }, select: { id: true } })) throw new Conflict("satellite_exists", `A satellite named '${input.name}' already exists`);
-    const secrets = await Promise.all(
-      (Object.keys(AGENT_KINDS) as AgentKind[]).map(async (agent) => {
-        const clientSecret = generateSecret();
-        return { agent, clientId: agentClientId(agent, input.name), clientSecret, secretHash: await hashSecret(clientSecret) };
-      }),
-    );
     const taken = await db.oAuthClient.findMany({ where: { clientId: { in: secrets.map((s) => s.clientId) } }, select: { clientId: true } });
     if (taken.length) throw new Conflict("client_id_taken", `Client ids already in use: ${taken.map((t) => t.clientId).join(", ")}`);
     const sat = await db.satellite.create({
@@ -77,8 +91,12 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
   }
 
   return {
-    create: (ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }) => prisma.$transaction((tx) => create(tx, ctx, input)),
+    create: async (ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }) => {
+      const secrets = await agentSecrets(input.name);
+      return prisma.$transaction((tx) => create(tx, ctx, input, secrets));
+    },
     createIn: create,
+    agentSecrets,
 
     async list(q: { limit: number; cursor?: string | undefined }) {
       const afterId = q.cursor ? decodeCursor(q.cursor) : undefined;
