@@ -15,6 +15,9 @@ export interface BulkInsertColumn {
 }
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
+
+/** A Prisma field name as its PostgreSQL column (`ironicObservedAt` → `ironic_observed_at`). */
+export const snakeCase = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const TYPE = /^[a-z_]+(\[\])?$/;
 
 export async function bulkInsert(db: Db, table: string, columns: readonly BulkInsertColumn[], rows: readonly Record<string, unknown>[]): Promise<number>;

@@ -1,7 +1,7 @@
 import type { DeviceListQuery } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
-import { bulkInsert } from "../../lib/bulk.ts";
+import { bulkInsert, snakeCase } from "../../lib/bulk.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -112,7 +112,7 @@ export const deviceRepo = {
   async updateMany(db: Db, columns: readonly BulkColumn[], rows: { id: string; values: Record<string, unknown> }[], at: Date): Promise<number> {
     if (!rows.length) return 0;
     const cols = [...columns, { field: "operationalStatus", type: "operational_status" }, { field: "conditions", type: "jsonb" }] as const;
-    const sqlName = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    const sqlName = snakeCase;
     for (const c of cols) if (!/^[a-z][a-zA-Z]*$/.test(c.field) || !/^[a-z_]+(\[\])?$/.test(c.type)) throw new Error(`bad bulk column ${c.field} ${c.type}`);
     const doc = rows.map((r) => ({ id: r.id, ...Object.fromEntries(cols.map((c) => [sqlName(c.field), r.values[c.field] ?? null])) }));
     return db.$executeRawUnsafe(
@@ -122,6 +122,10 @@ export const deviceRepo = {
       JSON.stringify(doc),
       at,
     );
+  },
+  /** A source listed these devices at `at`: one statement, whatever their number. */
+  async markObserved(db: Db, field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt", ids: string[], at: Date): Promise<void> {
+    if (ids.length) await db.$executeRawUnsafe(`UPDATE devices SET ${snakeCase(field)} = $1 WHERE id = ANY($2::uuid[])`, at, ids);
   },
   async create(db: Db, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     return db.device.create({ data, include: DEVICE_INCLUDE });

@@ -12,10 +12,10 @@
 import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { NetboxItem, ReflectionResult } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import { bulkInsert } from "../../lib/bulk.ts";
+import { bulkInsert, snakeCase } from "../../lib/bulk.ts";
 import { recordChanges, type Change } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { DEVICE_INCLUDE, deviceRepo, type BulkColumn, type DeviceRow } from "../devices/repo.ts";
+import { deviceRepo, type BulkColumn, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { storedStatus } from "../devices/state.ts";
 
@@ -195,9 +195,7 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
   }
   const missing = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
   result.missing = missing.length;
-  const full = new Map<string, DeviceRow>();
-  const ids = [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id);
-  for (let i = 0; i < ids.length; i += 5_000) for (const row of await tx.device.findMany({ where: { id: { in: ids.slice(i, i + 5_000) } }, include: DEVICE_INCLUDE })) full.set(row.id, row);
+  const full = new Map((await deviceRepo.findByIds(tx, [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id))).map((r) => [r.id, r]));
   // Missing first: a vanished device may hold the name a listed one now takes.
   await devices.applyMany(tx, ctx, missing.map((d) => ({ current: full.get(d.id)!, changes: { netboxMissing: true } })), "netbox", NETBOX_COLUMNS);
   result.updated = await devices.applyMany(tx, ctx, toUpdate.map((u) => ({ current: full.get(u.current.id)!, changes: u.changes as never, force: u.force })), "netbox", NETBOX_COLUMNS);
@@ -213,7 +211,7 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
     const created = await bulkInsert(
       tx,
       "devices",
-      [{ name: "site_id", type: "uuid" }, ...NETBOX_COLUMNS.map((c) => ({ name: snakeName(c.field), type: c.type })), { name: "operational_status", type: "operational_status" }, { name: "conditions", type: "jsonb" }],
+      [{ name: "site_id", type: "uuid" }, ...NETBOX_COLUMNS.map((c) => ({ name: snakeCase(c.field), type: c.type })), { name: "operational_status", type: "operational_status" }, { name: "conditions", type: "jsonb" }],
       rows,
       "id, name",
     );
@@ -227,12 +225,11 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
     );
     result.created = fresh.length;
   }
-  if (seen.size) await tx.$executeRawUnsafe(`UPDATE devices SET netbox_observed_at = $1 WHERE id = ANY($2::uuid[])`, observedAt, [...seen]);
+  await deviceRepo.markObserved(tx, "netboxObservedAt", [...seen], observedAt);
   return result;
 }
 
-const snakeName = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const snake = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [snakeName(k), v]));
+const snake = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [snakeCase(k), v]));
 const interfaceRow = (deviceId: string, i: Iface) => ({
   device_id: deviceId,
   name: i.name,

@@ -11,23 +11,20 @@ import type { HealthItem, IronicItem, NetboxItem, ReflectionBody, ReflectionResu
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import type { BulkColumn, DeviceBase as DeviceRow } from "../devices/repo.ts";
+import { deviceRepo, type BulkColumn, type DeviceBase as DeviceRow } from "../devices/repo.ts";
 import { differs, type DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { applyNetbox } from "./netbox.ts";
 
 type Changes = Parameters<DeviceService["apply"]>[3];
-const OBSERVED_COLUMN = { ironic: "ironic_observed_at", slurm: "slurm_observed_at", health: "health_observed_at" } as const;
 
 interface SourceAdapter {
-  kind: keyof typeof OBSERVED_COLUMN;
   /** Every device column this source writes (its fields, and its observed-at). */
   columns: readonly BulkColumn[];
   key(item: unknown): string;
   match(item: unknown, devices: DeviceIndex): DeviceRow | undefined;
   changes(item: unknown): Changes;
   observedBefore(d: DeviceRow): boolean;
-  cleared: Changes;
   observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
 }
 
@@ -74,7 +71,6 @@ class DeviceIndex {
 
 function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
   return {
-    kind: "ironic",
     observedField: "ironicObservedAt",
     columns: [
       { field: "ironicInstance", type: "varchar" },
@@ -108,12 +104,10 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
       };
     },
     observedBefore: (d) => d.ironicInstance === instance && d.ironicObservedAt !== null,
-    cleared: { ironicInstance: null, ironicNodeUuid: null, ironicProvisionState: null, ironicTargetProvisionState: null, ironicPowerState: null, ironicMaintenance: null, ironicMaintenanceReason: null, ironicLastError: null, ironicFault: null, ironicObservedAt: null },
   };
 }
 
 const slurm: SourceAdapter = {
-  kind: "slurm",
   observedField: "slurmObservedAt",
   columns: [
     { field: "slurmNodeName", type: "varchar" },
@@ -130,11 +124,9 @@ const slurm: SourceAdapter = {
     return { slurmNodeName: n.name, slurmState: n.state, slurmStateFlags: n.flags, slurmReason: n.reason, slurmPartitions: n.partitions };
   },
   observedBefore: (d) => d.slurmObservedAt !== null,
-  cleared: { slurmNodeName: null, slurmState: null, slurmStateFlags: [], slurmReason: null, slurmPartitions: [], slurmObservedAt: null },
 };
 
 const health: SourceAdapter = {
-  kind: "health",
   observedField: "healthObservedAt",
   columns: [
     { field: "healthStatus", type: "varchar" },
@@ -145,8 +137,10 @@ const health: SourceAdapter = {
   match: (i, idx) => idx.byName.get((i as HealthItem).name),
   changes: (i) => ({ healthStatus: (i as HealthItem).status, healthConditions: (i as HealthItem).conditions }),
   observedBefore: (d) => d.healthObservedAt !== null,
-  cleared: { healthStatus: null, healthConditions: null as unknown as undefined, healthObservedAt: null },
 };
+
+/** A source's fields as they are once it no longer lists the device: unset (empty lists). */
+const clearedOf = (columns: readonly BulkColumn[]): Changes => Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null])) as Changes;
 
 function adapterFor(source: ReflectionSource): SourceAdapter {
   if (source === "ironic-overcloud") return ironic("overcloud");
@@ -158,7 +152,6 @@ function adapterFor(source: ReflectionSource): SourceAdapter {
 
 function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
   const schema = itemSchemaFor(source);
-  if (!schema) return items;
   const errors: { path: string; message: string }[] = [];
   const parsed = items.map((item, n) => {
     const r = schema.safeParse(item);
@@ -181,64 +174,51 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
       return prisma.$transaction(
         async (tx) => {
           const t0 = performance.now();
-          const phases: Record<string, number> = {};
-          const mark = (name: string) => (phases[name] = Math.round(performance.now() - t0));
           await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
-          if (source === "netbox") {
-            const r = await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt);
-            await tx.reflectionState.upsert({ where: { siteId_source: { siteId, source } }, update: { observedAt, appliedAt: new Date() }, create: { siteId, source, observedAt } });
-            mark("totalMs");
-            ctx.log.info({ siteId, source, ...r, unmatchedItems: undefined, ...phases }, "reflection applied");
-            return r;
-          }
-          const adapter = adapterFor(source);
-          // Only the columns matching and comparing need: most devices of most pushes are
-          // unchanged, and their full rows (conditions, tags, notes …) are never looked at.
-          const narrow = (await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[];
-          const index = new DeviceIndex(narrow);
-          mark("readMs");
-          const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
-          const seen = new Set<string>();
-          const entries: { current: DeviceRow; changes: Changes }[] = [];
-          for (const item of items) {
-            const device = adapter.match(item, index);
-            if (!device || seen.has(device.id)) {
-              result.unmatched++;
-              if (result.unmatchedItems.length < 100) result.unmatchedItems.push(adapter.key(item));
-              continue;
-            }
-            seen.add(device.id);
-            // Compared as if already observed now: observing alone is not a change to record.
-            const changes = adapter.changes(item);
-            if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ current: device, changes });
-            else result.unchanged++;
-          }
-          const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d)).map((d) => ({ current: d, changes: adapter.cleared }));
-          mark("matchMs");
-          // Full rows for the devices that change: their status is derived from every field.
-          const full = new Map<string, DeviceRow>();
-          const ids = [...entries, ...missing].map((e) => e.current.id);
-          for (let i = 0; i < ids.length; i += 10_000) for (const row of await tx.device.findMany({ where: { id: { in: ids.slice(i, i + 10_000) } } })) full.set(row.id, row);
-          const withFull = (list: { current: DeviceRow; changes: Changes }[], observed: Date | null) =>
-            list.map((e) => ({ current: observed ? ({ ...full.get(e.current.id)!, [adapter.observedField]: observed } as DeviceRow) : full.get(e.current.id)!, changes: e.changes }));
-          mark("fullReadMs");
-          // Missing first: a node UUID a vanished device held may now belong to another device.
-          await devices.applyMany(tx, ctx, withFull(missing, null), source, adapter.columns);
-          result.missing = missing.length;
-          result.updated = await devices.applyMany(tx, ctx, withFull(entries, observedAt), source, adapter.columns);
-          result.unchanged += entries.length - result.updated;
-          mark("writeMs");
-          if (seen.size) await tx.$executeRawUnsafe(`UPDATE devices SET ${OBSERVED_COLUMN[adapter.kind]} = $1 WHERE id = ANY($2::uuid[])`, observedAt, [...seen]);
-          mark("observedMs");
-          await tx.reflectionState.upsert({ where: { siteId_source: { siteId, source } }, update: { observedAt, appliedAt: new Date() }, create: { siteId, source, observedAt } });
-          ctx.log.info({ siteId, source, ...result, unmatchedItems: undefined, ...phases }, "reflection applied");
+          const result = source === "netbox" ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt) : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
+          await tx.reflectionState.update({ where: { siteId_source: { siteId, source } }, data: { observedAt, appliedAt: new Date() } });
+          ctx.log.info({ siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) }, "reflection applied");
           return result;
         },
         { timeout: 120_000, maxWait: 10_000 },
       );
     },
   };
+}
+
+/** Ironic, SLURM and health: annotate devices that exist; clear what a source stopped listing. */
+async function applyAnnotations(tx: Db, ctx: RequestContext, devices: DeviceService, adapter: SourceAdapter, source: ReflectionSource, siteId: string, items: unknown[], observedAt: Date): Promise<ReflectionResult> {
+  // Only the columns matching and comparing need: most devices of most pushes are unchanged,
+  // and their full rows (conditions, tags, notes …) are never looked at.
+  const index = new DeviceIndex((await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[]);
+  const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
+  const seen = new Set<string>();
+  const entries: { id: string; changes: Changes }[] = [];
+  for (const item of items) {
+    const device = adapter.match(item, index);
+    if (!device || seen.has(device.id)) {
+      result.unmatched++;
+      if (result.unmatchedItems.length < 100) result.unmatchedItems.push(adapter.key(item));
+      continue;
+    }
+    seen.add(device.id);
+    // Compared as if already observed now: observing alone is not a change to record.
+    const changes = adapter.changes(item);
+    if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
+    else result.unchanged++;
+  }
+  const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
+  // Full rows for the devices that change: their status is derived from every field.
+  const full = new Map((await deviceRepo.findByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]));
+  // Missing first: a node UUID a vanished device held may now belong to another device.
+  const cleared = clearedOf(adapter.columns);
+  await devices.applyMany(tx, ctx, missing.map((d) => ({ current: full.get(d.id)!, changes: cleared })), source, adapter.columns);
+  result.missing = missing.length;
+  result.updated = await devices.applyMany(tx, ctx, entries.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })), source, adapter.columns);
+  result.unchanged += entries.length - result.updated;
+  await deviceRepo.markObserved(tx, adapter.observedField, [...seen], observedAt);
+  return result;
 }
 
 async function checkNotStale(tx: Db, siteId: string, source: string, observedAt: Date): Promise<void> {
@@ -251,4 +231,3 @@ async function checkNotStale(tx: Db, siteId: string, source: string, observedAt:
   }
 }
 export type ReflectionService = ReturnType<typeof createReflectionService>;
-export type { Prisma };
