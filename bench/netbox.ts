@@ -5,11 +5,11 @@
  * and, as the same-run baseline, the bare paginated NetBox reads the agent cannot avoid.
  */
 import { pino } from "pino";
-import { HubClient, NetboxClient } from "@fm/clients";
+import { NetboxClient } from "@fm/clients";
+import { agentHubClient } from "./agent-client.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { netboxReflector, resolveScope } from "../apps/satellite-agents/src/netbox/agent.ts";
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
-import { TokenSource } from "../apps/satellite-agents/src/runtime/token.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
 import { realisticFleet, startNetboxServer } from "../test/support/netbox-server.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
@@ -33,10 +33,7 @@ export async function netboxSync(report: Report, devices = Number(process.env.BE
     const post = (path: string, body: unknown) => fetch(`${hub.url}${path}`, { method: "POST", headers: { ...bearer(admin), "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json());
     const slug = data.sites[0]!.slug;
     const site = (await post("/api/v1/sites/", { slug, name: slug })) as { id: string };
-    const sat = (await post("/api/v1/satellites/", { name: "bench-nb", siteIds: [site.id], environment: "dev" })) as { secrets: { agent: string; clientId: string; clientSecret: string }[] };
-    const creds = sat.secrets.find((x) => x.agent === "netbox")!;
-    const tokens = new TokenSource({ issuer: hub.url, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: "fleet.read agent:netbox" });
-    const hubClient = new HubClient({ baseUrl: hub.url, token: () => tokens.get(), timeoutMs: 600_000, maxAttempts: 1 });
+    const hubClient = await agentHubClient(hub.url, admin, { satellite: "bench-nb", siteIds: [site.id], agent: "netbox" });
     const netbox = new NetboxClient({ url: nb.url, token: TOKEN });
     const scope = await resolveScope(netbox, slug, data.clusters[0]!.name);
     const ctx = {

@@ -13,13 +13,13 @@ import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import { pino } from "pino";
 import pg from "pg";
-import { HubClient, IronicClient } from "@fm/clients";
+import { IronicClient } from "@fm/clients";
+import { agentHubClient } from "./agent-client.ts";
 import type { IronicItem } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicReflector } from "../apps/satellite-agents/src/openstack/agent.ts";
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
-import { TokenSource } from "../apps/satellite-agents/src/runtime/token.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
 import { seedNetboxOnlyDevices } from "../test/support/inventory.ts";
 import { createNodesBulk, setMaintenance, clearMaintenance, startIronic, IRONIC_API_VERSION } from "../test/support/ironic.ts";
@@ -42,10 +42,7 @@ async function benchHub(devices: number) {
   await data.prisma.$executeRawUnsafe("ANALYZE");
   const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
   const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
-  const res = await fetch(`${hub.url}/api/v1/satellites/`, { method: "POST", headers: { ...bearer(admin), "content-type": "application/json" }, body: JSON.stringify({ name: "bench-sat", siteIds: [siteId], environment: "dev" }) });
-  const creds = ((await res.json()) as { secrets: { agent: string; clientId: string; clientSecret: string }[] }).secrets.find((s) => s.agent === "openstack")!;
-  const tokens = new TokenSource({ issuer: hub.url, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: "fleet.read agent:openstack" });
-  const client = new HubClient({ baseUrl: hub.url, token: () => tokens.get(), timeoutMs: 600_000, maxAttempts: 1 });
+  const client = await agentHubClient(hub.url, admin, { satellite: "bench-sat", siteIds: [siteId], agent: "openstack" });
   return {
     db,
     data,

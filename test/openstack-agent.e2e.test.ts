@@ -7,14 +7,13 @@
  */
 import { createServer, type Server } from "node:http";
 import { mkdtemp, writeFile } from "node:fs/promises";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { startAgent, type AgentProcess } from "./support/agents.ts";
 import { seedNetboxOnlyDevices } from "./support/inventory.ts";
-import { createNode, failClean, getNode, setMaintenance, setProvisionState, startIronic, waitForProvisionState, deleteNode, type IronicPeer } from "./support/ironic.ts";
+import { createNode, failClean, freePort, getNode, setMaintenance, setProvisionState, startIronic, waitForProvisionState, deleteNode, type IronicPeer } from "./support/ironic.ts";
 import { eventually } from "./support/wait.ts";
 import { createTestDatabase } from "./support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
@@ -40,13 +39,6 @@ let dir: string;
 
 const INTERVAL_S = 1;
 
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function startTheHub(): Promise<HubProcess> {
   const h = await startHub({ DATABASE_URL: databaseUrl, PORT: String(hubPort), FM_STALE_AFTER_S: "600" });
