@@ -7,6 +7,15 @@
 import type { z } from "zod";
 import {
   DeviceListSchema,
+  DeviceSchema,
+  JobListSchema,
+  JobSchema,
+  type Job,
+  type JobCreate,
+  type JobKind,
+  type JobList,
+  type JobReport,
+  type JobStatus,
   DeviceRoleListSchema,
   ProblemSchema,
   ReflectionResultSchema,
@@ -187,10 +196,46 @@ export class HubClient {
     await this.request("POST", `/api/v1/satellites/${satellite}/agents/${agent}/heartbeat/`, undefined, { body, retry: true }); // repeating a heartbeat only moves its time
   }
 
+  getDevice(id: string): Promise<Device> {
+    return this.request("GET", `/api/v1/devices/${id}/`, DeviceSchema).then((r) => r.body);
+  }
+
+  createJob(input: JobCreate, idempotencyKey?: string): Promise<Job> {
+    return this.request("POST", "/api/v1/jobs/", JobSchema, { body: input, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }).then((r) => r.body);
+  }
+
+  getJob(id: string): Promise<Job> {
+    return this.request("GET", `/api/v1/jobs/${id}/`, JobSchema).then((r) => r.body);
+  }
+
+  listJobs(query: JobQuery = {}): Promise<JobList> {
+    return this.request("GET", "/api/v1/jobs/", JobListSchema, { query }).then((r) => r.body);
+  }
+
+  async *allJobs(query: Omit<JobQuery, "limit" | "cursor"> = {}): AsyncGenerator<Job> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listJobs({ ...query, limit: 1000, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  cancelJob(id: string): Promise<Job> {
+    return this.request("POST", `/api/v1/jobs/${id}/cancel/`, JobSchema, { retry: true }).then((r) => r.body); // cancelling twice is a no-op
+  }
+
+  /** Agents only. Reports are idempotent on the hub (a repeat changes nothing), so they are retried. */
+  reportJob(id: string, report: JobReport): Promise<Job> {
+    return this.request("POST", `/api/v1/jobs/${id}/report/`, JobSchema, { body: report, retry: true }).then((r) => r.body);
+  }
+
   async deleteSite(id: string, ifMatch?: string): Promise<void> {
     await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, { headers: ifMatch ? { "if-match": ifMatch } : {} });
   }
 }
+
+export type JobQuery = { status?: JobStatus; kind?: JobKind; site?: string; device?: string; active?: boolean; limit?: number; cursor?: string };
 
 export type DeviceQuery = {
   site?: string;

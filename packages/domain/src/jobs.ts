@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
+import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 
 export const JOB_KINDS = ["ENROL", "UNENROL", "BURN_IN", "RELEASE", "TEARDOWN", "REIMAGE", "REPAIR", "NODE_SWAP"] as const;
 export const JobKind = z.enum(JOB_KINDS);
@@ -103,13 +104,60 @@ export const JobSchema = z
   .meta({ id: "Job" });
 export type Job = z.infer<typeof JobSchema>;
 export const JobListSchema = listOf(JobSchema).meta({ id: "JobList" });
+export type JobList = z.infer<typeof JobListSchema>;
 export const JobListQuerySchema = PageQuery.extend({
   status: JobStatus.optional(),
   kind: JobKind.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),
   device: Uuid.optional().describe("Jobs on this device"),
+  active: z.enum(["true", "false"]).transform((v) => v === "true").optional().describe("Only jobs still in progress (PENDING, SUBMITTED, RUNNING, CANCELLING), or only ended ones"),
 });
 export type JobListQuery = z.infer<typeof JobListQuerySchema>;
+
+/**
+ * What a workflow observed of a device when it changed it (read back from NetBox and Ironic
+ * after its own write). The hub records it on the device, so the device shows the job's effect
+ * at once rather than at the next reflection, and the reflectors confirm it later.
+ */
+export const JobDeviceObservationSchema = z
+  .strictObject({
+    deviceId: Uuid,
+    netbox: z.strictObject({ status: NetboxDeviceStatus, platformClass: z.string().max(100).nullable().optional(), tags: z.array(z.string().max(100)).max(100).optional() }).optional(),
+    ironic: z
+      .strictObject({
+        instance: IronicInstance,
+        nodeUuid: Uuid,
+        provisionState: z.string().max(40),
+        targetProvisionState: z.string().max(40).nullable(),
+        powerState: z.string().max(40).nullable(),
+        maintenance: z.boolean(),
+        lastError: z.string().max(4000).nullable(),
+      })
+      .optional(),
+  })
+  .meta({ id: "JobDeviceObservation" });
+export type JobDeviceObservation = z.infer<typeof JobDeviceObservationSchema>;
+
+/** Statuses a workflow agent reports; PENDING is the hub's alone. */
+export const JobReportStatus = z.enum(["SUBMITTED", "RUNNING", "CANCELLING", "SUCCEEDED", "FAILED", "CANCELLED"]);
+
+/**
+ * What the site's workflow agent (status, steps, progress, error) and the Temporal worker
+ * (device observations) report about a job. Reports are idempotent: the same report twice
+ * changes nothing the second time; a status the state machine does not allow is a 409.
+ */
+export const JobReportSchema = z
+  .strictObject({
+    status: JobReportStatus.optional(),
+    workflowId: z.string().min(1).max(200).optional(),
+    steps: z.array(JobStepSchema).max(100).optional(),
+    progress: z.number().min(0).max(1).optional(),
+    error: JobErrorSchema.optional(),
+    devices: z.array(JobDeviceObservationSchema).min(1).max(100).optional(),
+  })
+  .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })
+  .meta({ id: "JobReport" });
+export type JobReport = z.infer<typeof JobReportSchema>;
 
 /**
  * Why this device cannot take a job of this kind now, or null. The hub checks this at

@@ -102,4 +102,92 @@ describe("jobs API", () => {
     expect((await call("POST", `/api/v1/jobs/${again.body.id}/cancel/`)).status).toBe(409);
     expect((await call("POST", `/api/v1/jobs/0190a5b4-0000-7000-8000-0000000000ff/cancel/`)).status).toBe(404);
   });
+
+  describe("reports from the site's agents", () => {
+    let agents: Record<string, string>;
+    let bergenWorkflow: string;
+    beforeAll(async () => {
+      const token = async (name: string, siteSlug: string) => {
+        const site = (await call<{ items: { id: string }[] }>("GET", `/api/v1/sites/?slug=${siteSlug}`)).body.items[0]!.id;
+        const sat = (await call<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("POST", "/api/v1/satellites/", { name, siteIds: [site], environment: "dev" })).body;
+        const of = async (agent: string) => {
+          const c = sat.secrets.find((x) => x.agent === agent)!;
+          return clientToken(hub.url, c.clientId, c.clientSecret, `fleet.read agent:${agent}`);
+        };
+        return { workflow: await of("workflow"), worker: await of("temporal-worker"), netbox: await of("netbox") };
+      };
+      const oslo = await token("sys1-osl1", "oslo");
+      agents = { workflow: oslo.workflow, worker: oslo.worker, netbox: oslo.netbox };
+      bergenWorkflow = (await token("sys2-brg1", "bergen")).workflow;
+    });
+
+    it("walks a job through SUBMITTED, RUNNING and SUCCEEDED with steps, and records device observations once", async () => {
+      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[6]] })).body;
+      const report = (body: unknown, token = agents.workflow!) => call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
+      const submitted = await report({ status: "SUBMITTED", workflowId: job.id });
+      expect(submitted.body).toMatchObject({ status: "SUBMITTED", workflowId: job.id, version: job.version + 1 });
+      // The same report again (an agent restarted before it saw the answer) changes nothing.
+      expect((await report({ status: "SUBMITTED", workflowId: job.id })).body.version).toBe(submitted.body.version);
+      const steps = [
+        { name: "netbox-check", status: "SUCCEEDED" },
+        { name: "ironic-enroll", status: "RUNNING", progress: 0.5 },
+      ];
+      const running = await report({ status: "RUNNING", steps, progress: 0.25 });
+      expect(running.body).toMatchObject({ status: "RUNNING", steps, progress: 0.25 });
+      expect((await report({ workflowId: "another-workflow" })).status).toBe(409);
+      expect((await report({ status: "PENDING" })).status).toBe(400);
+
+      const nodeUuid = "0190a5b4-0000-7000-8000-00000000abcd";
+      const observation = {
+        deviceId: staged[6],
+        netbox: { status: "active", platformClass: "gb300", tags: ["enrolled"] },
+        ironic: { instance: "undercloud", nodeUuid, provisionState: "available", targetProvisionState: null, powerState: "power off", maintenance: false, lastError: null },
+      };
+      const observed = await report({ devices: [observation] }, agents.worker);
+      expect(observed.status).toBe(200);
+      const device = (await call<{ netbox: { status: string }; platformClass: string; tags: string[]; ironic: { nodeUuid: string; provisionState: string } }>("GET", `/api/v1/devices/${staged[6]}/`)).body;
+      expect(device).toMatchObject({ netbox: { status: "active" }, platformClass: "gb300", tags: ["enrolled"], ironic: { nodeUuid, provisionState: "available" } });
+      const history = async () => (await call<{ items: { field: string; source: string }[] }>("GET", `/api/v1/devices/${staged[6]}/history/?limit=100`)).body.items.filter((h) => h.source === `job:${job.name}`);
+      const entries = (await history()).length;
+      expect(entries).toBeGreaterThan(0);
+      await report({ devices: [observation] }, agents.worker);
+      expect((await history()).length).toBe(entries);
+
+      const done = await report({ status: "SUCCEEDED", steps: steps.map((s) => ({ ...s, status: "SUCCEEDED" })) });
+      expect(done.body).toMatchObject({ status: "SUCCEEDED", progress: 1 });
+      expect(done.body.finishedAt).not.toBeNull();
+      expect((await report({ status: "SUCCEEDED" })).status).toBe(200);
+      expect((await report({ status: "FAILED", error: { message: "late" } })).status).toBe(409);
+      const feed = (await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body.items;
+      expect(feed.filter((e) => e.type === "job.updated" && e.resourceId === job.id).length).toBe(3);
+      // The device is free again.
+      expect((await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [staged[6]] })).status).toBe(201);
+    });
+
+    it("only the job's own site's workflow agent or worker may report, and only on the job's devices", async () => {
+      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[4]] })).body;
+      const report = (body: unknown, token: string) => call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
+      const other = await report({ status: "SUBMITTED" }, bergenWorkflow);
+      expect(other.body.code, JSON.stringify(other.body)).toBe("site_not_served");
+      expect((await report({ status: "SUBMITTED" }, agents.netbox!)).body.code).toBe("agent_not_allowed");
+      expect((await report({ status: "SUBMITTED" }, hub.adminToken)).status).toBe(403);
+      expect((await report({ status: "SUBMITTED" }, reader)).status).toBe(403);
+      const foreign = await report({ devices: [{ deviceId: active, netbox: { status: "offline" } }] }, agents.worker!);
+      expect(foreign.status).toBe(422);
+      expect(foreign.body.code).toBe("device_not_in_job");
+      expect((await report({}, agents.workflow!)).status).toBe(400);
+      const after = (await call("GET", `/api/v1/jobs/${job.id}/`)).body;
+      expect(after).toMatchObject({ status: "PENDING", version: job.version });
+      expect((await call<{ netbox: { status: string } }>("GET", `/api/v1/devices/${active}/`)).body.netbox.status).toBe("active");
+    });
+
+    it("lists active jobs of a site for the workflow agent", async () => {
+      const activeJobs = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=true&limit=100", undefined, {}, agents.workflow)).body.items;
+      expect(activeJobs.length).toBeGreaterThan(0);
+      expect(activeJobs.every((j) => ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING"].includes(j.status))).toBe(true);
+      const ended = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=false&limit=100")).body.items;
+      expect(ended.map((j) => j.status)).toEqual(expect.arrayContaining(["SUCCEEDED", "CANCELLED"]));
+      expect((await call<{ items: Job[] }>("GET", "/api/v1/jobs/?active=false&status=PENDING")).body.items).toEqual([]);
+    });
+  });
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { IdParams, JobCreateSchema, JobListQuerySchema, JobListSchema, JobSchema, type JobCreate } from "@fm/domain";
+import { IdParams, JobReportSchema, JobCreateSchema, JobListQuerySchema, JobListSchema, JobSchema, type JobCreate } from "@fm/domain";
 import { etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { JobService } from "./service.ts";
@@ -37,5 +37,19 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
     "/api/v1/jobs/:id/cancel",
     { config: { scope: "fleet.operate" }, schema: { tags, summary: "Cancel a job: PENDING ends CANCELLED at once, a running one becomes CANCELLING until its workflow stops", params: IdParams, response: { 200: JobSchema, ...errorResponses(400, 401, 403, 404, 409) } } },
     async (request) => service.cancel(request.ctx, request.params.id),
+  );
+  r.post(
+    "/api/v1/jobs/:id/report",
+    {
+      config: { scope: "agent" },
+      schema: {
+        tags,
+        summary: "Workflow agent / Temporal worker only: report a job's status, steps, progress, error and what it observed of its devices",
+        params: IdParams,
+        body: JobReportSchema,
+        response: { 200: JobSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request) => service.report(request.ctx, request.params.id, request.body),
   );
 }

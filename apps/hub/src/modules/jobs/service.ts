@@ -4,20 +4,21 @@
  * devices in job_devices, whose partial unique index guarantees one active job per device even
  * under concurrent requests. Every change is audited and goes to the feed.
  */
-import { Conflict, NotFound, Unprocessable, canTransition, decodeCursor, jobRefusal, ACTIVE_JOB_STATUSES, TERMINAL_JOB_STATUSES } from "@fm/domain";
-import type { Job, JobCreate, JobListQuery, JobStatus } from "@fm/domain";
+import { Conflict, Forbidden, NotFound, Unprocessable, agentServesSite, canTransition, decodeCursor, jobRefusal, ACTIVE_JOB_STATUSES, TERMINAL_JOB_STATUSES } from "@fm/domain";
+import type { Job, JobCreate, JobDeviceObservation, JobListQuery, JobReport, JobStatus } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetPage } from "../../lib/paging.ts";
-import { deviceRepo } from "../devices/repo.ts";
-import type { DeviceService } from "../devices/service.ts";
+import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
+import { differs, type DeviceService } from "../devices/service.ts";
 import { resolveSiteId } from "../sites/repo.ts";
 import { jobName } from "./names.ts";
 
 const INCLUDE = { devices: { select: { deviceId: true }, orderBy: { deviceId: "asc" } } } as const satisfies Prisma.JobInclude;
 type Row = Prisma.JobGetPayload<{ include: typeof INCLUDE }>;
+const canonical = (v: unknown) => JSON.stringify(v ?? null);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function presentJob(r: Row): Job {
@@ -65,6 +66,36 @@ export function createJobService({ prisma, devices }: { prisma: PrismaClient; de
     return row;
   }
 
+  /** Records what a workflow observed of its devices; a repeated observation changes nothing. */
+  async function observe(tx: Db, ctx: RequestContext, job: Row, observations: JobDeviceObservation[], source: string): Promise<number> {
+    const own = new Set(job.devices.map((d) => d.deviceId));
+    const foreign = observations.filter((o) => !own.has(o.deviceId));
+    if (foreign.length) {
+      throw new Unprocessable("device_not_in_job", `Device(s) ${foreign.map((o) => o.deviceId).join(", ")} are not part of job ${job.name}`, {
+        errors: foreign.map((o) => ({ path: `body.devices.${observations.indexOf(o)}.deviceId`, message: "not a device of this job" })),
+      });
+    }
+    const rows = await deviceRepo.findByIds(tx, observations.map((o) => o.deviceId));
+    const byId = new Map(rows.map((r: DeviceRow) => [r.id, r]));
+    const at = new Date();
+    let changed = 0;
+    for (const o of observations) {
+      const current = byId.get(o.deviceId)!;
+      const changes = observedChanges(o);
+      if (!differs(current, changes)) continue;
+      const stamped = { ...changes, ...(o.netbox ? { netboxObservedAt: at } : {}), ...(o.ironic ? { ironicObservedAt: at } : {}) };
+      try {
+        if (await devices.apply(tx, ctx, current, stamped, source)) changed++;
+      } catch (err) {
+        if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
+          throw new Conflict("ironic_node_taken", `Ironic node ${o.ironic?.nodeUuid} is already recorded on another device`);
+        }
+        throw err;
+      }
+    }
+    return changed;
+  }
+
   return {
     async create(ctx: RequestContext, input: JobCreate): Promise<Job> {
       const ids = [...new Set(input.deviceIds)];
@@ -105,6 +136,11 @@ export function createJobService({ prisma, devices }: { prisma: PrismaClient; de
         ...(siteId ? { siteId } : {}),
         ...(q.device ? { devices: { some: { deviceId: q.device } } } : {}),
       };
+      if (q.active !== undefined) {
+        // ?active= narrows ?status= (both given and disjoint: nothing matches)
+        const statuses = (q.active ? ACTIVE_JOB_STATUSES : TERMINAL_JOB_STATUSES).filter((s) => !q.status || s === q.status);
+        where.status = { in: [...statuses] };
+      }
       const afterId = q.cursor ? decodeCursor(q.cursor) : undefined;
       const [rows, count] = await Promise.all([
         prisma.job.findMany({ where: afterId ? { AND: [where, { id: { gt: afterId } }] } : where, orderBy: { id: "asc" }, take: q.limit + 1, include: INCLUDE }),
@@ -116,6 +152,45 @@ export function createJobService({ prisma, devices }: { prisma: PrismaClient; de
     async get(id: string): Promise<Job> {
       const row = await prisma.job.findUnique({ where: { id }, include: INCLUDE });
       if (!row) throw notFound(id);
+      return presentJob(row);
+    },
+
+    /**
+     * A report from the site's workflow agent or Temporal worker: status (checked against the
+     * state machine), workflow id, steps, progress, error, and device observations. Only an
+     * agent of a satellite serving the job's site may report. Idempotent: a report that
+     * changes nothing writes nothing (no version bump, no feed event).
+     */
+    async report(ctx: RequestContext, id: string, report: JobReport): Promise<Job> {
+      const agent = ctx.principal.agent;
+      if (!agent || !REPORTERS.has(agent.kind)) throw new Forbidden("agent_not_allowed", "Only a satellite's workflow agent or Temporal worker reports on jobs");
+      const row = await prisma.$transaction(async (tx) => {
+        let job = await lock(tx, id);
+        if (!agentServesSite(agent, job.siteId)) throw new Forbidden("site_not_served", `Satellite ${agent.satellite} does not serve the site of job ${job.name}`);
+        if (report.workflowId && job.workflowId && report.workflowId !== job.workflowId) {
+          throw new Conflict("job_workflow_mismatch", `Job ${job.name} runs as workflow ${job.workflowId}, not ${report.workflowId}`);
+        }
+        if (report.devices) await observe(tx, ctx, job, report.devices, `job:${job.name}`);
+        const terminal = TERMINAL_JOB_STATUSES.includes(job.status);
+        if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
+          throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
+        }
+        if (terminal) return job; // late progress for an ended job changes nothing
+        const data: Prisma.JobUncheckedUpdateInput = {};
+        if (report.workflowId && !job.workflowId) data.workflowId = report.workflowId;
+        if (report.steps && canonical(report.steps) !== canonical(job.steps)) data.steps = report.steps as Prisma.InputJsonValue;
+        const progress = report.status === "SUCCEEDED" ? 1 : report.progress;
+        if (progress !== undefined && progress !== job.progress) data.progress = progress;
+        if (report.error && canonical(report.error) !== canonical(job.error)) data.error = report.error as Prisma.InputJsonValue;
+        if (report.status && report.status !== job.status) {
+          job = await transition(tx, ctx, job, report.status, data);
+        } else if (Object.keys(data).length) {
+          const updated = await tx.job.update({ where: { id: job.id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() }, include: INCLUDE });
+          await recordChange(tx, ctx, { resourceType: "job", resourceId: job.id, siteId: job.siteId, verb: "updated", before: presentJob(job), after: presentJob(updated) });
+          job = updated;
+        }
+        return job;
+      });
       return presentJob(row);
     },
 
@@ -149,4 +224,25 @@ async function createRow(tx: Db, ctx: RequestContext, input: JobCreate, siteId: 
   await recordChange(tx, ctx, { resourceType: "job", resourceId: row.id, siteId, verb: "created", before: null, after: presentJob(row) });
   return row;
 }
+/** The agents that report on jobs: the site's workflow agent and its Temporal worker. */
+const REPORTERS = new Set(["workflow", "temporal-worker"]);
+
+/** Device columns a workflow's observation sets, without the observed-at stamps. */
+function observedChanges(o: JobDeviceObservation) {
+  return {
+    ...(o.netbox ? { netboxStatus: o.netbox.status, ...(o.netbox.platformClass !== undefined ? { platformClass: o.netbox.platformClass } : {}), ...(o.netbox.tags ? { tags: [...o.netbox.tags].sort() } : {}) } : {}),
+    ...(o.ironic
+      ? {
+          ironicInstance: o.ironic.instance,
+          ironicNodeUuid: o.ironic.nodeUuid,
+          ironicProvisionState: o.ironic.provisionState,
+          ironicTargetProvisionState: o.ironic.targetProvisionState,
+          ironicPowerState: o.ironic.powerState,
+          ironicMaintenance: o.ironic.maintenance,
+          ironicLastError: o.ironic.lastError,
+        }
+      : {}),
+  };
+}
+
 export type JobService = ReturnType<typeof createJobService>;
