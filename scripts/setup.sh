@@ -2,6 +2,9 @@
 # Installs what a clean checkout needs to build and test, idempotently:
 #  - npm dependencies from the lockfile (skipped when node_modules already matches it)
 #  - the Prisma client (generated; skipped when the schema has not changed)
+#  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
+#    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
+#    cached in .cache/bin; see scripts/peers/*.sh)
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see test/support/global-setup.ts).
@@ -18,6 +21,8 @@ fi
 node scripts/prisma-generate.mjs
 
 scripts/peers/ironic.sh install
+scripts/peers/slurm.sh install
+scripts/peers/temporal.sh install
 
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then

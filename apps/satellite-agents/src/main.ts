@@ -5,14 +5,19 @@
 import { runAgent, type AgentDefinition } from "./runtime/agent.ts";
 import { openstackAgent } from "./openstack/agent.ts";
 import { netboxAgent } from "./netbox/agent.ts";
+import { workflowAgent } from "./workflow/agent.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const AGENTS: Record<string, AgentDefinition<any>> = { openstack: openstackAgent, netbox: netboxAgent };
+const AGENTS: Record<string, AgentDefinition<any>> = { openstack: openstackAgent, netbox: netboxAgent, workflow: workflowAgent };
+const names = [...Object.keys(AGENTS), "temporal-worker"];
 
 const name = process.argv[2];
-if (!name || !(name in AGENTS)) {
-  process.stderr.write(`usage: npm run agent -- <${Object.keys(AGENTS).join("|")}>\n${name ? `unknown agent '${name}'\n` : ""}`);
+if (!name || !names.includes(name)) {
+  process.stderr.write(`usage: npm run agent -- <${names.join("|")}>\n${name ? `unknown agent '${name}'\n` : ""}`);
   process.exit(2);
 }
+// The Temporal worker is not a reflector: it runs workflows (imported only when asked for,
+// since it loads Temporal's native core).
+const run = name === "temporal-worker" ? (await import("./worker/main.ts")).runWorker() : runAgent(AGENTS[name]!);
 // Exit explicitly: idle keep-alive sockets to the hub must not hold a stopping agent open.
-process.exit(await runAgent(AGENTS[name]!));
+process.exit(await run);

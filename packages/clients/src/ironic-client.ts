@@ -71,6 +71,8 @@ const nodeShape = {
   protected: z.boolean().optional(), // 1.48
   traits: z.array(z.string()).nullable().optional(), // 1.37
   properties: z.record(z.string(), z.unknown()),
+  driver_info: z.record(z.string(), z.unknown()).optional(), // secrets come back masked ("******")
+  inspection_finished_at: z.string().nullable().optional(),
   extra: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   updated_at: z.string().nullable(),
@@ -162,6 +164,47 @@ export class IronicClient {
     const path = `/v1/nodes/${encodeURIComponent(id)}`;
     const { body, status, text } = await this.request("GET", path, z.unknown(), { idempotent: true });
     return parseNode(IronicNodeSchema, body, "GET", path, status, text) as IronicNode;
+  }
+
+  /** One node by UUID or name, or null when Ironic does not know it. */
+  async findNode(id: string): Promise<IronicNode | null> {
+    try {
+      return await this.getNode(id);
+    } catch (err) {
+      if (err instanceof IronicApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Enrols a node (it starts in `enroll`). Not retried: a create that reached Ironic and lost
+   * its answer would otherwise make a second node. Callers look the node up by name first.
+   */
+  async createNode(node: { name: string; driver: string; driver_info?: Record<string, unknown>; resource_class?: string; properties?: Record<string, unknown>; extra?: Record<string, unknown> }): Promise<IronicNode> {
+    const { body, status, text } = await this.request("POST", "/v1/nodes", z.unknown(), { body: node, idempotent: false });
+    return parseNode(IronicNodeSchema, body, "POST", "/v1/nodes", status, text) as IronicNode;
+  }
+
+  /** JSON-patches a node (RFC 6902, as Ironic takes it). Setting the same values again is harmless. */
+  async patchNode(id: string, ops: Array<{ op: "add" | "replace" | "remove"; path: string; value?: unknown }>): Promise<IronicNode> {
+    const path = `/v1/nodes/${encodeURIComponent(id)}`;
+    const { body, status, text } = await this.request("PATCH", path, z.unknown(), { body: ops, idempotent: true });
+    return parseNode(IronicNodeSchema, body, "PATCH", path, status, text) as IronicNode;
+  }
+
+  /**
+   * Asks for a provision state change (`manage`, `inspect`, `provide`, `deleted`, `rebuild`...).
+   * Ironic answers 202 and moves the node asynchronously; poll the node for the outcome. A
+   * request the node's state does not allow is a 400, a locked node a 409.
+   */
+  async setProvisionState(id: string, target: string): Promise<void> {
+    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/states/provision`, undefined, { body: { target }, idempotent: false });
+  }
+
+  /** Ironic's check of each interface (power, management, deploy...), e.g. after the BMC is configured. */
+  async validateNode(id: string): Promise<Record<string, { result: boolean | null; reason?: string | null }>> {
+    const { body } = await this.request("GET", `/v1/nodes/${encodeURIComponent(id)}/validate`, z.record(z.string(), z.looseObject({ result: z.boolean().nullable(), reason: z.string().nullable().optional() })), { idempotent: true });
+    return body;
   }
 
   /** Puts the node into maintenance with this reason (again: the reason is replaced). */

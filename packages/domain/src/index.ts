@@ -14,3 +14,4 @@ export * from "./feed.ts";
 export * from "./identity.ts";
 export * from "./reflections.ts";
 export * from "./jobs.ts";
+export * from "./workflows.ts";

@@ -133,7 +133,7 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
 export class FatalSetupError extends Error {}
 
 /** Setup steps retry with the same backoff and budget as reflector cycles. */
-async function withRetries<T>(config: CommonConfig, log: Logger, signal: AbortSignal, what: string, fn: () => Promise<T>): Promise<T | undefined> {
+export async function withRetries<T>(config: CommonConfig, log: Logger, signal: AbortSignal, what: string, fn: () => Promise<T>): Promise<T | undefined> {
   for (let failures = 0; ; ) {
     if (signal.aborted) return undefined;
     try {
@@ -149,20 +149,20 @@ async function withRetries<T>(config: CommonConfig, log: Logger, signal: AbortSi
   }
 }
 
-async function heartbeats(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], config: CommonConfig, log: Logger, signal: AbortSignal): Promise<void> {
+export async function heartbeats(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], config: CommonConfig, log: Logger, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     await sendHeartbeat(hub, kind, satellite, reflectors, log).catch((err: unknown) => log.warn({ err: describe(err) }, "heartbeat failed"));
     await sleep(config.FM_HEARTBEAT_INTERVAL_S * 1000, signal);
   }
 }
 
-function sendHeartbeat(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], log: Logger): Promise<void> {
+export function sendHeartbeat(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], log: Logger): Promise<void> {
   const ages = Object.fromEntries(reflectors.map((r) => [r.store, Math.round(r.ageSeconds() * 10) / 10]));
   log.debug({ reflectors: ages }, "heartbeat");
   return hub.heartbeat(satellite, kind, { reflectors: ages });
 }
 
-function listen(config: CommonConfig, metrics: AgentMetrics, state: () => { ready: boolean; reflectors: Reflector<unknown>[] }, log: Logger): Promise<Server> {
+export function listen(config: CommonConfig, metrics: AgentMetrics, state: () => { ready: boolean; reflectors: Reflector<unknown>[] }, log: Logger): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {

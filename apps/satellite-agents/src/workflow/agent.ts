@@ -1,0 +1,209 @@
+/**
+ * The workflow agent: hands its site's jobs to Temporal and reports them back to the hub.
+ * Every FM_REFLECT_INTERVAL_S it lists the site's active jobs (store `workflow` in the
+ * reflector metrics, which FleetManagerWorkflowAgentStale watches) and, per job:
+ *
+ *  - PENDING: starts the kind's workflow with workflow id = job id, refusing duplicates even
+ *    of a closed workflow, so an agent restarted between starting and reporting finds the
+ *    workflow already there (counted as success) and never runs a job twice; then SUBMITTED.
+ *  - SUBMITTED / RUNNING: describes the workflow and queries its steps: RUNNING once a step
+ *    started, progress and steps as they change, and the outcome when it closed (SUCCEEDED,
+ *    FAILED with the failed step and its cause, CANCELLED).
+ *  - CANCELLING: requests the workflow's cancellation (idempotent), then watches it end.
+ *
+ * The hub ignores a report that changes nothing, so a cycle may repeat one safely.
+ */
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type WorkflowHandle } from "@temporalio/client";
+import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from "@temporalio/common";
+import { z } from "zod";
+import { HubApiError } from "@fm/clients";
+import type { Job, JobReport } from "@fm/domain";
+import { JOB_WORKFLOWS, PROGRESS_QUERY, STEP_FAILED, hasWorkflow, taskQueueFor, type JobStep, type JobWorkflowInput, type JobWorkflowResult, type StepFailureDetails, type WorkflowProgress } from "@fm/domain/workflows";
+import type { AgentContext, AgentDefinition } from "../runtime/agent.ts";
+import type { ReflectorSpec } from "../runtime/reflector.ts";
+import { describe } from "../runtime/reflector.ts";
+import { TemporalEnv } from "./temporal.ts";
+
+const env = {
+  ...TemporalEnv,
+  FM_WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10).describe("Jobs handled at once per cycle"),
+  FM_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000).describe("How long a progress query may take (no worker running: it fails)"),
+};
+type WorkflowEnv = z.infer<z.ZodObject<typeof env>>;
+
+export type JobAction = "started" | "reported" | "unchanged" | "cancel-requested" | "failed";
+
+export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): ReflectorSpec<Job> {
+  const { hub, site, log, config } = ctx;
+  const taskQueue = config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(site.slug);
+
+  const report = async (job: Job, r: JobReport): Promise<JobAction> => {
+    const after = await hub.reportJob(job.id, r);
+    if (after.version === job.version) return "unchanged";
+    log.info({ job: job.name, jobId: job.id, from: job.status, to: after.status, progress: after.progress }, after.status !== job.status ? `job ${after.status.toLowerCase()}` : "job progress");
+    return "reported";
+  };
+
+  async function start(job: Job): Promise<JobAction> {
+    if (!hasWorkflow(job.kind)) {
+      return report(job, { status: "FAILED", error: { message: `No workflow runs ${job.kind} jobs yet; cancel nothing, the devices are untouched` } });
+    }
+    const input: JobWorkflowInput = { jobId: job.id, jobName: job.name, kind: job.kind, params: job.params };
+    let action: JobAction = "started";
+    try {
+      await client.workflow.start(JOB_WORKFLOWS[job.kind], {
+        workflowId: job.id,
+        taskQueue,
+        args: [input],
+        // Also a closed workflow of that id refuses: a job runs once, whatever restarts.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        memo: { job: job.name, kind: job.kind, site: site.slug },
+      });
+      log.info({ job: job.name, jobId: job.id, kind: job.kind, taskQueue }, "workflow started");
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      log.info({ job: job.name, jobId: job.id }, "workflow already started (an earlier run of this agent started it)");
+      action = "reported";
+    }
+    try {
+      await report(job, { status: "SUBMITTED", workflowId: job.id });
+    } catch (err) {
+      // Cancelled on the hub while we started it: the workflow must not run.
+      if (err instanceof HubApiError && err.status === 409) {
+        await client.workflow.getHandle(job.id).cancel().catch(() => {});
+        log.info({ job: job.name }, "job was cancelled while its workflow started; workflow cancelled");
+        return "cancel-requested";
+      }
+      throw err;
+    }
+    return action;
+  }
+
+  async function progressOf(handle: WorkflowHandle): Promise<WorkflowProgress | undefined> {
+    try {
+      return await withTimeout(handle.query<WorkflowProgress>(PROGRESS_QUERY), config.FM_QUERY_TIMEOUT_MS);
+    } catch (err) {
+      log.debug({ err: describe(err) }, "progress query failed (no worker?)");
+      return undefined;
+    }
+  }
+
+  async function watch(job: Job): Promise<JobAction> {
+    const handle = client.workflow.getHandle(job.workflowId ?? job.id);
+    let action: JobAction = "unchanged";
+    if (job.status === "CANCELLING") {
+      await handle.cancel().catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err; // already closed: described below
+      });
+      action = "cancel-requested";
+    }
+    let status: string;
+    try {
+      status = (await handle.describe()).status.name;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      return report(job, { status: job.status === "CANCELLING" ? "CANCELLED" : "FAILED", error: { message: `Temporal has no workflow ${job.workflowId ?? job.id} (namespace ${config.TEMPORAL_NAMESPACE})` } });
+    }
+    const finalSteps = (steps: JobStep[] | undefined, as: JobStep["status"]) => (steps ?? job.steps).map((s) => (s.status === "PENDING" || s.status === "RUNNING" ? { ...s, status: as } : s));
+    switch (status) {
+      case "RUNNING": {
+        const p = await progressOf(handle);
+        if (!p) return action;
+        const started = p.steps.some((s) => s.status !== "PENDING");
+        const next = job.status === "SUBMITTED" && started ? "RUNNING" : undefined;
+        const r = await report(job, { ...(next ? { status: next } : {}), steps: p.steps, progress: p.progress });
+        return r === "unchanged" ? action : r;
+      }
+      case "COMPLETED": {
+        const result = (await handle.result()) as JobWorkflowResult;
+        if (result.skipped) return report(job, { status: job.status === "CANCELLING" ? "CANCELLED" : "FAILED", steps: result.steps, error: { message: `The workflow did nothing: ${result.skipped}` } });
+        return report(job, { status: "SUCCEEDED", steps: result.steps, progress: 1 });
+      }
+      case "CANCELLED": {
+        const steps = finalSteps((await progressOf(handle))?.steps, "CANCELLED");
+        if (job.status !== "CANCELLING") await report(job, { status: "CANCELLING" }); // cancelled outside Fleet Manager
+        return report({ ...job, status: "CANCELLING" }, { status: "CANCELLED", steps });
+      }
+      default: {
+        // FAILED, TERMINATED, TIMED_OUT
+        const error = await failureOf(handle, status);
+        const steps = error.steps ?? finalSteps((await progressOf(handle))?.steps, "FAILED");
+        return report(job, { status: "FAILED", steps, error: { message: error.message, ...(error.cause ? { cause: error.cause } : {}), ...(error.step ? { step: error.step } : {}) } });
+      }
+    }
+  }
+
+  async function dispatch(job: Job): Promise<JobAction> {
+    return job.status === "PENDING" ? start(job) : watch(job);
+  }
+
+  return {
+    store: "workflow",
+    async list() {
+      const jobs: Job[] = [];
+      for await (const j of hub.allJobs({ site: site.id, active: true })) jobs.push(j);
+      return jobs;
+    },
+    async push(jobs) {
+      const counts: Record<JobAction, number> = { started: 0, reported: 0, unchanged: 0, "cancel-requested": 0, failed: 0 };
+      const errors: unknown[] = [];
+      await pool(jobs, config.FM_WORKFLOW_CONCURRENCY, async (job) => {
+        try {
+          counts[await dispatch(job)]++;
+        } catch (err) {
+          counts.failed++;
+          errors.push(err);
+          log.error({ job: job.name, jobId: job.id, status: job.status, err: describe(err) }, "job not handled; retrying next cycle");
+        }
+      });
+      // Every job failing is an outage (Temporal or the hub): a failed cycle, with backoff.
+      if (errors.length && errors.length === jobs.length) throw errors[0];
+      return { jobs: jobs.length, ...counts };
+    },
+    classifyListError: (err) => (err instanceof HubApiError ? "hub_error" : "hub_unavailable"),
+  };
+}
+
+/** The failure to show on the job: the failed step's message and its innermost cause. */
+async function failureOf(handle: WorkflowHandle, status: string): Promise<{ message: string; cause?: string; step?: string; steps?: JobStep[] }> {
+  try {
+    await handle.result();
+    return { message: `workflow ${status.toLowerCase()}` };
+  } catch (err) {
+    const failure = err instanceof WorkflowFailedError ? err.cause : err;
+    if (failure instanceof TerminatedFailure) return { message: `The workflow was terminated in Temporal${failure.message ? `: ${failure.message}` : ""}` };
+    if (failure instanceof TimeoutFailure) return { message: "The workflow timed out" };
+    if (failure instanceof CancelledFailure) return { message: "The workflow was cancelled" };
+    const details = failure instanceof ApplicationFailure && failure.type === STEP_FAILED ? (failure.details?.[0] as StepFailureDetails | undefined) : undefined;
+    let inner: unknown = failure instanceof Error ? failure.cause : undefined;
+    while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+    return {
+      message: failure instanceof Error ? failure.message : String(failure),
+      ...(inner instanceof Error ? { cause: `${inner instanceof ApplicationFailure && inner.type ? `${inner.type}: ` : ""}${inner.message}` } : {}),
+      ...(details ? { step: details.step, steps: details.steps } : {}),
+    };
+  }
+}
+
+async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+export const workflowAgent: AgentDefinition<typeof env> = {
+  kind: "workflow",
+  env,
+  async setup(ctx) {
+    const connection = await Connection.connect({ address: ctx.config.TEMPORAL_ADDRESS, connectTimeout: ctx.config.FM_HTTP_TIMEOUT_MS });
+    const client = new Client({ connection, namespace: ctx.config.TEMPORAL_NAMESPACE });
+    ctx.log.info({ temporal: ctx.config.TEMPORAL_ADDRESS, namespace: ctx.config.TEMPORAL_NAMESPACE, taskQueue: ctx.config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(ctx.site.slug) }, "Starting job reflector");
+    return [jobsReflector(ctx, client) as ReflectorSpec<unknown>];
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * The contract between the workflow agent (which starts and watches workflows), the Temporal
+ * worker (which runs them) and the hub (which shows their steps). Plain TypeScript with type-only
+ * imports: the worker bundles this file into the workflow sandbox, where only deterministic
+ * code may run.
+ */
+import type { JobKind, JobStepSchema } from "./jobs.ts";
+import type { IronicInstance } from "./inventory.ts";
+import type { z } from "zod";
+
+export type JobStep = z.infer<typeof JobStepSchema>;
+
+/** The workflow type that runs each kind. REPAIR and NODE_SWAP have none yet (see README). */
+export const JOB_WORKFLOWS = {
+  ENROL: "enrolWorkflow",
+  UNENROL: "unenrolWorkflow",
+  BURN_IN: "burnInWorkflow",
+  RELEASE: "releaseWorkflow",
+  TEARDOWN: "teardownWorkflow",
+  REIMAGE: "reimageWorkflow",
+} as const satisfies Partial<Record<JobKind, string>>;
+export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
+export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
+
+/** Steps of each workflow, in order. Every job shows all of them from the start (PENDING). */
+export const WORKFLOW_STEPS = {
+  ENROL: ["preflight", "netbox-check", "ironic-enroll", "ironic-inspect", "bmc-configure", "dhcp-configure", "ironic-provide", "netbox-activate", "hub-record"],
+  UNENROL: ["preflight", "netbox-stage", "hub-record"],
+  BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
+  RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
+  TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
+  REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
+} as const satisfies Record<WorkflowKind, readonly string[]>;
+
+/** The query every job workflow answers with its steps and overall progress. */
+export const PROGRESS_QUERY = "progress";
+
+/** One task queue per site: that site's worker is the only one that reaches its Ironic, NetBox and SLURM. */
+export const taskQueueFor = (siteSlug: string): string => `fleet-manager-${siteSlug}`;
+
+export interface JobWorkflowInput {
+  jobId: string;
+  jobName: string;
+  kind: WorkflowKind;
+  params: Record<string, unknown>;
+}
+
+export interface WorkflowProgress {
+  steps: JobStep[];
+  progress: number;
+}
+
+export interface JobWorkflowResult extends WorkflowProgress {
+  /** Set when the workflow found the job no longer active and did nothing. */
+  skipped?: string;
+}
+
+/** What the workflow knows of a device, read from the hub once, at preflight. */
+export interface DevicePlan {
+  deviceId: string;
+  name: string;
+  netboxId: number | null;
+  bmcAddress: string | null;
+  bmcMac: string | null;
+  ironicInstance: IronicInstance | null;
+  ironicNodeUuid: string | null;
+  slurmNodeName: string | null;
+  resourceClass: string | null;
+}
+
+export interface SitePlan {
+  slug: string;
+  slurmEnabled: boolean;
+  configureDhcp: boolean;
+  platformClassActivityReady: boolean;
+}
+
+export interface JobPlan {
+  site: SitePlan;
+  devices: DevicePlan[];
+}
+
+/** Failure types activities throw that retrying cannot fix. */
+export const NON_RETRYABLE_FAILURES = ["BadInput", "SourceRejected", "NotConfigured"] as const;
+/** The failure type a workflow ends with when a step fails; its details carry the steps. */
+export const STEP_FAILED = "StepFailed";
+export interface StepFailureDetails {
+  step: string;
+  steps: JobStep[];
+}
