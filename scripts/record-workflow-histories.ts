@@ -1,0 +1,115 @@
+/**
+ * `npm run histories:record`: runs every job workflow on a real Temporal dev server with
+ * canned activities and writes each event history to apps/satellite-agents/src/worker/histories/.
+ * The replay test (worker.replay.test.ts) replays them against the current workflow code, so a
+ * change that would break workflows already running in production fails the build.
+ *
+ * Record again only for a deliberate, compatible change (new scenarios, or after a `patched()`
+ * migration), and keep the old files: they are what running workflows look like.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { Client, Connection, WorkflowFailedError } from "@temporalio/client";
+import { historyToJSON } from "@temporalio/common/lib/proto-utils";
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
+import { JOB_WORKFLOWS, type DevicePlan, type JobPlan, type JobWorkflowInput, type WorkflowKind } from "@fm/domain/workflows";
+import type { Activities } from "../apps/satellite-agents/src/worker/activities.ts";
+import { startTemporal } from "../test/support/temporal.ts";
+
+const OUT = fileURLToPath(new URL("../apps/satellite-agents/src/worker/histories/", import.meta.url));
+const TASK_QUEUE = "fleet-manager-histories";
+
+const device = (n: number): DevicePlan => ({
+  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
+  name: `gpu00${n}`,
+  netboxId: 100 + n,
+  bmcAddress: `10.101.1.${10 + n}`,
+  bmcMac: `02:00:00:00:00:0${n}`,
+  ironicInstance: "overcloud",
+  ironicNodeUuid: null,
+  slurmNodeName: `gpu00${n}`,
+  resourceClass: "GPU_COMPUTE",
+});
+const plan = (o: Partial<JobPlan["site"]> = {}): JobPlan => ({ site: { slug: "iad1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: true, ...o }, devices: [device(1), device(2)] });
+
+interface Scenario {
+  file: string;
+  kind: WorkflowKind;
+  params: Record<string, unknown>;
+  activities: Partial<Activities>;
+  cancelAfterMs?: number;
+}
+
+const waitUntilCancelled = async (): Promise<never> => {
+  for (;;) {
+    Context.current().heartbeat();
+    await Context.current().sleep(100);
+  }
+};
+
+const ok: Activities = {
+  preflight: async () => plan(),
+  netboxCheckStaged: async () => {},
+  ironicEnroll: async (d) => `0190a5b4-1111-7000-8000-00000000000${d.name.slice(-1)}`,
+  ironicInspect: async () => {},
+  configureBmc: async () => {},
+  configureDhcp: async () => ({ written: true }),
+  ironicProvide: async () => {},
+  netboxActivate: async () => {},
+  netboxStage: async () => {},
+  recordOnHub: async () => {},
+  slurmSubmitBurnIn: async (a) => Number(a.device.name.slice(-1)) + 40,
+  slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "COMPLETED", exitCode: 0 }),
+  slurmCancel: async () => {},
+  slurmCheckNode: async () => "idle",
+  ironicCheck: async () => "active",
+  ironicTeardown: async () => {},
+  ironicRebuild: async () => {},
+};
+
+const SCENARIOS: Scenario[] = [
+  { file: "enrol-succeeded", kind: "ENROL", params: { platformClass: "gb300", tags: ["burn-in"] }, activities: {} },
+  { file: "enrol-dhcp-off", kind: "ENROL", params: { configureDhcp: false }, activities: {} },
+  { file: "enrol-not-staged", kind: "ENROL", params: {}, activities: { netboxCheckStaged: async (d) => { throw ApplicationFailure.nonRetryable(`${d.name} is active in NetBox; enrolment needs it staged`, "BadInput"); } } },
+  { file: "enrol-job-no-longer-active", kind: "ENROL", params: {}, activities: { preflight: async () => null } },
+  { file: "unenrol-succeeded", kind: "UNENROL", params: {}, activities: {} },
+  { file: "burn-in-succeeded", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: {} },
+  { file: "burn-in-exit-code", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "FAILED", exitCode: 3 }) } },
+  { file: "burn-in-cancelled", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: waitUntilCancelled }, cancelAfterMs: 1500 },
+  { file: "release-slurm", kind: "RELEASE", params: {}, activities: {} },
+  { file: "release-no-slurm", kind: "RELEASE", params: {}, activities: { preflight: async () => plan({ slurmEnabled: false }) } },
+  { file: "teardown-succeeded", kind: "TEARDOWN", params: {}, activities: {} },
+  { file: "reimage-succeeded", kind: "REIMAGE", params: { image: "ubuntu-24.04-gpu" }, activities: {} },
+];
+
+Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } } });
+const temporal = await startTemporal();
+try {
+  const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  await mkdir(OUT, { recursive: true });
+  // One worker per scenario: each has its own canned activities.
+  for (const [i, sc] of SCENARIOS.entries()) {
+    const taskQueue = `${TASK_QUEUE}-${i}`;
+    const worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath: fileURLToPath(new URL("../apps/satellite-agents/src/worker/workflows.ts", import.meta.url)), activities: { ...ok, ...sc.activities } });
+    const workflowId = `history-${sc.file}`;
+    const input: JobWorkflowInput = { jobId: `0190a5b4-2222-7000-8000-0000000000${String(i).padStart(2, "0")}`, jobName: `${sc.kind.toLowerCase()}-recorded-${i}`, kind: sc.kind, params: sc.params };
+    await worker.runUntil(async () => {
+      const handle = await client.workflow.start(JOB_WORKFLOWS[sc.kind], { workflowId, taskQueue, args: [input] });
+      if (sc.cancelAfterMs) setTimeout(() => void handle.cancel(), sc.cancelAfterMs);
+      const outcome = await handle.result().then(
+        () => "completed",
+        (err: unknown) => (err instanceof WorkflowFailedError ? `failed: ${err.cause?.message}` : String(err)),
+      );
+      const history = await handle.fetchHistory();
+      await writeFile(`${OUT}${sc.file}.json`, JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + "\n");
+      console.log(`${sc.file}: ${outcome} (${history.events?.length} events)`);
+    });
+  }
+  await connection.close();
+  await nativeConnection.close();
+} finally {
+  await temporal.stop();
+}
