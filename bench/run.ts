@@ -10,8 +10,9 @@
  *  6. the OpenStack agent's cycle against a real Ironic, and reads, hub vs Ironic (reflections.ts)
  *  7. hub apply of a pushed view vs a bare SQL upsert (reflections.ts)
  *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
+ *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
- * `npm run bench -- <start|sites|devices|ironic|netbox|reflections>` runs one part.
+ * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -22,6 +23,7 @@ import { createTestDatabase } from "../test/support/postgres.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
+import { jobsThroughput } from "./jobs.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "../test/support/process.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -161,4 +163,5 @@ if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);
 if (!only || only === "netbox") await netboxSync(report);
 if (!only || only === "reflections") for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number)) await reflectionApply(report, n);
+if (!only || only === "jobs") await jobsThroughput(report);
 process.exit(0);

@@ -41,6 +41,18 @@ function isDatabaseUnavailable(err: unknown): boolean {
   return err instanceof Error && err.name === "PrismaClientKnownRequestError" && typeof code === "string" && UNAVAILABLE_CODES.has(code);
 }
 
+/**
+ * Every pooled connection stayed busy for the whole wait (a burst of writes larger than the
+ * pool): pg-pool's "timeout exceeded when trying to connect", or Prisma's "Unable to start a
+ * transaction in the given time" (P2028). Nothing was written; the client should retry soon.
+ */
+function isDatabaseBusy(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.message === "timeout exceeded when trying to connect") return true;
+  const code = (err as { code?: unknown }).code;
+  return code === "P2028" && /Unable to start a transaction in the given time/.test(err.message);
+}
+
 function validationErrors(err: FastifyError): FieldError[] {
   const part = err.validationContext ?? "request";
   const out: FieldError[] = [];
@@ -91,6 +103,11 @@ export const problemPlugin = fp(
     });
 
     app.setErrorHandler((err: FastifyError, request, reply) => {
+      if (isDatabaseBusy(err)) {
+        request.log.warn({ err: err.message }, "database connection pool busy; shedding the request");
+        reply.header("retry-after", "1");
+        return sendProblem(reply, 503, "Service Unavailable", "database_busy", "Every database connection is busy; nothing was changed, retry shortly");
+      }
       if (isDatabaseUnavailable(err)) {
         request.log.warn({ err: err.message }, "database unavailable");
         reply.header("retry-after", "5");

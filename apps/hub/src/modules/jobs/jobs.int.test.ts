@@ -75,6 +75,23 @@ describe("jobs API", () => {
     expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: staged[2], active: true } })).toBe(1);
   });
 
+  it("creates jobs for 40 different devices at once: each is created or shed with a 503 to retry, never a 500", async () => {
+    await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, Array.from({ length: 40 }, (_, i) => ({ name: `osl-bulk-${i}`, role: "gpu-node" as const })));
+    const bulk = await hub.db.prisma.device.findMany({ where: { name: { startsWith: "osl-bulk-" } } });
+    await hub.db.prisma.device.updateMany({ where: { id: { in: bulk.map((d) => d.id) } }, data: { netboxStatus: "staged" } });
+    const create = (id: string) => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [id] }, { "idempotency-key": `bulk-${id}` });
+    let results = await Promise.all(bulk.map((d) => create(d.id)));
+    // The test hub's pool has 5 connections and a 1 s wait: a burst of 40 is partly shed.
+    expect(results.map((r) => r.status).filter((st) => st !== 201 && st !== 503)).toEqual([]);
+    for (const shed of results.filter((r) => r.status === 503)) expect(shed.body.code).toBe("database_busy");
+    for (let round = 0; round < 10 && results.some((r) => r.status === 503); round++) {
+      results = await Promise.all(bulk.map((d, i) => (results[i]!.status === 503 ? create(d.id) : Promise.resolve(results[i]!))));
+    }
+    expect(results.map((r) => r.status).filter((st) => st !== 201)).toEqual([]);
+    expect(new Set(results.map((r) => r.body.name)).size).toBe(40);
+    expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: { in: bulk.map((d) => d.id) }, active: true } })).toBe(40);
+  });
+
   it("replays an Idempotency-Key and refuses it with another body", async () => {
     const key = { "idempotency-key": "enrol-staged-3" };
     const a = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[3]] }, key);
