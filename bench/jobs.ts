@@ -33,12 +33,14 @@ export async function jobsThroughput(report: Report): Promise<void> {
 
     const batch = s.staged.slice(singles);
     const t0 = performance.now();
-    // As a client should: a 503 (connection pool busy) is retried with the same Idempotency-Key.
+    // As a client should: a 503 (connection pool busy), or the key still marked in progress, is
+    // retried with the same Idempotency-Key after Retry-After.
     const create = async (deviceId: string) => {
       for (let attempt = 1; ; attempt++) {
         const res = await fetch(`${s.hub.url}/api/v1/jobs/`, { method: "POST", headers: { authorization: `Bearer ${s.admin}`, "content-type": "application/json", "idempotency-key": `bench-${deviceId}` }, body: JSON.stringify({ kind: "ENROL", deviceIds: [deviceId] }) });
         const body = (await res.json()) as Job;
-        if (res.status !== 503 || attempt >= 20) return { status: res.status, body, attempt };
+        const retry = res.status === 503 || (res.status === 409 && (body as { code?: string }).code === "idempotency_key_in_progress");
+        if (!retry || attempt >= 20) return { status: res.status, body, attempt };
         await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get("retry-after") ?? 1)));
       }
     };

@@ -89,7 +89,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(events.some((e) => e.resourceId === d.id && e.type === "device.updated")).toBe(true);
 
     const bmcMac = after.interfaces.find((i) => i.mgmtOnly && i.macAddress)!.macAddress!.toLowerCase();
-    expect(await readFile(join(s.dhcpDir, `${d.name}.conf`), "utf8")).toContain(`dhcp-host=${bmcMac},${after.bmcAddress},${d.name}-bmc`);
+    expect(await readFile(join(s.dhcpDir, `${d.name}.conf`), "utf8")).toContain(`\n${bmcMac},${after.bmcAddress},${d.name}-bmc\n`);
     expect(await s.workflowAgent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "workflow" })).toBeGreaterThan(0);
     // Enrolled: a second ENROL is refused.
     expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.code).toBe("device_state_conflict");
@@ -213,4 +213,13 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("available");
     expect((await device(d.id)).ironic.provisionState).toBe("available");
   }, 120_000);
+
+  it("a kind no workflow runs yet (REPAIR) fails at once with that message and touches nothing", async () => {
+    const d = s.staged[3]!;
+    const before = await device(d.id);
+    const job = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } })).body.id);
+    expect(job).toMatchObject({ status: "FAILED", workflowId: null, error: { message: expect.stringMatching(/No workflow runs REPAIR jobs yet/) } });
+    expect((await device(d.id)).version).toBe(before.version);
+    expect(await workflowRuns(job.id)).toHaveLength(0);
+  });
 });

@@ -74,7 +74,16 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
       if (!id) return payload;
       request.idempotencyRecordId = undefined;
       if (reply.statusCode >= 500) {
-        await prisma.idempotencyKey.delete({ where: { id } }).catch(() => {});
+        // Free the key for a retry. The failure may be the database itself (a busy pool): then
+        // keep trying in the background, or the key would stay "in progress" until abandoned.
+        const release = (attempt: number): Promise<void> =>
+          prisma.idempotencyKey.deleteMany({ where: { id, responseStatus: null } }).then(
+            () => {},
+            () => {
+              if (attempt < 6) setTimeout(() => void release(attempt + 1), 250 * 2 ** attempt).unref();
+            },
+          );
+        await release(0);
         return payload;
       }
       const headers: Record<string, string> = {};

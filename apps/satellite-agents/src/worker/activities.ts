@@ -16,6 +16,7 @@ import {
   HubApiError,
   IronicApiError,
   NetboxApiError,
+  NetboxAuthenticationError,
   NetboxMissingTagsError,
   NetboxPermissionError,
   SlurmApiError,
@@ -53,6 +54,8 @@ const notConfigured = (message: string) => ApplicationFailure.nonRetryable(messa
  */
 function classify(err: unknown): never {
   if (err instanceof NetboxMissingTagsError) throw badInput(err.message);
+  // NetBox answers a bad or expired token with 403: a rotation in progress, retried.
+  if (err instanceof NetboxAuthenticationError) throw err;
   if (err instanceof NetboxPermissionError) throw ApplicationFailure.nonRetryable(err.message, "SourceRejected");
   for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError]) {
     if (err instanceof E) {
@@ -94,6 +97,11 @@ export function createActivities(deps: ActivityDeps) {
     return d.netboxId;
   };
   const nodeRef = (d: DevicePlan) => d.ironicNodeUuid ?? d.name;
+  /** Where the driver finds the BMC: redfish_address (https://), ipmi_address, or bmc_address. */
+  const bmcDriverInfo = (d: DevicePlan): { key: string; value: string } => {
+    if (!d.bmcAddress) throw badInput(`${d.name} has no BMC address`);
+    return { key: BMC_ADDRESS_FIELD[deps.ironicDriver] ?? "bmc_address", value: deps.ironicDriver === "redfish" ? `https://${d.bmcAddress}` : d.bmcAddress };
+  };
 
   /**
    * Polls the node until it rests in one of `want`, heartbeating each poll. A failed state, or
@@ -131,7 +139,7 @@ export function createActivities(deps: ActivityDeps) {
     if (d.netboxId !== null && deps.netbox) {
       const nb = await deps.netbox.device(d.netboxId);
       const pc = nb.custom_fields.platform_class;
-      observation.netbox = { status: nb.status.value as NonNullable<JobDeviceObservation["netbox"]>["status"], platformClass: typeof pc === "string" ? pc : null, tags: nb.tags.map((t) => t.name) };
+      observation.netbox = { status: nb.status.value as NonNullable<JobDeviceObservation["netbox"]>["status"], platformClass: typeof pc === "string" ? pc : null, tags: nb.tags.map((t) => t.slug) };
     }
     const client = d.ironicInstance ? deps.ironic[d.ironicInstance] : undefined;
     const node = client ? await client.findNode(nodeRef(d)) : null;
@@ -172,7 +180,7 @@ export function createActivities(deps: ActivityDeps) {
         const status = nb.status.value;
         if (status !== "staged") throw badInput(`${d.name} is ${status} in NetBox; enrolment needs it staged`);
         const missing = [!nb.oob_ip && !d.bmcAddress ? "an out-of-band (BMC) IP" : null, !d.ironicInstance ? "a device role that maps to an Ironic instance" : null].filter(Boolean);
-        if (missing.length) throw badInput(`${d.name} cannot be enrolled: NetBox has no ${missing.join(" and ")}`);
+        if (missing.length) throw badInput(`${d.name} cannot be enrolled: it needs ${missing.join(" and ")} in NetBox`);
         ironicFor(d);
       });
     },
@@ -182,18 +190,25 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const client = ironicFor(d);
         let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
+        const bmc = bmcDriverInfo(d);
         if (!node) {
           node = await client.createNode({
             name: d.name,
             driver: deps.ironicDriver,
+            driver_info: { [bmc.key]: bmc.value },
             ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
             extra: { fleet_manager_device_id: d.deviceId },
           });
         } else if (node.extra.fleet_manager_device_id && node.extra.fleet_manager_device_id !== d.deviceId) {
           throw badInput(`Ironic node ${node.name} (${node.uuid}) belongs to another Fleet Manager device`);
         }
-        if (node.provision_state === "enroll" && !node.target_provision_state) await request(client, node.uuid, "manage");
-        await waitFor(client, node.uuid, ["manageable", "available", "active"], ["enroll", "verifying"], "manage");
+        if (node.provision_state === "enroll" && !node.target_provision_state) {
+          // `manage` verifies the BMC credentials: the address must be there first.
+          if (node.driver_info?.[bmc.key] !== bmc.value) await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${bmc.key}`, value: bmc.value }]);
+          await request(client, node.uuid, "manage");
+        }
+        // A failed verification puts the node back in `enroll` with last_error: resting there is a failure.
+        await waitFor(client, node.uuid, ["manageable", "available", "active"], ["verifying"], "manage");
         return node.uuid;
       });
     },
@@ -212,9 +227,7 @@ export function createActivities(deps: ActivityDeps) {
     async configureBmc(d: DevicePlan): Promise<void> {
       return guarded(async () => {
         const client = ironicFor(d);
-        if (!d.bmcAddress) throw badInput(`${d.name} has no BMC address`);
-        const key = BMC_ADDRESS_FIELD[deps.ironicDriver] ?? "bmc_address";
-        const value = deps.ironicDriver === "redfish" ? `https://${d.bmcAddress}` : d.bmcAddress;
+        const { key, value } = bmcDriverInfo(d);
         const node = await client.getNode(nodeRef(d));
         if (node.driver_info?.[key] !== value) await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${key}`, value }]);
         const validation = await client.validateNode(node.uuid);
@@ -224,14 +237,15 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * A dnsmasq host reservation (dhcp-hostsdir format: `dhcp-host=<mac>,<ip>,<name>`) for the
-     * BMC, written atomically; dnsmasq rereads the folder on its own. Same content: no write.
+     * A dnsmasq host reservation for the BMC, in the `--dhcp-hostsdir` file format (that of
+     * `--dhcp-hostsfile`: the text right of `=` in `--dhcp-host`, i.e. `<mac>,<ip>,<name>`),
+     * written atomically; dnsmasq rereads the folder on its own. Same content: no write.
      */
     async configureDhcp(d: DevicePlan): Promise<{ written: boolean }> {
       if (!deps.dhcpHostsDir) throw notConfigured("the site enables configureDhcp but this worker has no FM_DHCP_HOSTS_DIR");
       if (!d.bmcMac || !d.bmcAddress) throw badInput(`${d.name} needs a BMC MAC address and IP for its DHCP reservation`);
       const file = join(deps.dhcpHostsDir, `${d.name}.conf`);
-      const content = `# managed by Fleet Manager: ${d.name} BMC\ndhcp-host=${d.bmcMac.toLowerCase()},${d.bmcAddress},${d.name}-bmc\n`;
+      const content = `# managed by Fleet Manager: ${d.name} BMC\n${d.bmcMac.toLowerCase()},${d.bmcAddress},${d.name}-bmc\n`;
       if ((await readFile(file, "utf8").catch(() => null)) === content) return { written: false };
       await mkdir(deps.dhcpHostsDir, { recursive: true });
       await writeFile(`${file}.tmp`, content, { mode: 0o644 });
@@ -311,7 +325,11 @@ export function createActivities(deps: ActivityDeps) {
           await ctx.sleep(deps.pollIntervalMs);
         }
       } catch (err) {
-        if (ctx.cancellationSignal.aborted) await slurm().cancelJob(a.slurmJobId).catch(() => {});
+        // Only a cancellation of the activity itself (its workflow was cancelled or is gone) ends
+        // the SLURM job; a worker shutting down, a lost heartbeat, a pause or a reset leave it
+        // running for the next attempt to wait on.
+        const reason = ctx.cancellationSignal.aborted ? (ctx.cancellationSignal.reason as Error | undefined)?.message : undefined;
+        if (reason === "CANCELLED" || reason === "NOT_FOUND") await slurm().cancelJob(a.slurmJobId).catch(() => {});
         throw err;
       }
     },
