@@ -4,7 +4,7 @@
 #  - the Prisma client (generated; skipped when the schema has not changed)
 #  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
 #    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
-#    cached in .cache/bin; see scripts/peers/*.sh)
+#    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see test/support/global-setup.ts).

@@ -2,7 +2,7 @@
 # A real Temporal server for the tests: the Temporal CLI's dev server (`temporal server
 # start-dev`, SQLite-backed), built from source with the machine's Go.
 #
-#   scripts/peers/temporal.sh install                      build .cache/bin/temporal (skipped when
+#   scripts/peers/temporal.sh install                      build $FM_TOOLS_CACHE/bin/temporal (skipped when
 #                                                          it is already built from the same pins)
 #   scripts/peers/temporal.sh start <dir> [port] [ui-port] start a dev server in the background,
 #                                                          state in <dir>; wait until it is SERVING
@@ -30,16 +30,18 @@
 #   version in tools/temporal/go.mod, run `go mod tidy` there, and re-run `install`; if the new
 #   go.mod has replace lines with module targets, repeat them in tools/temporal/go.mod.
 #
-# Go's caches live under .cache/go (GOMODCACHE, GOCACHE; gitignored; ~1.8 GB + ~1.4 GB), so a
-# rebuild after a pin change reuses what it can. Measured on 2 cores: cold install 6m45s to
-# 10m46s, rebuild with a warm .cache/go ~8 s, no-op ~0.1 s; binary ~203 MB; the server is
-# SERVING ~1 s after start, RSS ~150 MB. The stamp .cache/bin/temporal.stamp holds a hash of
-# tools/temporal/go.mod, go.sum, the Go version and the build flags.
+# The binary and Go's caches live OUTSIDE the checkout, in FM_TOOLS_CACHE (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/fleet-manager), so a fresh clone on the same machine (CI)
+# reuses them instead of rebuilding: bin/temporal, go/ (GOMODCACHE, GOCACHE; ~1.8 GB + ~1.4 GB).
+# The stamp bin/temporal.stamp holds a hash of tools/temporal/go.mod, go.sum, the Go version and
+# the build flags; a checkout with other pins rebuilds (reusing the Go caches). Measured on 2
+# cores: cold install 6m45s to 10m46s, rebuild with warm Go caches ~8 s, no-op ~0.1 s; binary
+# ~203 MB; the server is SERVING ~1 s after start, RSS ~150 MB.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TOOLS_DIR="$ROOT/tools/temporal"
-CACHE="$ROOT/.cache"
+CACHE="${FM_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleet-manager}"
 BIN_DIR="$CACHE/bin"
 BIN="$BIN_DIR/temporal"
 STAMP="$BIN_DIR/temporal.stamp"
@@ -76,7 +78,7 @@ find_go() {
 
 go_env() {
   export GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/build" GOBIN="$BIN_DIR" CGO_ENABLED=0 GOWORK=off
-  # -modcacherw: a module cache that `rm -rf .cache` can delete.
+  # -modcacherw: a module cache that `rm -rf` can delete.
   export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw -mod=readonly"
 }
 
@@ -124,7 +126,7 @@ install() {
   go_env
   build_flags
   local t0 tmp
-  echo "temporal: building the Temporal CLI $(pinned_version) with $("$go" env GOVERSION) into $BIN (7 to 11 min from cold on 2 cores, most of it downloading ~1.8 GB of modules and compiling; seconds once .cache/go is warm)"
+  echo "temporal: building the Temporal CLI $(pinned_version) with $("$go" env GOVERSION) into $BIN (7 to 11 min from cold on 2 cores, most of it downloading ~1.8 GB of modules and compiling; seconds once $CACHE/go is warm)"
   t0=$(now)
   tmp="$BIN.tmp.$$"
   rm -f "$tmp"

@@ -13,7 +13,7 @@ import { freePort } from "./ironic.ts";
 
 const run = promisify(execFile);
 const SCRIPT = join(REPO_ROOT, "scripts/peers/temporal.sh");
-export const TEMPORAL_BIN = join(REPO_ROOT, ".cache/bin/temporal");
+
 
 export interface TemporalPeer {
   /** host:port of the gRPC frontend */
