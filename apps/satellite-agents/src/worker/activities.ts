@@ -65,14 +65,27 @@ function classify(err: unknown): never {
   }
   throw err;
 }
+/**
+ * Runs an activity body: classifies its errors, and, for an activity with a heartbeat timeout,
+ * heartbeats every 2 s (a third of the timeout at most) while it runs. The heartbeat timeout is
+ * there to notice a dead worker, not a slow source: without the ticker, a few slow Ironic calls
+ * in a row would make Temporal start a second attempt beside a first one still running.
+ */
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  const ticker = timeoutMs ? setInterval(() => ctx.heartbeat(), Math.min(2000, timeoutMs / 3)) : undefined;
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ApplicationFailure) throw err;
     return classify(err);
+  } finally {
+    clearInterval(ticker);
   }
 }
+
+const RE_REQUEST_AFTER_MS = 15_000;
 
 /** Ironic states a node passes through on its own; anything else is where it stopped. */
 const FAILED_STATES = new Set(["clean failed", "inspect failed", "deploy failed", "error", "rescue failed", "unrescue failed", "service failed"]);
@@ -106,9 +119,13 @@ export function createActivities(deps: ActivityDeps) {
   /**
    * Polls the node until it rests in one of `want`, heartbeating each poll. A failed state, or
    * a resting state that is neither wanted nor `passing`, ends the wait with Ironic's last_error.
+   * With `retry`, a node still resting in the state the request left from after
+   * RE_REQUEST_AFTER_MS is asked again: Ironic acknowledged (202) but its conductor never took
+   * the request up (seen under load with 50 nodes at once), and asking again is harmless there.
    */
-  async function waitFor(client: IronicClient, ref: string, want: readonly string[], passing: readonly string[], what: string): Promise<IronicNode> {
+  async function waitFor(client: IronicClient, ref: string, want: readonly string[], passing: readonly string[], what: string, retry?: { from: string; target: string; settled: (n: IronicNode) => boolean }): Promise<IronicNode> {
     const ctx = Context.current();
+    let askedAt = Date.now();
     for (;;) {
       const node = await client.getNode(ref);
       ctx.heartbeat({ provisionState: node.provision_state, target: node.target_provision_state });
@@ -117,22 +134,34 @@ export function createActivities(deps: ActivityDeps) {
       if (FAILED_STATES.has(node.provision_state) || (resting && !passing.includes(node.provision_state))) {
         throw ApplicationFailure.nonRetryable(`${what}: node ${node.name ?? node.uuid} is ${node.provision_state}${node.last_error ? `: ${node.last_error}` : ""}`, "SourceRejected");
       }
+      if (retry && resting && node.provision_state === retry.from && Date.now() - askedAt > RE_REQUEST_AFTER_MS) {
+        await request(client, node.uuid, retry.target, retry.settled);
+        askedAt = Date.now();
+      }
       await ctx.sleep(deps.pollIntervalMs); // rejects when the activity is cancelled
     }
   }
 
-  /** Asks for a transition; a node locked by the conductor (409) is asked again at the next poll. */
-  async function request(client: IronicClient, ref: string, target: string): Promise<void> {
+  /**
+   * Asks for a transition. A node locked by the conductor (409) is asked again at the next poll.
+   * A refusal (400) because the node already moved on — another attempt of this activity asked
+   * first (Temporal retries an attempt whose heartbeat it lost, while that attempt may still be
+   * running) — counts as done when `settled(node)` says the node is where the request leads.
+   */
+  async function request(client: IronicClient, ref: string, target: string, settled: (n: IronicNode) => boolean): Promise<void> {
+    const ctx = Context.current();
     for (let attempt = 0; ; attempt++) {
+      ctx.heartbeat({ requesting: target });
       try {
         return await client.setProvisionState(ref, target);
       } catch (err) {
+        if (err instanceof IronicApiError && err.status === 400 && settled(await client.getNode(ref))) return;
         if (!(err instanceof IronicApiError && err.status === 409) || attempt >= 30) throw err;
-        Context.current().heartbeat({ waitingForLock: target });
-        await Context.current().sleep(deps.pollIntervalMs);
+        await ctx.sleep(deps.pollIntervalMs);
       }
     }
   }
+  const inOrPast = (...states: string[]) => (n: IronicNode) => states.includes(n.provision_state);
 
   async function observe(d: DevicePlan): Promise<JobDeviceObservation> {
     const observation: JobDeviceObservation = { deviceId: d.deviceId };
@@ -205,7 +234,7 @@ export function createActivities(deps: ActivityDeps) {
         if (node.provision_state === "enroll" && !node.target_provision_state) {
           // `manage` verifies the BMC credentials: the address must be there first.
           if (node.driver_info?.[bmc.key] !== bmc.value) await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${bmc.key}`, value: bmc.value }]);
-          await request(client, node.uuid, "manage");
+          await request(client, node.uuid, "manage", inOrPast("verifying", "manageable", "inspecting", "inspect wait", "cleaning", "clean wait", "available", "active"));
         }
         // A failed verification puts the node back in `enroll` with last_error: resting there is a failure.
         await waitFor(client, node.uuid, ["manageable", "available", "active"], ["verifying"], "manage");
@@ -218,7 +247,7 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const client = ironicFor(d);
         const node = await client.getNode(nodeRef(d));
-        if (node.provision_state === "manageable" && !node.target_provision_state && !node.inspection_finished_at) await request(client, node.uuid, "inspect");
+        if (node.provision_state === "manageable" && !node.target_provision_state && !node.inspection_finished_at) await request(client, node.uuid, "inspect", (n) => ["inspecting", "inspect wait", "available", "active"].includes(n.provision_state) || Boolean(n.inspection_finished_at));
         await waitFor(client, node.uuid, ["manageable", "available", "active"], ["inspecting", "inspect wait"], "inspect");
       });
     },
@@ -258,8 +287,9 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const client = ironicFor(d);
         const node = await client.getNode(nodeRef(d));
-        if (node.provision_state === "manageable" && !node.target_provision_state) await request(client, node.uuid, "provide");
-        await waitFor(client, node.uuid, ["available", "active"], ["manageable", "cleaning", "clean wait"], "provide");
+        const settled = inOrPast("cleaning", "clean wait", "available", "active");
+        if (node.provision_state === "manageable" && !node.target_provision_state) await request(client, node.uuid, "provide", settled);
+        await waitFor(client, node.uuid, ["available", "active"], ["manageable", "cleaning", "clean wait"], "provide", { from: "manageable", target: "provide", settled });
       });
     },
 
@@ -363,8 +393,9 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const client = ironicFor(d);
         const node = await client.getNode(nodeRef(d));
-        if (node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "deleted");
-        await waitFor(client, node.uuid, ["available"], ["deleting", "cleaning", "clean wait"], "teardown");
+        const settled = inOrPast("deleting", "cleaning", "clean wait", "available");
+        if (node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "deleted", settled);
+        await waitFor(client, node.uuid, ["available"], ["active", "deleting", "cleaning", "clean wait"], "teardown", { from: "active", target: "deleted", settled });
       });
     },
 
@@ -388,7 +419,7 @@ export function createActivities(deps: ActivityDeps) {
             { op: "add", path: "/extra/fleet_manager_rebuild", value: { by: o.marker, at: new Date().toISOString() } },
           ]);
         }
-        if (!moved && node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "rebuild");
+        if (!moved && node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "rebuild", (n) => n.provision_state !== "active" || n.target_provision_state !== null);
         await waitFor(client, node.uuid, ["active"], ["deploying", "wait call-back", "cleaning", "clean wait"], "rebuild");
       });
     },
