@@ -232,7 +232,10 @@ describe("every mutating route refuses callers without the right to it, and chan
     const device = (await (await api("/api/v1/devices?site=keflavik&limit=1", { token: admin })).json()) as { items: { id: string }[] };
     const params: Record<string, string> = { id: site.items[0]!.id, site_id: inv.sites.keflavik, name: "sys5-mine", agent: "openstack", source: "ironic-overcloud" };
     // A body the route would accept, so what refuses the caller is authorization, not validation.
-    const bodies: Record<string, unknown> = { "/api/v1/sites/:site_id/reflections/:source": { observedAt: new Date().toISOString(), complete: true, items: [] } };
+    const bodies: Record<string, unknown> = {
+      "/api/v1/sites/:site_id/reflections/:source": { observedAt: new Date().toISOString(), complete: true, items: [] },
+      "/api/v1/jobs/:id/report": { status: "SUBMITTED" },
+    };
     const mutating = hub.app.routeTable.filter((r) => ["POST", "PUT", "PATCH", "DELETE"].includes(r.method) && r.url.startsWith("/api/"));
     expect(mutating.length).toBeGreaterThanOrEqual(12);
 
