@@ -13,6 +13,7 @@ import { JOB_WORKFLOWS, taskQueueFor, type JobWorkflowInput } from "@fm/domain/w
 import { getNode, ironicRequest, type RawIronicNode } from "./support/ironic.ts";
 import { scontrolJob, slurmCommand } from "./support/slurm.ts";
 import { SITE, startJobsStack, type JobsStack } from "./support/jobs-stack.ts";
+import { startAgent } from "./support/agents.ts";
 import { eventually } from "./support/wait.ts";
 
 let s: JobsStack;
@@ -221,5 +222,16 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(job).toMatchObject({ status: "FAILED", workflowId: null, error: { message: expect.stringMatching(/No workflow runs REPAIR jobs yet/) } });
     expect((await device(d.id)).version).toBe(before.version);
     expect(await workflowRuns(job.id)).toHaveLength(0);
+  });
+
+  it("the workflow agent lists jobs every 5 s unless told otherwise, and its store is `workflow`", async () => {
+    const env = { ...s.workflowEnv, METRICS_PORT: "0" };
+    delete (env as Record<string, string | undefined>).FM_REFLECT_INTERVAL_S;
+    const agent = await startAgent("workflow", env);
+    try {
+      expect(await agent.waitForLog((l) => l.msg === "reflector started")).toMatchObject({ store: "workflow", intervalS: 5 });
+    } finally {
+      await agent.stop();
+    }
   });
 });

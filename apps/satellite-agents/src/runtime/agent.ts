@@ -34,6 +34,8 @@ export interface AgentDefinition<E extends z.ZodRawShape> {
   kind: AgentKind;
   /** The agent's own environment variables. */
   env: E;
+  /** Defaults of common variables that differ for this agent (e.g. a shorter interval). */
+  envDefaults?: Partial<Record<keyof CommonConfig, string>>;
   /** Builds the reflectors (may ask the hub what to run). Called once, after the site is known. */
   setup(ctx: AgentContext<z.infer<z.ZodObject<E>>>): Promise<ReflectorSpec<unknown>[]>;
 }
@@ -42,7 +44,7 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
   let config: CommonConfig & z.infer<z.ZodObject<E>>;
   let satellite: string;
   try {
-    config = loadConfig(def.env);
+    config = loadConfig(def.env, { ...def.envDefaults, ...process.env });
     satellite = satelliteName(def.kind, config);
   } catch (err) {
     if (err instanceof ConfigError) {

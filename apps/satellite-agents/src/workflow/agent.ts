@@ -200,6 +200,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export const workflowAgent: AgentDefinition<typeof env> = {
   kind: "workflow",
   env,
+  // The interval is the delay before a new job is picked up, and between progress reports.
+  envDefaults: { FM_REFLECT_INTERVAL_S: "5" },
   async setup(ctx) {
     const connection = await Connection.connect({ address: ctx.config.TEMPORAL_ADDRESS, connectTimeout: ctx.config.FM_HTTP_TIMEOUT_MS });
     const client = new Client({ connection, namespace: ctx.config.TEMPORAL_NAMESPACE });
