@@ -35,6 +35,9 @@
 # it starts, so the very first jobs pend that long), stop 1 to 2 s; install 20 s to 3 min
 # (14 MB; it depends on the mirror), a no-op once installed.
 set -euo pipefail
+PEER=slurm
+# shellcheck source=scripts/peers/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 REST_PORT=${SLURM_REST_PORT:-6820}
 CTLD_PORT=${SLURM_CTLD_PORT:-6817}
@@ -54,13 +57,7 @@ EOF
   exit 2
 }
 
-die() {
-  echo "slurm: $*" >&2
-  exit 1
-}
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 installed() {
   local cmd
@@ -99,13 +96,7 @@ install() {
 }
 
 # kill -0 also succeeds on a zombie.
-alive() {
-  kill -0 "$1" 2>/dev/null && ! grep -qs '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
-}
 
-port_open() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 check_number() {
   [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] && [ "$2" -le "$4" ] || die "$1 must be a number from $3 to $4, got '$2'"
@@ -132,15 +123,6 @@ wait_for() {
   done
 }
 
-log_tail() {
-  local f
-  for f in "$@"; do
-    [ -f "$f" ] || continue
-    echo "--- last lines of $f ---" >&2
-    tail -n 20 "$f" >&2 || true
-  done
-  echo "---" >&2
-}
 
 node_name() { printf '%s%03d' "$PREFIX" "$1"; }
 
@@ -266,17 +248,6 @@ start() {
 }
 
 # SIGTERM, then SIGKILL after STOP_TIMEOUT seconds; waits for the exit.
-terminate() {
-  local pid=$1 name=$2 i
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-    alive "$pid" || return 0
-    sleep 0.1
-  done
-  echo "slurm: $name (pid $pid) still running ${STOP_TIMEOUT} s after SIGTERM; sending SIGKILL" >&2
-  kill -KILL "$pid" 2>/dev/null || true
-  while alive "$pid"; do sleep 0.1; done
-}
 
 stop_dir() {
   local dir=$1 quiet=${2:-} f pid stopped=0

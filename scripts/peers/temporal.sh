@@ -38,6 +38,9 @@
 # cores: cold install 6m45s to 10m46s, rebuild with warm Go caches ~8 s, no-op ~0.1 s; binary
 # ~203 MB; the server is SERVING ~1 s after start, RSS ~150 MB.
 set -euo pipefail
+PEER=temporal
+# shellcheck source=scripts/peers/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TOOLS_DIR="$ROOT/tools/temporal"
@@ -58,13 +61,7 @@ EOF
   exit 2
 }
 
-die() {
-  echo "temporal: $*" >&2
-  exit 1
-}
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 find_go() {
   if command -v go >/dev/null 2>&1; then
@@ -140,13 +137,7 @@ install() {
 }
 
 # kill -0 also succeeds on a zombie (our own child, not yet reaped, in start's clean-up).
-alive() {
-  kill -0 "$1" 2>/dev/null && ! grep -qs '^[0-9]* ([^)]*) Z' "/proc/$1/stat"
-}
 
-port_open() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 # The pid in <dir>/temporal.pid, if that process is alive and is a temporal server.
 running_pid() {
@@ -163,11 +154,6 @@ check_port() {
   [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 65535 ] || die "$1 must be a port number, got '$2'"
 }
 
-log_tail() {
-  echo "--- last lines of $1 ---" >&2
-  tail -n 30 "$1" >&2 || true
-  echo "---" >&2
-}
 
 start() {
   [ $# -ge 1 ] && [ $# -le 3 ] || usage
@@ -225,17 +211,6 @@ start() {
 }
 
 # SIGTERM, then SIGKILL after STOP_TIMEOUT seconds.
-terminate() {
-  local pid=$1 i
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-    alive "$pid" || return 0
-    sleep 0.1
-  done
-  echo "temporal: pid $pid still running ${STOP_TIMEOUT} s after SIGTERM; sending SIGKILL" >&2
-  kill -KILL "$pid" 2>/dev/null || true
-  while alive "$pid"; do sleep 0.1; done
-}
 
 stop() {
   [ $# -eq 1 ] || usage
