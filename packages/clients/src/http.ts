@@ -16,3 +16,19 @@ export function describeFetchError(err: unknown): string {
   const cause = err.cause as { code?: string; message?: string } | undefined;
   return cause?.code ?? cause?.message ?? err.message;
 }
+
+/**
+ * No answer from a source (connection refused or reset, DNS, timeout) after every attempt. Each
+ * client has its own subclass (IronicUnavailableError, NetboxUnavailableError, ...) so callers
+ * can tell sources apart, or catch them all as an outage to retry later.
+ */
+export class SourceUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

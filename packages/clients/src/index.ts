@@ -3,3 +3,4 @@ export * from "./ironic-client.ts";
 export * from "./openstack-auth.ts";
 export * from "./netbox-client.ts";
 export * from "./slurm-client.ts";
+export { SourceUnavailableError } from "./http.ts";

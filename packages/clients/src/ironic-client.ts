@@ -16,7 +16,7 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
-import { describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
 
 export class IronicApiError extends Error {
   constructor(
@@ -31,16 +31,7 @@ export class IronicApiError extends Error {
 }
 
 /** No answer from Ironic (connection refused or reset, DNS, timeout) after every attempt. */
-export class IronicUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly attempts: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "IronicUnavailableError";
-  }
-}
+export class IronicUnavailableError extends SourceUnavailableError {}
 
 /**
  * The node fields this client relies on. Fields present since microversion 1.1 are required;

@@ -24,7 +24,7 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
-import { describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
 
 export class NetboxApiError extends Error {
   constructor(
@@ -62,16 +62,7 @@ export class NetboxAuthenticationError extends NetboxApiError {
 }
 
 /** No answer from NetBox (connection refused or reset, DNS, timeout) after every attempt. */
-export class NetboxUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly attempts: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "NetboxUnavailableError";
-  }
-}
+export class NetboxUnavailableError extends SourceUnavailableError {}
 
 /** addDeviceTags was given tags NetBox does not have; it does not create them. */
 export class NetboxMissingTagsError extends Error {

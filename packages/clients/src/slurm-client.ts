@@ -31,7 +31,7 @@
  * Tokens are never put into errors or messages.
  */
 import { z } from "zod";
-import { describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
 
 /** One entry of slurmrestd's `errors` array, whatever the version calls the fields. */
 export interface SlurmErrorEntry {
@@ -65,16 +65,7 @@ export class SlurmApiError extends Error {
 }
 
 /** No answer from slurmrestd (connection refused or reset, DNS, timeout) after every attempt. */
-export class SlurmUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly attempts: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "SlurmUnavailableError";
-  }
-}
+export class SlurmUnavailableError extends SourceUnavailableError {}
 
 /** Base job states (job_state), plus the transient ones 22.05 reports instead of the base. */
 export type SlurmJobState =
