@@ -107,7 +107,7 @@ let clients: Pick<ActivityDeps, "hub" | "netbox" | "ironic" | "slurm">;
 
 /** The activities as the worker builds them, on the real clients; `over` replaces any dependency. */
 function activities(over: Partial<ActivityDeps> = {}) {
-  return createActivities({ ...clients, ironicDriver: "fake-hardware", dhcpHostsDir: join(scratch, "dhcp-hosts"), burnInCommand: "sleep 1", pollIntervalMs: 100, ...over });
+  return createActivities({ site: "act1", ...clients, ironicDriver: "fake-hardware", dhcpHostsDir: join(scratch, "dhcp-hosts"), burnInCommand: "sleep 1", pollIntervalMs: 100, ...over });
 }
 
 /** Every Ironic node with this name (uuids), read without the client under test. */
@@ -455,6 +455,8 @@ describe("hub activities", () => {
       devices: [{ deviceId: device.id, name: "act-hub-0", netboxId: nbd.id, bmcAddress: "10.202.0.1", bmcMac: "3c:ec:ef:00:00:00", ironicInstance: "overcloud", ironicNodeUuid: null, slurmNodeName: "gpu001", resourceClass: "GPU_COMPUTE" }],
     });
     expectFinal(await rejection(run(acts.preflight, { jobId: job.id, kind: "BURN_IN" })), "BadInput", /is a ENROL job, not BURN_IN/);
+    // Another site's worker (a task queue shared by mistake) refuses the job before touching anything.
+    expectFinal(await rejection(run(activities({ site: "elsewhere" }).preflight, { jobId: job.id, kind: "ENROL" })), "BadInput", /at site act1; this worker serves elsewhere/);
 
     expect((await api<Job>("POST", `/api/v1/jobs/${job.id}/cancel/`)).body.status).toBe("CANCELLED");
     expect((await run(acts.preflight, { jobId: job.id, kind: "ENROL" })).result).toBeNull();

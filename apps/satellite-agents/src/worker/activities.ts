@@ -31,6 +31,8 @@ import { ACTIVE_JOB_STATUSES, ironicInstanceFor, type Device, type IronicInstanc
 import type { DevicePlan, JobPlan, WorkflowKind } from "@fm/domain/workflows";
 
 export interface ActivityDeps {
+  /** The site this worker serves (FM_SITE): it runs no other site's job. */
+  site: string;
   hub: HubClient;
   netbox?: NetboxClient | undefined;
   ironic: Partial<Record<IronicInstance, IronicClient>>;
@@ -194,6 +196,9 @@ export function createActivities(deps: ActivityDeps) {
         if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.status === "CANCELLING") return null;
         if (job.kind !== kind) throw badInput(`job ${job.name} is a ${job.kind} job, not ${kind}`);
         const { site } = await deps.hub.getSite(job.siteId);
+        // A workflow on the wrong task queue (a misconfigured queue shared by two sites, or
+        // started by hand) must not touch this site's Ironic and NetBox with another site's job.
+        if (site.slug !== deps.site) throw badInput(`job ${job.name} is at site ${site.slug}; this worker serves ${deps.site}`);
         const devices = await Promise.all(job.deviceIds.map((id) => deps.hub.getDevice(id)));
         return {
           site: { slug: site.slug, slurmEnabled: site.slurmEnabled, configureDhcp: site.configureDhcp, platformClassActivityReady: site.platformClassActivityReady },
@@ -339,7 +344,12 @@ export function createActivities(deps: ActivityDeps) {
           environment: { FM_BURNIN_DURATION_S: String(a.durationMinutes * 60), FM_JOB_ID: a.jobId, FM_DEVICE: a.device.name, PATH: "/usr/local/bin:/usr/bin:/bin" },
           script: `#!/bin/bash\n# Fleet Manager burn-in of ${a.device.name} (job ${a.jobName})\n${deps.burnInCommand}\n`,
         });
-        return jobId;
+        // Look-then-submit is two steps: should two attempts ever have raced (one Temporal
+        // thought dead), the oldest job of the name wins and the others are cancelled.
+        const named = await slurm().jobsByName(name);
+        const keep = named[0]?.jobId ?? jobId;
+        for (const extra of named.slice(1)) await slurm().cancelJob(extra.jobId);
+        return keep;
       });
     },
 
@@ -349,7 +359,9 @@ export function createActivities(deps: ActivityDeps) {
       try {
         for (;;) {
           const job = await guarded(() => slurm().job(a.slurmJobId));
-          if (!job) throw ApplicationFailure.nonRetryable(`SLURM no longer knows job ${a.slurmJobId}`, "SourceRejected");
+          // slurmctld forgets ended jobs after MinJobAge (300 s by default); without accounting
+          // (slurmdbd) the result is then unknown, and saying so beats waiting forever.
+          if (!job) throw ApplicationFailure.nonRetryable(`SLURM no longer knows job ${a.slurmJobId} (it ended more than MinJobAge ago, while no worker watched): its result is unknown`, "SourceRejected");
           ctx.heartbeat({ state: job.state });
           if (isTerminalSlurmState(job.state)) return { device: a.device, slurmJobId: a.slurmJobId, state: job.state, exitCode: job.exitCode };
           await ctx.sleep(deps.pollIntervalMs);
@@ -401,22 +413,24 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * Rebuild with the image, once per job: the node's extra.fleet_manager_rebuild records which
-     * workflow asked and when, so a retry after a lost answer waits for that rebuild instead of
-     * starting another; a retry after a worker died between the record and the request (the
-     * node has not moved since) asks again.
+     * workflow asked, so a retry after a lost answer waits for that rebuild instead of starting
+     * another; a retry after a worker died between the record and the request (the node has
+     * not moved since) asks again.
      */
     async ironicRebuild(d: DevicePlan, o: { image: string; marker: string }): Promise<void> {
       return guarded(async () => {
         const client = ironicFor(d);
         const node = await client.getNode(nodeRef(d));
-        const mark = node.extra.fleet_manager_rebuild as { by?: string; at?: string } | undefined;
+        // The marker holds Ironic's own provision_updated_at from before the request (no clock
+        // of ours is compared with Ironic's): if it changed since, the rebuild happened.
+        const mark = node.extra.fleet_manager_rebuild as { by?: string; before?: string | null } | undefined;
         const ours = mark?.by === o.marker;
-        const moved = ours && node.provision_updated_at !== null && Date.parse(node.provision_updated_at) >= Date.parse(mark.at ?? "");
+        const moved = ours && node.provision_updated_at !== (mark.before ?? null);
         if (!ours) {
           if (node.provision_state !== "active") throw badInput(`${d.name} has no instance to reimage (Ironic ${node.provision_state})`);
           await client.patchNode(node.uuid, [
             { op: "add", path: "/instance_info/image_source", value: o.image },
-            { op: "add", path: "/extra/fleet_manager_rebuild", value: { by: o.marker, at: new Date().toISOString() } },
+            { op: "add", path: "/extra/fleet_manager_rebuild", value: { by: o.marker, before: node.provision_updated_at } },
           ]);
         }
         if (!moved && node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "rebuild", (n) => n.provision_state !== "active" || n.target_provision_state !== null);

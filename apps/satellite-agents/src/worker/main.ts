@@ -93,6 +93,7 @@ export async function runWorker(): Promise<number> {
       ? new SlurmClient({ baseUrl: config.SLURM_URL, apiVersion: config.SLURM_API_VERSION, user: config.SLURM_USER, token: () => readFileSync(slurmTokenFile, "utf8").trim(), timeoutMs: config.FM_HTTP_TIMEOUT_MS })
       : undefined;
   const activities = createActivities({
+    site: config.FM_SITE,
     hub,
     netbox,
     ironic,

@@ -25,11 +25,22 @@ import {
 } from "@fm/domain/workflows";
 import type { Activities } from "./activities.ts";
 
-const retry = { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "1m", maximumAttempts: 20, nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
-/** Single requests: a dead worker's attempt is retried after 30 s. */
-const quick = proxyActivities<Activities>({ startToCloseTimeout: "30s", retry });
-/** Waiting on Ironic or SLURM: heartbeats every poll, so a dead worker is noticed in 10 s. */
+/**
+ * Outages are retried without an attempt limit (1 s doubling to 1 min): giving up after a
+ * quarter of an hour of a hub or Ironic outage would fail jobs halfway, with NetBox already
+ * changed. What retrying cannot fix is thrown as one of NON_RETRYABLE_FAILURES.
+ */
+const retry = { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "1m", nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
+/**
+ * Every activity heartbeats while it runs (a ticker in the activity), so a dead worker is
+ * noticed within 10 s, while a slow source (requests of up to FM_HTTP_TIMEOUT_MS, retried)
+ * never makes Temporal start a second attempt beside a first one still running.
+ */
+const quick = proxyActivities<Activities>({ startToCloseTimeout: "10m", heartbeatTimeout: "10s", retry });
+/** Waiting on Ironic or SLURM: as long as the work takes. */
 const waiting = proxyActivities<Activities>({ startToCloseTimeout: "8h", heartbeatTimeout: "10s", retry });
+/** The hub keeps step messages up to 2,000 characters and errors up to 4,000. */
+const MESSAGE_MAX = 2000;
 
 export const progressQuery = defineQuery<WorkflowProgress>(PROGRESS_QUERY);
 
@@ -69,7 +80,7 @@ class Steps {
         this.partial.set(name, p);
         s.progress = p;
       });
-      Object.assign(s, { status: "SUCCEEDED", progress: 1, finishedAt: new Date().toISOString(), ...(message ? { message: message(result) } : {}) });
+      Object.assign(s, { status: "SUCCEEDED", progress: 1, finishedAt: new Date().toISOString(), ...(message ? { message: message(result).slice(0, MESSAGE_MAX) } : {}) });
       return result;
     } catch (err) {
       if (isCancellation(err)) {
@@ -78,9 +89,9 @@ class Steps {
         throw err;
       }
       const reason = failureMessage(err);
-      Object.assign(s, { status: "FAILED", message: reason.slice(0, 2000), finishedAt: new Date().toISOString() });
+      Object.assign(s, { status: "FAILED", message: reason.slice(0, MESSAGE_MAX), finishedAt: new Date().toISOString() });
       const details: StepFailureDetails = { step: name, steps: this.snapshot().steps };
-      throw ApplicationFailure.create({ message: `${name}: ${reason}`, type: STEP_FAILED, nonRetryable: true, details: [details], cause: err instanceof Error ? err : undefined });
+      throw ApplicationFailure.create({ message: `${name}: ${reason}`.slice(0, MESSAGE_MAX), type: STEP_FAILED, nonRetryable: true, details: [details], cause: err instanceof Error ? err : undefined });
     }
   }
 }
@@ -130,7 +141,7 @@ export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflo
   const nodes = await steps.run(
     "ironic-enroll",
     (tick) => eachDevice(devices, tick, (d) => waiting.ironicEnroll(d)),
-    (uuids) => `node(s) ${uuids.join(", ")} manageable`,
+    (uuids) => `node(s) ${uuids.join(", ")} manageable`.slice(0, MESSAGE_MAX),
   );
   const enrolled = devices.map((d, i) => ({ ...d, ironicNodeUuid: nodes[i]! }));
   await steps.run("ironic-inspect", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicInspect(d)));
@@ -169,37 +180,47 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
   const durationMinutes = typeof input.params.durationMinutes === "number" ? input.params.durationMinutes : 60;
   const partition = str(input.params.partition);
   const submitted: number[] = [];
+  // Every SLURM job submitted is either waited for or cancelled: the submits are not cut short
+  // by a cancellation (a submit in flight would still create its job), and a failure of the
+  // step or of the wait cancels what was submitted.
+  const cleanUp = () => CancellationScope.nonCancellable(() => quick.slurmCancel([...submitted]));
+  let ids: number[];
   try {
-    const ids = await steps.run(
-      "slurm-submit",
-      (tick) =>
-        eachDevice(plan.devices, tick, async (d) => {
-          const id = await quick.slurmSubmitBurnIn({ jobId: input.jobId, jobName: input.jobName, device: d, durationMinutes, ...(partition ? { partition } : {}) });
-          submitted.push(id);
-          return id;
-        }),
-      (ids) => `SLURM job(s) ${ids.join(", ")}`,
+    ids = await CancellationScope.nonCancellable(() =>
+      steps.run(
+        "slurm-submit",
+        (tick) =>
+          eachDevice(plan.devices, tick, async (d) => {
+            const id = await quick.slurmSubmitBurnIn({ jobId: input.jobId, jobName: input.jobName, device: d, durationMinutes, ...(partition ? { partition } : {}) });
+            submitted.push(id);
+            return id;
+          }),
+        (ids) => `SLURM job(s) ${ids.join(", ")}`.slice(0, MESSAGE_MAX),
+      ),
     );
-    const results = await steps.run(
-      "slurm-run",
-      (tick) => eachDevice(plan.devices, tick, (d) => waiting.slurmWait({ slurmJobId: ids[plan.devices.indexOf(d)]!, device: d.name })),
-      (rs) => rs.map((r) => `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`).join("; "),
-    );
-    const failed = results.filter((r) => r.state !== "COMPLETED" || r.exitCode !== 0);
-    if (failed.length) {
-      const message = `burn-in failed on ${failed.map((r) => `${r.device} (SLURM job ${r.slurmJobId} ${r.state}, exit code ${r.exitCode ?? "unknown"})`).join(", ")}`;
-      const s = steps.steps.find((x) => x.name === "slurm-run")!;
-      Object.assign(s, { status: "FAILED" });
-      throw ApplicationFailure.create({ message: `slurm-run: ${message}`, type: STEP_FAILED, nonRetryable: true, details: [{ step: "slurm-run", steps: steps.snapshot().steps } satisfies StepFailureDetails] });
-    }
-    return steps.snapshot();
   } catch (err) {
-    if (isCancellation(err) && submitted.length) {
-      // The workflow is cancelled, but cleaning up must still run: outside the cancelled scope.
-      await CancellationScope.nonCancellable(() => quick.slurmCancel(submitted));
-    }
+    if (submitted.length) await cleanUp();
     throw err;
   }
+  let results: Awaited<ReturnType<Activities["slurmWait"]>>[];
+  try {
+    results = await steps.run(
+      "slurm-run",
+      (tick) => eachDevice(plan.devices, tick, (d) => waiting.slurmWait({ slurmJobId: ids[plan.devices.indexOf(d)]!, device: d.name })),
+      (rs) => rs.map((r) => `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`).join("; ").slice(0, MESSAGE_MAX),
+    );
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  const failed = results.filter((r) => r.state !== "COMPLETED" || r.exitCode !== 0);
+  if (failed.length) {
+    const message = `burn-in failed on ${failed.map((r) => `${r.device} (SLURM job ${r.slurmJobId} ${r.state}, exit code ${r.exitCode ?? "unknown"})`).join(", ")}`;
+    const s = steps.steps.find((x) => x.name === "slurm-run")!;
+    Object.assign(s, { status: "FAILED" });
+    throw ApplicationFailure.create({ message: `slurm-run: ${message}`.slice(0, MESSAGE_MAX), type: STEP_FAILED, nonRetryable: true, details: [{ step: "slurm-run", steps: steps.snapshot().steps } satisfies StepFailureDetails] });
+  }
+  return steps.snapshot();
 }
 
 /**

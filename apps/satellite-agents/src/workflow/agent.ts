@@ -3,10 +3,12 @@
  * Every FM_REFLECT_INTERVAL_S it lists the site's active jobs (store `workflow` in the
  * reflector metrics, which FleetManagerWorkflowAgentStale watches) and, per job:
  *
- *  - PENDING: starts the kind's workflow with workflow id = job id, refusing duplicates even
- *    of a closed workflow, so an agent restarted between starting and reporting finds the
- *    workflow already there (counted as success) and never runs a job twice; then SUBMITTED.
- *  - SUBMITTED / RUNNING: describes the workflow and queries its steps: RUNNING once a step
+ *  - PENDING: reports SUBMITTED, then starts the kind's workflow with workflow id = job id,
+ *    refusing duplicates even of a closed workflow: an agent restarted at any point finds the
+ *    job SUBMITTED and starts it again, or finds the workflow already there (counted as
+ *    success), and a job never runs twice.
+ *  - SUBMITTED / RUNNING: describes the workflow (SUBMITTED without one: starts it) and
+ *    queries its steps: RUNNING once a step
  *    started, progress and steps as they change, and the outcome when it closed (SUCCEEDED,
  *    FAILED with the failed step and its cause, CANCELLED).
  *  - CANCELLING: requests the workflow's cancellation (idempotent), then watches it end.
@@ -18,7 +20,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure
 import { z } from "zod";
 import { HubApiError } from "@fm/clients";
 import type { Job, JobReport } from "@fm/domain";
-import { JOB_WORKFLOWS, PROGRESS_QUERY, STEP_FAILED, hasWorkflow, taskQueueFor, type JobStep, type JobWorkflowInput, type JobWorkflowResult, type StepFailureDetails, type WorkflowProgress } from "@fm/domain/workflows";
+import { JOB_WORKFLOWS, PROGRESS_QUERY, STEP_FAILED, hasWorkflow, taskQueueFor, type JobStep, type JobWorkflowInput, type JobWorkflowResult, type StepFailureDetails, type WorkflowKind, type WorkflowProgress } from "@fm/domain/workflows";
 import type { AgentContext, AgentDefinition } from "../runtime/agent.ts";
 import type { ReflectorSpec } from "../runtime/reflector.ts";
 import { describe } from "../runtime/reflector.ts";
@@ -30,6 +32,9 @@ const env = {
   FM_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000).describe("How long a progress query may take (no worker running: it fails)"),
 };
 type WorkflowEnv = z.infer<z.ZodObject<typeof env>>;
+
+/** The hub keeps job errors up to 4,000 characters. */
+const ERROR_MAX = 4000;
 
 export type JobAction = "started" | "reported" | "unchanged" | "cancel-requested" | "failed";
 
@@ -44,14 +49,30 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
     return "reported";
   };
 
+  /**
+   * PENDING: reports SUBMITTED first, then starts the workflow. In that order a cancel that
+   * arrives meanwhile finds a SUBMITTED job and goes through CANCELLING, which this agent turns
+   * into a Temporal cancellation; an agent that dies between the two finds the job SUBMITTED
+   * with no workflow and starts it (watch below).
+   */
   async function start(job: Job): Promise<JobAction> {
     if (!hasWorkflow(job.kind)) {
-      return report(job, { status: "FAILED", error: { message: `No workflow runs ${job.kind} jobs yet; cancel nothing, the devices are untouched` } });
+      return report(job, { status: "FAILED", error: { message: `No workflow runs ${job.kind} jobs yet; the devices are untouched` } });
     }
-    const input: JobWorkflowInput = { jobId: job.id, jobName: job.name, kind: job.kind, params: job.params };
-    let action: JobAction = "started";
     try {
-      await client.workflow.start(JOB_WORKFLOWS[job.kind], {
+      await report(job, { status: "SUBMITTED", workflowId: job.id });
+    } catch (err) {
+      if (err instanceof HubApiError && err.status === 409) return "unchanged"; // cancelled meanwhile: nothing started
+      throw err;
+    }
+    return startWorkflow(job);
+  }
+
+  async function startWorkflow(job: Job): Promise<JobAction> {
+    const kind = job.kind as WorkflowKind;
+    const input: JobWorkflowInput = { jobId: job.id, jobName: job.name, kind, params: job.params };
+    try {
+      await client.workflow.start(JOB_WORKFLOWS[kind], {
         workflowId: job.id,
         taskQueue,
         args: [input],
@@ -60,23 +81,12 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
         memo: { job: job.name, kind: job.kind, site: site.slug },
       });
       log.info({ job: job.name, jobId: job.id, kind: job.kind, taskQueue }, "workflow started");
+      return "started";
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       log.info({ job: job.name, jobId: job.id }, "workflow already started (an earlier run of this agent started it)");
-      action = "reported";
+      return "reported";
     }
-    try {
-      await report(job, { status: "SUBMITTED", workflowId: job.id });
-    } catch (err) {
-      // Cancelled on the hub while we started it: the workflow must not run.
-      if (err instanceof HubApiError && err.status === 409) {
-        await client.workflow.getHandle(job.id).cancel().catch(() => {});
-        log.info({ job: job.name }, "job was cancelled while its workflow started; workflow cancelled");
-        return "cancel-requested";
-      }
-      throw err;
-    }
-    return action;
   }
 
   async function progressOf(handle: WorkflowHandle): Promise<WorkflowProgress | undefined> {
@@ -102,7 +112,10 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
       status = (await handle.describe()).status.name;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      return report(job, { status: job.status === "CANCELLING" ? "CANCELLED" : "FAILED", error: { message: `Temporal has no workflow ${job.workflowId ?? job.id} (namespace ${config.TEMPORAL_NAMESPACE})` } });
+      // SUBMITTED without a workflow: the agent died between reporting and starting.
+      if (job.status === "SUBMITTED") return startWorkflow(job);
+      if (job.status === "CANCELLING") return report(job, { status: "CANCELLED" });
+      return report(job, { status: "FAILED", error: { message: `Temporal has no workflow ${job.workflowId ?? job.id} (namespace ${config.TEMPORAL_NAMESPACE}): it was deleted outside Fleet Manager` } });
     }
     const finalSteps = (steps: JobStep[] | undefined, as: JobStep["status"]) => (steps ?? job.steps).map((s) => (s.status === "PENDING" || s.status === "RUNNING" ? { ...s, status: as } : s));
     switch (status) {
@@ -116,7 +129,9 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
       }
       case "COMPLETED": {
         const result = (await handle.result()) as JobWorkflowResult;
-        if (result.skipped) return report(job, { status: job.status === "CANCELLING" ? "CANCELLED" : "FAILED", steps: result.steps, error: { message: `The workflow did nothing: ${result.skipped}` } });
+        // Skipped: the job was cancelled before the workflow did anything (the hub may have moved
+        // it to CANCELLING since this agent listed it; a stale status is a 409, retried next cycle).
+        if (result.skipped) return job.status === "CANCELLING" || job.cancelRequestedAt ? report(job, { status: "CANCELLED", steps: result.steps }) : report(job, { status: "FAILED", steps: result.steps, error: { message: `The workflow did nothing: ${result.skipped}` } });
         return report(job, { status: "SUCCEEDED", steps: result.steps, progress: 1 });
       }
       case "CANCELLED": {
@@ -128,7 +143,7 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
         // FAILED, TERMINATED, TIMED_OUT
         const error = await failureOf(handle, status);
         const steps = error.steps ?? finalSteps((await progressOf(handle))?.steps, "FAILED");
-        return report(job, { status: "FAILED", steps, error: { message: error.message, ...(error.cause ? { cause: error.cause } : {}), ...(error.step ? { step: error.step } : {}) } });
+        return report(job, { status: "FAILED", steps, error: { message: error.message.slice(0, ERROR_MAX), ...(error.cause ? { cause: error.cause.slice(0, ERROR_MAX) } : {}), ...(error.step ? { step: error.step } : {}) } });
       }
     }
   }
@@ -156,8 +171,10 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
           log.error({ job: job.name, jobId: job.id, status: job.status, err: describe(err) }, "job not handled; retrying next cycle");
         }
       });
-      // Every job failing is an outage (Temporal or the hub): a failed cycle, with backoff.
-      if (errors.length && errors.length === jobs.length) throw errors[0];
+      // Every job failing for want of an answer is an outage (Temporal or the hub): a failed
+      // cycle, with backoff. The hub refusing a report (4xx) is that job's problem, logged above.
+      const outages = errors.filter((e) => !(e instanceof HubApiError && e.status >= 400 && e.status < 500));
+      if (outages.length && outages.length === jobs.length) throw outages[0];
       return { jobs: jobs.length, ...counts };
     },
     classifyListError: (err) => (err instanceof HubApiError ? "hub_error" : "hub_unavailable"),

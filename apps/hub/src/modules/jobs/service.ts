@@ -183,8 +183,10 @@ export function createJobService({ prisma, devices }: { prisma: PrismaClient; de
         if (report.workflowId && job.workflowId && report.workflowId !== job.workflowId) {
           throw new Conflict("job_workflow_mismatch", `Job ${job.name} runs as workflow ${job.workflowId}, not ${report.workflowId}`);
         }
-        if (report.devices) await observe(tx, ctx, job, report.devices, `job:${job.name}`);
         const terminal = TERMINAL_JOB_STATUSES.includes(job.status);
+        // An ended job's devices may already belong to another job: what its workflow still
+        // observes is not recorded.
+        if (report.devices && !terminal) await observe(tx, ctx, job, report.devices, `job:${job.name}`);
         if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
           throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
         }
