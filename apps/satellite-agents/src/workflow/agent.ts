@@ -42,6 +42,9 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
   const { hub, site, log, config } = ctx;
   const taskQueue = config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(site.slug);
 
+  /** History length of each running job's workflow at its last progress report. */
+  const reported = new Map<string, number>();
+
   const report = async (job: Job, r: JobReport): Promise<JobAction> => {
     const after = await hub.reportJob(job.id, r);
     if (after.version === job.version) return "unchanged";
@@ -108,8 +111,11 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
       action = "cancel-requested";
     }
     let status: string;
+    let historyLength: number;
     try {
-      status = (await handle.describe()).status.name;
+      const description = await handle.describe();
+      status = description.status.name;
+      historyLength = description.historyLength;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // SUBMITTED without a workflow: the agent died between reporting and starting.
@@ -120,11 +126,15 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
     const finalSteps = (steps: JobStep[] | undefined, as: JobStep["status"]) => (steps ?? job.steps).map((s) => (s.status === "PENDING" || s.status === "RUNNING" ? { ...s, status: as } : s));
     switch (status) {
       case "RUNNING": {
+        // A workflow's steps change only with its history: an unchanged history needs neither
+        // a query (work for the worker) nor a report (a hub transaction).
+        if (reported.get(job.id) === historyLength && job.status !== "SUBMITTED") return action;
         const p = await progressOf(handle);
         if (!p) return action;
         const started = p.steps.some((s) => s.status !== "PENDING");
         const next = job.status === "SUBMITTED" && started ? "RUNNING" : undefined;
         const r = await report(job, { ...(next ? { status: next } : {}), steps: p.steps, progress: p.progress });
+        reported.set(job.id, historyLength);
         return r === "unchanged" ? action : r;
       }
       case "COMPLETED": {
@@ -160,6 +170,8 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
       return jobs;
     },
     async push(jobs) {
+      const listed = new Set(jobs.map((j) => j.id));
+      for (const id of reported.keys()) if (!listed.has(id)) reported.delete(id);
       const counts: Record<JobAction, number> = { started: 0, reported: 0, unchanged: 0, "cancel-requested": 0, failed: 0 };
       const errors: unknown[] = [];
       await pool(jobs, config.FM_WORKFLOW_CONCURRENCY, async (job) => {
