@@ -5,7 +5,8 @@
  * change that would break workflows already running in production fails the build.
  *
  * Record again only for a deliberate, compatible change (new scenarios, or after a `patched()`
- * migration), and keep the old files: they are what running workflows look like.
+ * migration), and keep the old files: they are what running workflows look like. Name the
+ * scenarios to record as arguments to leave the others untouched.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -76,6 +77,18 @@ const SCENARIOS: Scenario[] = [
   { file: "unenrol-succeeded", kind: "UNENROL", params: {}, activities: {} },
   { file: "burn-in-succeeded", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: {} },
   { file: "burn-in-exit-code", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "FAILED", exitCode: 3 }) } },
+  {
+    file: "burn-in-submit-failed",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60 },
+    activities: {
+      slurmSubmitBurnIn: async (a) => {
+        if (a.device.name === "gpu001") return 41;
+        await Context.current().sleep(200);
+        throw ApplicationFailure.nonRetryable(`SLURM has no node ${a.device.name}`, "SourceRejected");
+      },
+    },
+  },
   { file: "burn-in-cancelled", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: waitUntilCancelled }, cancelAfterMs: 1500 },
   { file: "release-slurm", kind: "RELEASE", params: {}, activities: {} },
   { file: "release-no-slurm", kind: "RELEASE", params: {}, activities: { preflight: async () => plan({ slurmEnabled: false }) } },
@@ -90,8 +103,12 @@ try {
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   await mkdir(OUT, { recursive: true });
-  // One worker per scenario: each has its own canned activities.
+  // One worker per scenario: each has its own canned activities. With arguments, only the
+  // scenarios named (e.g. `npm run histories:record -- burn-in-submit-failed`): the committed
+  // histories of the others stay as recorded, which is what running workflows look like.
+  const only = process.argv.slice(2);
   for (const [i, sc] of SCENARIOS.entries()) {
+    if (only.length && !only.includes(sc.file)) continue;
     const taskQueue = `${TASK_QUEUE}-${i}`;
     const worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath: fileURLToPath(new URL("../apps/satellite-agents/src/worker/workflows.ts", import.meta.url)), activities: { ...ok, ...sc.activities } });
     const workflowId = `history-${sc.file}`;

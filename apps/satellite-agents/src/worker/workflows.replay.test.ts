@@ -17,7 +17,7 @@ const workflowsPath = fileURLToPath(new URL("./workflows.ts", import.meta.url));
 
 describe("workflow replay of committed histories", () => {
   it("has a history for every workflow, its failures and its cancellation", () => {
-    expect(files).toEqual(expect.arrayContaining(["enrol-succeeded.json", "enrol-not-staged.json", "burn-in-cancelled.json", "burn-in-exit-code.json", "unenrol-succeeded.json", "release-no-slurm.json", "teardown-succeeded.json", "reimage-succeeded.json"]));
+    expect(files).toEqual(expect.arrayContaining(["enrol-succeeded.json", "enrol-not-staged.json", "burn-in-cancelled.json", "burn-in-exit-code.json", "burn-in-submit-failed.json", "unenrol-succeeded.json", "release-no-slurm.json", "teardown-succeeded.json", "reimage-succeeded.json"]));
   });
 
   it("replays every history against the current workflow code", async () => {
