@@ -234,4 +234,20 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       await agent.stop();
     }
   });
+
+  it("a Temporal outage stops nothing for good: the agents retry, and the job finishes once Temporal is back", async () => {
+    const d = s.staged[1]!; // unenrolled above: staged again, its Ironic node available
+    const errors = async () => (await s.workflowAgent.metric("fleet_manager_reflector_errors_total", { store: "workflow" })) ?? 0;
+    const before = await errors();
+    await s.temporal.pause();
+    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
+    // The agent cannot start the workflow: failed cycles, counted, and the job stays where it was.
+    await eventually(async () => expect(await errors()).toBeGreaterThan(before), 20_000);
+    expect(["PENDING", "SUBMITTED"]).toContain((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status);
+    await s.temporal.resume();
+    const job = await s.waitForJob(created.id, undefined, 90_000);
+    expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
+    expect(await workflowRuns(created.id)).toHaveLength(1);
+    expect(netboxDevice(d.name).status).toBe("active");
+  }, 150_000);
 });

@@ -19,6 +19,10 @@ export interface TemporalPeer {
   /** host:port of the gRPC frontend */
   address: string;
   dir: string;
+  /** Stops the server but keeps its SQLite state, as an outage of the Temporal service would. */
+  pause(): Promise<void>;
+  /** Starts it again on the same port and state. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -29,6 +33,12 @@ export async function startTemporal(): Promise<TemporalPeer> {
   return {
     address: `127.0.0.1:${port}`,
     dir,
+    async pause() {
+      await run(SCRIPT, ["stop", dir], { timeout: 30_000 });
+    },
+    async resume() {
+      await run(SCRIPT, ["start", dir, String(port)], { timeout: 90_000 });
+    },
     async stop() {
       await run(SCRIPT, ["stop", dir], { timeout: 30_000 }).catch(() => {});
       await rm(dir, { recursive: true, force: true });
