@@ -242,7 +242,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     await s.temporal.pause();
     const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
     // The agent cannot start the workflow: failed cycles, counted, and the job stays where it was.
-    await eventually(async () => expect(await errors()).toBeGreaterThan(before), 20_000);
+    await eventually(async () => expect(await errors()).toBeGreaterThan(before), 40_000);
     expect(["PENDING", "SUBMITTED"]).toContain((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status);
     await s.temporal.resume();
     const job = await s.waitForJob(created.id, undefined, 90_000);

@@ -30,6 +30,7 @@ const env = {
   ...TemporalEnv,
   FM_WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10).describe("Jobs handled at once per cycle"),
   FM_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000).describe("How long a progress query may take (no worker running: it fails)"),
+  FM_TEMPORAL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe("Deadline of Temporal calls for one job (without one, a call to a Temporal that is down can hang)"),
 };
 type WorkflowEnv = z.infer<z.ZodObject<typeof env>>;
 
@@ -38,7 +39,7 @@ const ERROR_MAX = 4000;
 
 export type JobAction = "started" | "reported" | "unchanged" | "cancel-requested" | "failed";
 
-export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): ReflectorSpec<Job> {
+export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, connection: Connection): ReflectorSpec<Job> {
   const { hub, site, log, config } = ctx;
   const taskQueue = config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(site.slug);
 
@@ -176,7 +177,7 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client): R
       const errors: unknown[] = [];
       await pool(jobs, config.FM_WORKFLOW_CONCURRENCY, async (job) => {
         try {
-          counts[await dispatch(job)]++;
+          counts[await connection.withDeadline(Date.now() + config.FM_TEMPORAL_TIMEOUT_MS, () => dispatch(job))]++;
         } catch (err) {
           counts.failed++;
           errors.push(err);
@@ -235,6 +236,6 @@ export const workflowAgent: AgentDefinition<typeof env> = {
     const connection = await Connection.connect({ address: ctx.config.TEMPORAL_ADDRESS, connectTimeout: ctx.config.FM_HTTP_TIMEOUT_MS });
     const client = new Client({ connection, namespace: ctx.config.TEMPORAL_NAMESPACE });
     ctx.log.info({ temporal: ctx.config.TEMPORAL_ADDRESS, namespace: ctx.config.TEMPORAL_NAMESPACE, taskQueue: ctx.config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(ctx.site.slug) }, "Starting job reflector");
-    return [jobsReflector(ctx, client) as ReflectorSpec<unknown>];
+    return [jobsReflector(ctx, client, connection) as ReflectorSpec<unknown>];
   },
 };
