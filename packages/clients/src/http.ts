@@ -32,3 +32,72 @@ export class SourceUnavailableError extends Error {
     this.name = new.target.name;
   }
 }
+
+/** What a client makes of one answer: keep it, give up with an error, or try again. */
+export type Verdict<E extends Error> =
+  | { kind: "ok" }
+  | { kind: "fail"; error: E }
+  /** Counted as a failed attempt; the next waits the backoff, or `afterMs` (Retry-After) if longer. */
+  | { kind: "retry"; error: E; afterMs?: number | undefined }
+  /** Send again at once, uncounted (e.g. with a fresh token after a 401). */
+  | { kind: "again" };
+
+export interface SendOptions<E extends Error> {
+  url: URL | string;
+  method: string;
+  /** Sent as JSON (with its content-type) when defined. */
+  body?: unknown;
+  redirect?: "follow" | "manual" | "error";
+  /** Headers of each attempt. Called outside the retry: a failing token source is not an outage. */
+  headers(): Promise<Record<string, string>> | Record<string, string>;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  attempts: number;
+  backoffMs: number;
+  judge(res: Response, text: string): Verdict<E>;
+  /** May a request that failed to send (refused, reset, timed out) be sent again? Default: yes. */
+  resendable?(error: unknown): boolean;
+  /** The error when no attempt got an answer. */
+  unavailable(cause: unknown, attempts: number): Error;
+}
+
+/**
+ * The retry loop every source client shares (Ironic, NetBox, slurmrestd): up to `attempts`
+ * sends with exponential backoff and full jitter; transport failures and the answers `judge`
+ * calls retryable are tried again; the last HTTP error, else an `unavailable` error, is thrown.
+ */
+export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promise<{ res: Response; text: string }> {
+  let last: { error: unknown; http: boolean; afterMs?: number | undefined } | undefined;
+  let attempt = 0;
+  while (attempt < o.attempts) {
+    attempt++;
+    if (attempt > 1) await sleep(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
+    const headers = await o.headers();
+    let res: Response;
+    let text: string;
+    try {
+      res = await o.fetch(o.url, {
+        method: o.method,
+        headers: { ...headers, ...(o.body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+        ...(o.redirect ? { redirect: o.redirect } : {}),
+        signal: AbortSignal.timeout(o.timeoutMs),
+      });
+      text = await res.text();
+    } catch (error) {
+      last = { error, http: false };
+      if (o.resendable && !o.resendable(error)) break;
+      continue;
+    }
+    const verdict = o.judge(res, text);
+    if (verdict.kind === "ok") return { res, text };
+    if (verdict.kind === "fail") throw verdict.error;
+    if (verdict.kind === "again") {
+      attempt--;
+      continue;
+    }
+    last = { error: verdict.error, http: true, afterMs: verdict.afterMs };
+  }
+  if (last?.http) throw last.error;
+  throw o.unavailable(last?.error, attempt);
+}

@@ -136,13 +136,8 @@ export class HubClient {
     return this.request("GET", "/api/v1/sites/", SiteListSchema, { query }).then((r) => r.body);
   }
 
-  async *allSites(query: { slug?: string; region?: string; q?: string } = {}): AsyncGenerator<Site> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listSites({ ...query, limit: 1000, cursor });
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  allSites(query: { slug?: string; region?: string; q?: string } = {}): AsyncGenerator<Site> {
+    return everyPage((cursor) => this.listSites({ ...query, limit: 1000, cursor }));
   }
 
   getSite(id: string): Promise<{ site: Site; etag: string | null }> {
@@ -165,12 +160,7 @@ export class HubClient {
   /** Device roles, with `inUse`/`deviceCount` counted at `site` when given. */
   async deviceRoles(query: { site?: string; inUse?: boolean } = {}): Promise<DeviceRole[]> {
     const roles: DeviceRole[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, { query: { ...query, limit: 1000, cursor } }).then((r) => r.body);
-      roles.push(...page.items);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+    for await (const r of everyPage((cursor) => this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, { query: { ...query, limit: 1000, cursor } }).then((res) => res.body))) roles.push(r);
     return roles;
   }
 
@@ -178,13 +168,8 @@ export class HubClient {
     return this.request("GET", "/api/v1/devices/", DeviceListSchema, { query }).then((r) => r.body);
   }
 
-  async *allDevices(query: Omit<DeviceQuery, "limit" | "cursor"> = {}): AsyncGenerator<Device> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listDevices({ ...query, limit: 1000, cursor });
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  allDevices(query: Omit<DeviceQuery, "limit" | "cursor"> = {}): AsyncGenerator<Device> {
+    return everyPage((cursor) => this.listDevices({ ...query, limit: 1000, cursor }));
   }
 
   /** A source's complete view of a site (PUT is idempotent, so it is retried). */
@@ -212,13 +197,8 @@ export class HubClient {
     return this.request("GET", "/api/v1/jobs/", JobListSchema, { query }).then((r) => r.body);
   }
 
-  async *allJobs(query: Omit<JobQuery, "limit" | "cursor"> = {}): AsyncGenerator<Job> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listJobs({ ...query, limit: 1000, cursor });
-      yield* page.items;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+  allJobs(query: Omit<JobQuery, "limit" | "cursor"> = {}): AsyncGenerator<Job> {
+    return everyPage((cursor) => this.listJobs({ ...query, limit: 1000, cursor }));
   }
 
   cancelJob(id: string): Promise<Job> {
@@ -233,6 +213,16 @@ export class HubClient {
   async deleteSite(id: string, ifMatch?: string): Promise<void> {
     await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, { headers: ifMatch ? { "if-match": ifMatch } : {} });
   }
+}
+
+/** Every item of a keyset-paginated hub list, page after page. */
+async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | null }>): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const p = await page(cursor);
+    yield* p.items;
+    cursor = p.nextCursor ?? undefined;
+  } while (cursor);
 }
 
 export type JobQuery = { status?: JobStatus; kind?: JobKind; site?: string; device?: string; active?: boolean; limit?: number; cursor?: string };

@@ -16,7 +16,7 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "./http.ts";
 
 export class IronicApiError extends Error {
   constructor(
@@ -212,59 +212,41 @@ export class IronicClient {
     const url = new URL(this.opts.endpoint + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const attempts = o.idempotent ? this.opts.maxAttempts : 1;
+    let token: string | undefined;
     let reauthenticated = false;
-    let lastFailure: { kind: "unavailable"; error: unknown } | { kind: "http"; error: IronicApiError } | undefined;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
-      // Outside the try below: a failing token source (e.g. Keystone rejecting the credential)
-      // is not an Ironic outage and must surface as its own error, unretried.
-      const token = await this.opts.token?.();
-      let res: Response;
-      let text: string;
-      try {
-        res = await this.opts.fetch(url, {
-          method,
-          headers: {
-            accept: "application/json",
-            "x-openstack-ironic-api-version": this.opts.microversion,
-            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
-            ...(token ? { "x-auth-token": token } : {}),
-          },
-          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-        text = await res.text();
-      } catch (error) {
-        lastFailure = { kind: "unavailable", error }; // refused, reset, DNS, timed out
-        continue;
-      }
-      if (res.ok) {
-        let body: unknown;
-        if (schema) {
-          try {
-            body = schema.parse(text ? JSON.parse(text) : undefined);
-          } catch (err) {
-            throw new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
-          }
+    const { res, text } = await sendWithRetries({
+      url,
+      method,
+      body: o.body,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      attempts,
+      backoffMs: this.opts.backoffMs,
+      headers: async () => {
+        token = await this.opts.token?.();
+        return { accept: "application/json", "x-openstack-ironic-api-version": this.opts.microversion, ...(token ? { "x-auth-token": token } : {}) };
+      },
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        const error = new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} ${ironicErrorMessage(text) ?? res.statusText}`);
+        if (res.status === 401 && token && this.opts.invalidateToken && !reauthenticated) {
+          reauthenticated = true;
+          this.opts.invalidateToken();
+          return { kind: "again" }; // a fresh token is not a retry of a failure
         }
-        return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
+        return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
+      },
+      unavailable: (cause, n) => new IronicUnavailableError(`${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`, n, { cause }),
+    });
+    let body: unknown;
+    if (schema) {
+      try {
+        body = schema.parse(text ? JSON.parse(text) : undefined);
+      } catch (err) {
+        throw new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
       }
-      const error = new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} ${ironicErrorMessage(text) ?? res.statusText}`);
-      if (res.status === 401 && token && this.opts.invalidateToken && !reauthenticated) {
-        reauthenticated = true;
-        this.opts.invalidateToken();
-        attempt--; // a fresh token is not a retry of a failure
-        continue;
-      }
-      if (res.status === 429 || res.status >= 500) {
-        lastFailure = { kind: "http", error };
-        continue;
-      }
-      throw error;
     }
-    if (lastFailure?.kind === "http") throw lastFailure.error;
-    const cause = lastFailure?.error;
-    throw new IronicUnavailableError(`${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${attempts} attempt(s): ${describeFetchError(cause)}`, attempts, { cause });
+    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 }
 

@@ -24,7 +24,7 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "./http.ts";
 
 export class NetboxApiError extends Error {
   constructor(
@@ -588,55 +588,33 @@ export class NetboxClient {
   async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
     const url = new URL(this.url + path);
     if (o.query) url.search = o.query.toString();
-    const attempts = o.idempotent ? this.opts.maxAttempts : 1;
-    let lastFailure: { kind: "unavailable"; error: unknown } | { kind: "http"; error: NetboxApiError; retryAfterMs?: number } | undefined;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) {
-        const jitter = Math.random() * this.opts.backoffMs * 2 ** (attempt - 2);
-        const retryAfter = lastFailure?.kind === "http" ? lastFailure.retryAfterMs : undefined;
-        await sleep(retryAfter !== undefined ? Math.max(retryAfter, jitter) : jitter);
-      }
-      let res: Response;
-      let text: string;
+    const { res, text } = await sendWithRetries({
+      url,
+      method,
+      body: o.body,
+      // Django's APPEND_SLASH answers a path without its slash with a 301; follow it for GETs only.
+      redirect: method === "GET" ? "follow" : "manual",
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      attempts: o.idempotent ? this.opts.maxAttempts : 1,
+      backoffMs: this.opts.backoffMs,
+      headers: () => ({ accept: "application/json", authorization: this.authorization }),
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        const error = this.toError(res.status, text, method, path, res.statusText);
+        return res.status === 429 || res.status >= 500 ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) } : { kind: "fail", error };
+      },
+      unavailable: (cause, n) => new NetboxUnavailableError(`${method} ${path}: NetBox at ${this.url} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`, n, { cause }),
+    });
+    let body: unknown;
+    if (schema) {
       try {
-        res = await this.opts.fetch(url, {
-          method,
-          headers: {
-            accept: "application/json",
-            authorization: this.authorization,
-            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
-          },
-          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
-          // Django's APPEND_SLASH answers a path without its slash with a 301; follow it for GETs only.
-          redirect: method === "GET" ? "follow" : "manual",
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-        text = await res.text();
-      } catch (error) {
-        lastFailure = { kind: "unavailable", error }; // refused, reset, DNS, timed out
-        continue;
+        body = schema.parse(text ? JSON.parse(text) : undefined);
+      } catch (err) {
+        throw new NetboxApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
       }
-      if (res.ok) {
-        let body: unknown;
-        if (schema) {
-          try {
-            body = schema.parse(text ? JSON.parse(text) : undefined);
-          } catch (err) {
-            throw new NetboxApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
-          }
-        }
-        return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
-      }
-      const error = this.toError(res.status, text, method, path, res.statusText);
-      if (res.status === 429 || res.status >= 500) {
-        lastFailure = { kind: "http", error, retryAfterMs: retryAfterMs(res.headers.get("retry-after")) };
-        continue;
-      }
-      throw error;
     }
-    if (lastFailure?.kind === "http") throw lastFailure.error;
-    const cause = lastFailure?.error;
-    throw new NetboxUnavailableError(`${method} ${path}: NetBox at ${this.url} did not answer after ${attempts} attempt(s): ${describeFetchError(cause)}`, attempts, { cause });
+    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 
   private toError(status: number, text: string, method: string, path: string, statusText: string): NetboxApiError {

@@ -31,7 +31,7 @@
  * Tokens are never put into errors or messages.
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeFetchError, describeParseError, sleep } from "./http.ts";
+import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "./http.ts";
 
 /** One entry of slurmrestd's `errors` array, whatever the version calls the fields. */
 export interface SlurmErrorEntry {
@@ -360,55 +360,35 @@ export class SlurmClient {
 
   async request(method: string, path: string, o: RequestOptions): Promise<{ status: number; json: unknown }> {
     const fullPath = this.fullPath(path);
-    const url = this.baseUrl + fullPath;
-    const attempts = Math.max(1, this.opts.maxAttempts);
-    let lastFailure: { kind: "unavailable"; error: unknown } | { kind: "http"; error: SlurmApiError } | undefined;
-    let attempt = 0;
-    while (attempt < attempts) {
-      attempt++;
-      if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
-      // Outside the try below: a failing token source is not a slurmrestd outage.
-      const token = await this.opts.token();
-      let res: Response;
-      let text: string;
-      try {
-        res = await this.opts.fetch(url, {
-          method,
-          headers: {
-            accept: "application/json",
-            "x-slurm-user-name": this.opts.user,
-            "x-slurm-user-token": token,
-            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
-          },
-          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-        text = await res.text();
-      } catch (error) {
-        lastFailure = { kind: "unavailable", error };
-        // A refused connection carried nothing, so even a submit may be sent again.
-        if (!o.idempotent && !connectionRefused(error)) break;
-        continue;
-      }
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      if (res.ok) return { status: res.status, json };
-      const errors = parseErrors(json);
-      const error = new SlurmApiError(res.status, errors, `${method} ${fullPath} -> ${res.status} ${describeFailure(res, text, errors)}`);
-      if (o.idempotent && retryable(res.status, errors)) {
-        lastFailure = { kind: "http", error };
-        continue;
-      }
-      throw error;
-    }
-    if (lastFailure?.kind === "http") throw lastFailure.error;
-    const cause = lastFailure?.error;
-    const maybeSent = !o.idempotent && !connectionRefused(cause) ? "; the request may have reached slurmrestd" : "";
-    throw new SlurmUnavailableError(`${method} ${fullPath}: slurmrestd at ${this.baseUrl} did not answer after ${attempt} attempt(s): ${describeFetchError(cause)}${maybeSent}`, attempt, { cause });
+    let json: unknown;
+    const { res } = await sendWithRetries({
+      url: this.baseUrl + fullPath,
+      method,
+      body: o.body,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      attempts: Math.max(1, this.opts.maxAttempts),
+      backoffMs: this.opts.backoffMs,
+      headers: async () => ({ accept: "application/json", "x-slurm-user-name": this.opts.user, "x-slurm-user-token": await this.opts.token() }),
+      judge: (res, text) => {
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        if (res.ok) return { kind: "ok" };
+        const errors = parseErrors(json);
+        const error = new SlurmApiError(res.status, errors, `${method} ${fullPath} -> ${res.status} ${describeFailure(res, text, errors)}`);
+        return o.idempotent && retryable(res.status, errors) ? { kind: "retry", error } : { kind: "fail", error };
+      },
+      // A refused connection carried nothing, so even a submit may be sent again.
+      resendable: (error) => o.idempotent || connectionRefused(error),
+      unavailable: (cause, n) => {
+        const maybeSent = !o.idempotent && !connectionRefused(cause) ? "; the request may have reached slurmrestd" : "";
+        return new SlurmUnavailableError(`${method} ${fullPath}: slurmrestd at ${this.baseUrl} did not answer after ${n} attempt(s): ${describeFetchError(cause)}${maybeSent}`, n, { cause });
+      },
+    });
+    return { status: res.status, json };
   }
 }
 
