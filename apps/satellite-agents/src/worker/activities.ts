@@ -165,6 +165,18 @@ export function createActivities(deps: ActivityDeps) {
   }
   const inOrPast = (...states: string[]) => (n: IronicNode) => states.includes(n.provision_state);
 
+  /**
+   * From a resting `from`, asks for `target` and waits until the node rests in one of `want`,
+   * passing through `passing`. A node already past `from` is only waited for.
+   */
+  async function drive(d: DevicePlan, t: { from: string; target: string; passing: string[]; want: string[] }): Promise<void> {
+    const client = ironicFor(d);
+    const node = await client.getNode(nodeRef(d));
+    const settled = inOrPast(...t.passing, ...t.want);
+    if (node.provision_state === t.from && !node.target_provision_state) await request(client, node.uuid, t.target, settled);
+    await waitFor(client, node.uuid, t.want, [t.from, ...t.passing], t.target, { from: t.from, target: t.target, settled });
+  }
+
   async function observe(d: DevicePlan): Promise<JobDeviceObservation> {
     const observation: JobDeviceObservation = { deviceId: d.deviceId };
     if (d.netboxId !== null && deps.netbox) {
@@ -289,13 +301,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** manageable → cleaning → available. */
     async ironicProvide(d: DevicePlan): Promise<void> {
-      return guarded(async () => {
-        const client = ironicFor(d);
-        const node = await client.getNode(nodeRef(d));
-        const settled = inOrPast("cleaning", "clean wait", "available", "active");
-        if (node.provision_state === "manageable" && !node.target_provision_state) await request(client, node.uuid, "provide", settled);
-        await waitFor(client, node.uuid, ["available", "active"], ["manageable", "cleaning", "clean wait"], "provide", { from: "manageable", target: "provide", settled });
-      });
+      return guarded(() => drive(d, { from: "manageable", target: "provide", passing: ["cleaning", "clean wait"], want: ["available", "active"] }));
     },
 
     /** NetBox `active`; `platform_class` when the site's gate is on; existing tags attached. */
@@ -402,13 +408,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** active → deleted (cleaning wipes the disks) → available. */
     async ironicTeardown(d: DevicePlan): Promise<void> {
-      return guarded(async () => {
-        const client = ironicFor(d);
-        const node = await client.getNode(nodeRef(d));
-        const settled = inOrPast("deleting", "cleaning", "clean wait", "available");
-        if (node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "deleted", settled);
-        await waitFor(client, node.uuid, ["available"], ["active", "deleting", "cleaning", "clean wait"], "teardown", { from: "active", target: "deleted", settled });
-      });
+      return guarded(() => drive(d, { from: "active", target: "deleted", passing: ["deleting", "cleaning", "clean wait"], want: ["available"] }));
     },
 
     /**

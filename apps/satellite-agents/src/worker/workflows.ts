@@ -47,7 +47,6 @@ export const progressQuery = defineQuery<WorkflowProgress>(PROGRESS_QUERY);
 /** The steps of one job and their progress, answered by the progress query. */
 class Steps {
   readonly steps: JobStep[];
-  private readonly partial = new Map<string, number>();
 
   constructor(names: readonly string[]) {
     this.steps = names.map((name) => ({ name, status: "PENDING" }));
@@ -56,7 +55,7 @@ class Steps {
 
   snapshot(): WorkflowProgress {
     const done = this.steps.filter((s) => s.status === "SUCCEEDED" || s.status === "SKIPPED").length;
-    const running = this.steps.filter((s) => s.status === "RUNNING").reduce((sum, s) => sum + (this.partial.get(s.name) ?? 0), 0);
+    const running = this.steps.filter((s) => s.status === "RUNNING").reduce((sum, s) => sum + (s.progress ?? 0), 0);
     return { steps: this.steps.map((s) => ({ ...s })), progress: Math.min(1, (done + running) / this.steps.length) };
   }
 
@@ -76,9 +75,7 @@ class Steps {
     Object.assign(s, { status: "RUNNING", startedAt: new Date().toISOString(), progress: 0 });
     try {
       const result = await fn((done, total) => {
-        const p = total ? done / total : 1;
-        this.partial.set(name, p);
-        s.progress = p;
+        s.progress = total ? done / total : 1;
       });
       Object.assign(s, { status: "SUCCEEDED", progress: 1, finishedAt: new Date().toISOString(), ...(message ? { message: message(result).slice(0, MESSAGE_MAX) } : {}) });
       return result;

@@ -42,7 +42,6 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
     "/api/v1/jobs/:id/report",
     {
       config: { scope: "agent" },
-      preValidation: async (request) => service.authorizeReporter(request.ctx, (request.params as { id: string }).id),
       schema: {
         tags,
         summary: "Workflow agent / Temporal worker only: report a job's status, steps, progress, error and what it observed of its devices",

@@ -161,19 +161,6 @@ export function createJobService({ prisma, devices }: { prisma: PrismaClient; de
      * agent of a satellite serving the job's site may report. Idempotent: a report that
      * changes nothing writes nothing (no version bump, no feed event).
      */
-    /**
-     * Who may report, decided before the body is validated (a caller that may not report learns
-     * nothing about what a valid report looks like): the workflow agent or Temporal worker of a
-     * satellite serving the job's site. An unknown job is left to the handler (404).
-     */
-    async authorizeReporter(ctx: RequestContext, id: string): Promise<void> {
-      const agent = ctx.principal.agent;
-      if (!agent || !REPORTERS.has(agent.kind)) throw new Forbidden("agent_not_allowed", "Only a satellite's workflow agent or Temporal worker reports on jobs");
-      if (!UUID_RE.test(id)) return;
-      const job = await prisma.job.findUnique({ where: { id }, select: { siteId: true, name: true } });
-      if (job && !agentServesSite(agent, job.siteId)) throw new Forbidden("site_not_served", `Satellite ${agent.satellite} does not serve the site of job ${job.name}`);
-    },
-
     async report(ctx: RequestContext, id: string, report: JobReport): Promise<Job> {
       const agent = ctx.principal.agent;
       if (!agent || !REPORTERS.has(agent.kind)) throw new Forbidden("agent_not_allowed", "Only a satellite's workflow agent or Temporal worker reports on jobs");
@@ -241,7 +228,6 @@ async function createRow(tx: Db, ctx: RequestContext, input: JobCreate, siteId: 
 }
 /** The agents that report on jobs: the site's workflow agent and its Temporal worker. */
 const REPORTERS = new Set(["workflow", "temporal-worker"]);
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Device columns a workflow's observation sets, without the observed-at stamps. */
 function observedChanges(o: JobDeviceObservation) {
