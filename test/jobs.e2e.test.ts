@@ -11,7 +11,7 @@ import { Client, Connection } from "@temporalio/client";
 import type { Device } from "@fm/domain";
 import { JOB_WORKFLOWS, taskQueueFor, type JobWorkflowInput } from "@fm/domain/workflows";
 import { getNode, ironicRequest, type RawIronicNode } from "./support/ironic.ts";
-import { scontrolJob, slurmCommand } from "./support/slurm.ts";
+import { scontrolJob, setNodeState, slurmCommand } from "./support/slurm.ts";
 import { SITE, startJobsStack, type JobsStack } from "./support/jobs-stack.ts";
 import { startAgent } from "./support/agents.ts";
 import { eventually } from "./support/wait.ts";
@@ -189,9 +189,9 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(release.steps.map((st) => `${st.name}:${st.status}`)).toEqual(["preflight:SUCCEEDED", "slurm-check:SUCCEEDED", "ironic-check:SUCCEEDED", "hand-back:SUCCEEDED"]);
 
     // A drained SLURM node stops a release with the reason, and the job says which step failed.
-    await slurmCommand(s.slurm!, "scontrol", ["update", `nodename=${d.name}`, "state=drain", "reason=fan failure"]);
+    await setNodeState(s.slurm!, d.name, "drain", "fan failure");
     const refused = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id);
-    await slurmCommand(s.slurm!, "scontrol", ["update", `nodename=${d.name}`, "state=resume"]);
+    await setNodeState(s.slurm!, d.name, "resume");
     expect(refused).toMatchObject({ status: "FAILED", error: { step: "slurm-check" } });
     expect(refused.error!.message).toMatch(/drain.*fan failure/);
 
