@@ -53,7 +53,7 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
     }
     throw err;
   }
-  const log = pino({ level: config.LOG_LEVEL, base: { agent: def.kind, site: config.FM_SITE, satellite } });
+  const log = agentLogger(def.kind, config, satellite);
   const metrics = createAgentMetrics({ agent: def.kind, site: config.FM_SITE, satellite });
   const tokens = new TokenSource({
     issuer: config.FM_TOKEN_ISSUER ?? config.FM_HUB_URL,
@@ -129,6 +129,15 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
   }
   log.info({ exitCode: code }, code ? "agent exiting after repeated failures" : "agent stopped");
   return code;
+}
+
+/**
+ * The agents' logger. Synchronous writes: an agent exits with process.exit right after its
+ * last line ("agent exiting after repeated failures"), the one `kubectl logs --previous` must
+ * show; pino's default asynchronous stream could lose it. Agents log a few lines per cycle.
+ */
+export function agentLogger(kind: AgentKind, config: CommonConfig, satellite: string): Logger {
+  return pino({ level: config.LOG_LEVEL, base: { agent: kind, site: config.FM_SITE, satellite } }, pino.destination({ dest: 1, sync: true }));
 }
 
 /** A setup failure that retrying cannot fix (unknown site, missing credentials file). */

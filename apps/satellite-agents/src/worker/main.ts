@@ -11,7 +11,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
-import { pino } from "pino";
 import { z } from "zod";
 import type { IronicClient} from "@fm/clients";
 import { CloudConfigError, HubClient, NetboxClient, SlurmClient, ironicClientFor, loadCloud } from "@fm/clients";
@@ -20,7 +19,7 @@ import { taskQueueFor } from "@fm/domain/workflows";
 import { ConfigError, loadConfig, satelliteName } from "../runtime/config.ts";
 import { createAgentMetrics } from "../runtime/metrics.ts";
 import { TokenSource } from "../runtime/token.ts";
-import { heartbeats, listen, withRetries } from "../runtime/agent.ts";
+import { agentLogger, heartbeats, listen, withRetries } from "../runtime/agent.ts";
 import { describe } from "../runtime/reflector.ts";
 import { createActivities } from "./activities.ts";
 import { TemporalEnv } from "../workflow/temporal.ts";
@@ -60,7 +59,7 @@ export async function runWorker(): Promise<number> {
     }
     throw err;
   }
-  const log = pino({ level: config.LOG_LEVEL, base: { agent: "temporal-worker", site: config.FM_SITE, satellite } });
+  const log = agentLogger("temporal-worker", config, satellite);
   const metrics = createAgentMetrics({ agent: "temporal-worker", site: config.FM_SITE, satellite });
   const tokens = new TokenSource({
     issuer: config.FM_TOKEN_ISSUER ?? config.FM_HUB_URL,
