@@ -16,8 +16,19 @@ app.get("/api/v1/sites", async (request) => {
   ]);
   const more = rows.rows.length > limit;
   const items = (more ? rows.rows.slice(0, limit) : rows.rows) as { id: string }[];
-  return { items, count: (count.rows[0] as { n: number }).n, nextCursor: more ? Buffer.from(JSON.stringify({ after: items.at(-1)!.id })).toString("base64url") : null };
+  return {
+    items,
+    count: (count.rows[0] as { n: number }).n,
+    nextCursor: more ? Buffer.from(JSON.stringify({ after: items.at(-1)!.id })).toString("base64url") : null,
+  };
 });
 const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: "127.0.0.1" });
 process.stdout.write(JSON.stringify({ msg: "baseline ready", address }) + "\n");
-process.on("SIGTERM", () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on(
+  "SIGTERM",
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0)),
+);

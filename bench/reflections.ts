@@ -22,7 +22,13 @@ import { ironicReflector } from "../apps/satellite-agents/src/openstack/agent.ts
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
 import { seedNetboxOnlyDevices } from "../test/support/inventory.ts";
-import { createNodesBulk, setMaintenance, clearMaintenance, startIronic, IRONIC_API_VERSION } from "../test/support/ironic.ts";
+import {
+  createNodesBulk,
+  setMaintenance,
+  clearMaintenance,
+  startIronic,
+  IRONIC_API_VERSION,
+} from "../test/support/ironic.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub } from "../test/support/process.ts";
 
@@ -38,11 +44,19 @@ async function benchHub(devices: number) {
   await migrate(db.url);
   const data = createDatabase(db.url, { poolMax: 2 });
   const names = Array.from({ length: devices }, (_, i) => `bench-gpu-${String(i + 1).padStart(5, "0")}`);
-  const siteId = await seedNetboxOnlyDevices(data.prisma, { slug: "bench" }, names.map((name) => ({ name, role: "gpu-node" as const })));
+  const siteId = await seedNetboxOnlyDevices(
+    data.prisma,
+    { slug: "bench" },
+    names.map((name) => ({ name, role: "gpu-node" as const })),
+  );
   await data.prisma.$executeRawUnsafe("ANALYZE");
   const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
   const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
-  const client = await agentHubClient(hub.url, admin, { satellite: "bench-sat", siteIds: [siteId], agent: "openstack" });
+  const client = await agentHubClient(hub.url, admin, {
+    satellite: "bench-sat",
+    siteIds: [siteId],
+    agent: "openstack",
+  });
   return {
     db,
     data,
@@ -65,7 +79,11 @@ export async function ironicCycle(report: Report): Promise<void> {
   try {
     const t0 = performance.now();
     const nodes = await createNodesBulk(ironic.url, env.names, 16);
-    report("(setup) create 2,000 nodes in Ironic", `${((performance.now() - t0) / 1000).toFixed(1)} s`, "16 concurrent POST /v1/nodes");
+    report(
+      "(setup) create 2,000 nodes in Ironic",
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      "16 concurrent POST /v1/nodes",
+    );
 
     const log = pino({ level: "silent" });
     const ctx = {
@@ -91,38 +109,65 @@ export async function ironicCycle(report: Report): Promise<void> {
       return { list: c1 - c0, reconcile: c2 - c1, push: c3 - c2, total: c3 - c0, result };
     };
     const first = await cycle();
-    report("(a) full cycle, 2,000 nodes, first load", ms(first.total), `list ${ms(first.list)}, cordon check ${ms(first.reconcile)}, push+apply ${ms(first.push)}; updated ${String(first.result.updated)}`);
+    report(
+      "(a) full cycle, 2,000 nodes, first load",
+      ms(first.total),
+      `list ${ms(first.list)}, cordon check ${ms(first.reconcile)}, push+apply ${ms(first.push)}; updated ${String(first.result.updated)}`,
+    );
     const steady = [await cycle(), await cycle(), await cycle()];
-    report("(a) full cycle, 2,000 nodes, nothing changed (median of 3)", ms(median(steady.map((c) => c.total))), `push+apply ${ms(median(steady.map((c) => c.push)))}; updated ${String(steady[0]!.result.updated)}`);
+    report(
+      "(a) full cycle, 2,000 nodes, nothing changed (median of 3)",
+      ms(median(steady.map((c) => c.total))),
+      `push+apply ${ms(median(steady.map((c) => c.push)))}; updated ${String(steady[0]!.result.updated)}`,
+    );
     const changed: Awaited<ReturnType<typeof cycle>>[] = [];
     for (let round = 0; round < 3; round++) {
-      for (const n of nodes.slice(round * 20, round * 20 + 20)) await setMaintenance(ironic.url, n.uuid, `bench round ${round}`);
+      for (const n of nodes.slice(round * 20, round * 20 + 20))
+        await setMaintenance(ironic.url, n.uuid, `bench round ${round}`);
       changed.push(await cycle());
     }
-    report("(a) full cycle, 2,000 nodes, 1 % changed (median of 3)", ms(median(changed.map((c) => c.total))), `list ${ms(median(changed.map((c) => c.list)))}, push+apply ${ms(median(changed.map((c) => c.push)))}; updated ${String(changed[0]!.result.updated)}`);
+    report(
+      "(a) full cycle, 2,000 nodes, 1 % changed (median of 3)",
+      ms(median(changed.map((c) => c.total))),
+      `list ${ms(median(changed.map((c) => c.list)))}, push+apply ${ms(median(changed.map((c) => c.push)))}; updated ${String(changed[0]!.result.updated)}`,
+    );
     const lists: number[] = [];
     for (let i = 0; i < 3; i++) {
       const l0 = performance.now();
       await ironicClient.listNodes({ limit: 1000 });
       lists.push(performance.now() - l0);
     }
-    report("(a) baseline: the Ironic list alone (median of 3)", ms(median(lists)), `cycle / list: ${(median(changed.map((c) => c.total)) / median(lists)).toFixed(2)}×`);
+    report(
+      "(a) baseline: the Ironic list alone (median of 3)",
+      ms(median(lists)),
+      `cycle / list: ${(median(changed.map((c) => c.total)) / median(lists)).toFixed(2)}×`,
+    );
     for (const n of nodes.slice(0, 60)) await clearMaintenance(ironic.url, n.uuid);
 
     // (c) reads: the hub's device list against Ironic's node list, same 2,000 nodes.
     await cycle();
     const hubUrl = `${env.hub.url}/api/v1/devices/?limit=100`;
     const ironicUrl = `${ironic.url}/v1/nodes?detail=true&limit=100`;
-    const run = (url: string, headers: Record<string, string>, duration = DURATION_S) => autocannon({ url, connections: CONNECTIONS, duration, headers });
+    const run = (url: string, headers: Record<string, string>, duration = DURATION_S) =>
+      autocannon({ url, connections: CONNECTIONS, duration, headers });
     const hubHeaders = bearer(env.admin);
     const ironicHeaders = { "x-openstack-ironic-api-version": IRONIC_API_VERSION };
     await run(hubUrl, hubHeaders, 2);
     await run(ironicUrl, ironicHeaders, 2);
     const h = await run(hubUrl, hubHeaders);
     const i = await run(ironicUrl, ironicHeaders);
-    if (h.non2xx || i.non2xx || h.errors || i.errors) throw new Error(`errors under load: hub ${h.non2xx}/${h.errors}, ironic ${i.non2xx}/${i.errors}`);
-    report("(c) hub GET /api/v1/devices/?limit=100 req/s", h.requests.average.toFixed(0), `p99 ${h.latency.p99} ms, ${CONNECTIONS} connections, ${DURATION_S} s, 2,000 devices`);
-    report("(c) Ironic GET /v1/nodes?detail=true&limit=100 req/s", i.requests.average.toFixed(0), `p99 ${i.latency.p99} ms, same 2,000 nodes (one ironic process)`);
+    if (h.non2xx || i.non2xx || h.errors || i.errors)
+      throw new Error(`errors under load: hub ${h.non2xx}/${h.errors}, ironic ${i.non2xx}/${i.errors}`);
+    report(
+      "(c) hub GET /api/v1/devices/?limit=100 req/s",
+      h.requests.average.toFixed(0),
+      `p99 ${h.latency.p99} ms, ${CONNECTIONS} connections, ${DURATION_S} s, 2,000 devices`,
+    );
+    report(
+      "(c) Ironic GET /v1/nodes?detail=true&limit=100 req/s",
+      i.requests.average.toFixed(0),
+      `p99 ${i.latency.p99} ms, same 2,000 nodes (one ironic process)`,
+    );
     report("(c) hub / Ironic throughput", `${((h.requests.average / i.requests.average) * 100).toFixed(0)} %`);
   } finally {
     await env.close();
@@ -130,7 +175,15 @@ export async function ironicCycle(report: Report): Promise<void> {
   }
 }
 
-const COLUMNS = ["provision_state", "target_provision_state", "power_state", "maintenance", "maintenance_reason", "last_error", "fault"] as const;
+const COLUMNS = [
+  "provision_state",
+  "target_provision_state",
+  "power_state",
+  "maintenance",
+  "maintenance_reason",
+  "last_error",
+  "fault",
+] as const;
 
 /** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
 export async function reflectionApply(report: Report, n: number): Promise<void> {
@@ -138,21 +191,47 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
   const sql = new pg.Client({ connectionString: env.db.url });
   await sql.connect();
   try {
-    const items: IronicItem[] = env.names.map((name) => ({ uuid: randomUUID(), name, serial: null, provisionState: "available", targetProvisionState: null, powerState: "power off", maintenance: false, maintenanceReason: null, lastError: null, fault: null }));
+    const items: IronicItem[] = env.names.map((name) => ({
+      uuid: randomUUID(),
+      name,
+      serial: null,
+      provisionState: "available",
+      targetProvisionState: null,
+      powerState: "power off",
+      maintenance: false,
+      maintenanceReason: null,
+      lastError: null,
+      fault: null,
+    }));
     const push = async (view: IronicItem[]) => {
       const t0 = performance.now();
-      const r = await env.client.pushReflection(env.siteId, "ironic-overcloud", { observedAt: new Date().toISOString(), items: view }).catch((err: unknown) => {
-        for (const l of env.hub.logs.filter((x) => Number(x.level) >= 50)) console.error(JSON.stringify(l).slice(0, 2000));
-        throw err;
-      });
+      const r = await env.client
+        .pushReflection(env.siteId, "ironic-overcloud", { observedAt: new Date().toISOString(), items: view })
+        .catch((err: unknown) => {
+          for (const l of env.hub.logs.filter((x) => Number(x.level) >= 50))
+            console.error(JSON.stringify(l).slice(0, 2000));
+          throw err;
+        });
       return { ms: performance.now() - t0, r };
     };
     const first = await push(items);
     report(`(b) hub apply, ${n.toLocaleString("en")} devices, first load`, ms(first.ms), `updated ${first.r.updated}`);
 
-    await sql.query(`CREATE TABLE bench_ironic_nodes (uuid uuid PRIMARY KEY, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")}, observed_at timestamptz)`);
+    await sql.query(
+      `CREATE TABLE bench_ironic_nodes (uuid uuid PRIMARY KEY, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")}, observed_at timestamptz)`,
+    );
     const upsert = async (view: IronicItem[]) => {
-      const rows = view.map((i) => ({ uuid: i.uuid, name: i.name, provision_state: i.provisionState, target_provision_state: i.targetProvisionState, power_state: i.powerState, maintenance: i.maintenance, maintenance_reason: i.maintenanceReason, last_error: i.lastError, fault: i.fault }));
+      const rows = view.map((i) => ({
+        uuid: i.uuid,
+        name: i.name,
+        provision_state: i.provisionState,
+        target_provision_state: i.targetProvisionState,
+        power_state: i.powerState,
+        maintenance: i.maintenance,
+        maintenance_reason: i.maintenanceReason,
+        last_error: i.lastError,
+        fault: i.fault,
+      }));
       const t0 = performance.now();
       const r = await sql.query(
         `INSERT INTO bench_ironic_nodes AS t (uuid, name, ${COLUMNS.join(", ")}, observed_at)
@@ -184,12 +263,19 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     }
     const hm = median(hubTimes);
     const bm = median(baseTimes);
-    report(`(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of 3)`, ms(hm), `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`);
-    report(`(b) baseline SQL upsert, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`, ms(bm), `rows written ${written}`);
+    report(
+      `(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of 3)`,
+      ms(hm),
+      `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`,
+    );
+    report(
+      `(b) baseline SQL upsert, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`,
+      ms(bm),
+      `rows written ${written}`,
+    );
     report(`(b) hub / baseline time, ${n.toLocaleString("en")} devices`, `${(hm / bm).toFixed(1)}×`);
   } finally {
     await sql.end();
     await env.close();
   }
 }
-

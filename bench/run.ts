@@ -32,7 +32,10 @@ const report = (what: string, value: string, note = "") => {
   console.log(`${what.padEnd(70)} ${value.padStart(10)}  ${note}`);
 };
 
-async function waitForLine(proc: ChildProcess, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+async function waitForLine(
+  proc: ChildProcess,
+  match: (l: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     onJsonLines(proc.stdout!, (l) => match(l) && resolve(l));
     proc.on("exit", (code) => reject(new Error(`exited ${code} before ready`)));
@@ -49,7 +52,10 @@ async function coldStart(): Promise<void> {
   await chmod(parent, 0o755);
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, FM_DATA_DIR: join(parent, "data"), PORT: "0" };
   try {
-    for (const label of ["cold start: `npm start`, fresh embedded database", "warm restart: `npm start`, existing embedded database"]) {
+    for (const label of [
+      "cold start: `npm start`, fresh embedded database",
+      "warm restart: `npm start`, existing embedded database",
+    ]) {
       const t0 = performance.now();
       const proc = spawn("npm", ["start", "--silent"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
       const ready = await waitForLine(proc, (l) => l.msg === "hub ready");
@@ -58,7 +64,11 @@ async function coldStart(): Promise<void> {
       report(label, `${((performance.now() - t0) / 1000).toFixed(2)} s`, "spawn to /readyz 200");
       if (label.startsWith("cold")) {
         await new Promise((r) => setTimeout(r, 3000));
-        report("hub RSS idle (node process, embedded database)", `${(await rssMiB(Number(ready.pid))).toFixed(1)} MiB`, "3 s after ready");
+        report(
+          "hub RSS idle (node process, embedded database)",
+          `${(await rssMiB(Number(ready.pid))).toFixed(1)} MiB`,
+          "3 s after ready",
+        );
       }
       proc.kill("SIGTERM");
       await new Promise((r) => proc.on("exit", r));
@@ -68,13 +78,29 @@ async function coldStart(): Promise<void> {
   }
 }
 
-async function load(url: string, headers: Record<string, string> = {}, duration = DURATION_S): Promise<autocannon.Result> {
+async function load(
+  url: string,
+  headers: Record<string, string> = {},
+  duration = DURATION_S,
+): Promise<autocannon.Result> {
   return autocannon({ url, connections: CONNECTIONS, duration, headers });
 }
 
 /** Loads the hub and a baseline process with the same request, warm-up first, one after the other. */
-async function compare(label: string, hubUrl: string, baselineScript: string, path: string, databaseUrl: string, note: string, headers: Record<string, string>): Promise<void> {
-  const baseline = spawn(process.execPath, ["--import", "tsx", baselineScript], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0" }, stdio: ["ignore", "pipe", "inherit"] });
+async function compare(
+  label: string,
+  hubUrl: string,
+  baselineScript: string,
+  path: string,
+  databaseUrl: string,
+  note: string,
+  headers: Record<string, string>,
+): Promise<void> {
+  const baseline = spawn(process.execPath, ["--import", "tsx", baselineScript], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const ready = await waitForLine(baseline, (l) => l.msg === "baseline ready");
   try {
     const base = `${String(ready.address)}${path}`;
@@ -82,7 +108,8 @@ async function compare(label: string, hubUrl: string, baselineScript: string, pa
     await load(base, {}, 2);
     const h = await load(hubUrl + path, headers);
     const b = await load(base);
-    if (h.non2xx || b.non2xx || h.errors || b.errors) throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
+    if (h.non2xx || b.non2xx || h.errors || b.errors)
+      throw new Error(`errors during load: hub ${h.non2xx}/${h.errors}, baseline ${b.non2xx}/${b.errors}`);
     report(`${label} hub req/s`, h.requests.average.toFixed(0), `${CONNECTIONS} connections, ${DURATION_S} s, ${note}`);
     report(`${label} hub p99 latency`, `${h.latency.p99} ms`);
     report(`${label} baseline (Fastify + pg, same SQL) req/s`, b.requests.average.toFixed(0));
@@ -104,11 +131,23 @@ async function devicesList(): Promise<void> {
     const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
     await data.prisma.$executeRawUnsafe("ANALYZE");
     await data.close();
-    report("seed 50,000 devices (demo generator, with feed events)", `${((performance.now() - t0) / 1000).toFixed(1)} s`, `${seeded.devices} devices`);
+    report(
+      "seed 50,000 devices (demo generator, with feed events)",
+      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `${seeded.devices} devices`,
+    );
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
     try {
       const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
-      await compare("GET /api/v1/devices/?site=keflavik&limit=100", hub.url, "bench/baseline-devices.ts", "/api/v1/devices/?site=keflavik&limit=100", db.url, "25,000 of 50,000 devices at the site", auth);
+      await compare(
+        "GET /api/v1/devices/?site=keflavik&limit=100",
+        hub.url,
+        "bench/baseline-devices.ts",
+        "/api/v1/devices/?site=keflavik&limit=100",
+        db.url,
+        "25,000 of 50,000 devices at the site",
+        auth,
+      );
     } finally {
       await hub.stop();
     }
@@ -124,7 +163,9 @@ async function sitesList(): Promise<void> {
     const pg = (await import("pg")).default;
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    await c.query("INSERT INTO sites (slug, name, region) SELECT 'site-' || g, 'Site ' || g, 'region-' || (g % 7) FROM generate_series(1, 1000) g");
+    await c.query(
+      "INSERT INTO sites (slug, name, region) SELECT 'site-' || g, 'Site ' || g, 'region-' || (g % 7) FROM generate_series(1, 1000) g",
+    );
     await c.end();
 
     // Info-level logs as in production (one line per request received and completed).
@@ -133,7 +174,15 @@ async function sitesList(): Promise<void> {
     report("hub RSS idle (node process, external database)", `${(await rssMiB(hub.proc.pid!)).toFixed(1)} MiB`);
     try {
       const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
-      await compare("GET /api/v1/sites/", hub.url, "bench/baseline-sites.ts", "/api/v1/sites/", db.url, "100 items/page of 1,000", auth);
+      await compare(
+        "GET /api/v1/sites/",
+        hub.url,
+        "bench/baseline-sites.ts",
+        "/api/v1/sites/",
+        db.url,
+        "100 items/page of 1,000",
+        auth,
+      );
       // The price of authentication: the same route on the same database, with a verified
       // bearer token (signature, claims, client state) and on a hub with FM_AUTH=none.
       const open = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10", FM_AUTH: "none" });
@@ -141,9 +190,20 @@ async function sitesList(): Promise<void> {
         await load(`${open.url}/api/v1/sites/`, {}, 2);
         const a = await load(`${hub.url}/api/v1/sites/`, auth);
         const u = await load(`${open.url}/api/v1/sites/`);
-        report("GET /api/v1/sites/ authenticated (EdDSA bearer token) req/s", a.requests.average.toFixed(0), `p99 ${a.latency.p99} ms`);
-        report("GET /api/v1/sites/ unauthenticated (FM_AUTH=none) req/s", u.requests.average.toFixed(0), `p99 ${u.latency.p99} ms`);
-        report("authenticated / unauthenticated throughput", `${((a.requests.average / u.requests.average) * 100).toFixed(0)} %`);
+        report(
+          "GET /api/v1/sites/ authenticated (EdDSA bearer token) req/s",
+          a.requests.average.toFixed(0),
+          `p99 ${a.latency.p99} ms`,
+        );
+        report(
+          "GET /api/v1/sites/ unauthenticated (FM_AUTH=none) req/s",
+          u.requests.average.toFixed(0),
+          `p99 ${u.latency.p99} ms`,
+        );
+        report(
+          "authenticated / unauthenticated throughput",
+          `${((a.requests.average / u.requests.average) * 100).toFixed(0)} %`,
+        );
       } finally {
         await open.stop();
       }
@@ -162,6 +222,8 @@ if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);
 if (!only || only === "netbox") await netboxSync(report);
-if (!only || only === "reflections") for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number)) await reflectionApply(report, n);
+if (!only || only === "reflections")
+  for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
+    await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
 process.exit(0);

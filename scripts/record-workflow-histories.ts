@@ -14,7 +14,13 @@ import { Client, Connection, WorkflowFailedError } from "@temporalio/client";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
-import { JOB_WORKFLOWS, type DevicePlan, type JobPlan, type JobWorkflowInput, type WorkflowKind } from "@fm/domain/workflows";
+import {
+  JOB_WORKFLOWS,
+  type DevicePlan,
+  type JobPlan,
+  type JobWorkflowInput,
+  type WorkflowKind,
+} from "@fm/domain/workflows";
 import type { Activities } from "../apps/satellite-agents/src/worker/activities.ts";
 import { startTemporal } from "../test/support/temporal.ts";
 
@@ -32,7 +38,10 @@ const device = (n: number): DevicePlan => ({
   slurmNodeName: `gpu00${n}`,
   resourceClass: "GPU_COMPUTE",
 });
-const plan = (o: Partial<JobPlan["site"]> = {}): JobPlan => ({ site: { slug: "iad1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: true, ...o }, devices: [device(1), device(2)] });
+const plan = (o: Partial<JobPlan["site"]> = {}): JobPlan => ({
+  site: { slug: "iad1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: true, ...o },
+  devices: [device(1), device(2)],
+});
 
 interface Scenario {
   file: string;
@@ -72,11 +81,27 @@ const ok: Activities = {
 const SCENARIOS: Scenario[] = [
   { file: "enrol-succeeded", kind: "ENROL", params: { platformClass: "gb300", tags: ["burn-in"] }, activities: {} },
   { file: "enrol-dhcp-off", kind: "ENROL", params: { configureDhcp: false }, activities: {} },
-  { file: "enrol-not-staged", kind: "ENROL", params: {}, activities: { netboxCheckStaged: async (d) => { throw ApplicationFailure.nonRetryable(`${d.name} is active in NetBox; enrolment needs it staged`, "BadInput"); } } },
+  {
+    file: "enrol-not-staged",
+    kind: "ENROL",
+    params: {},
+    activities: {
+      netboxCheckStaged: async (d) => {
+        throw ApplicationFailure.nonRetryable(`${d.name} is active in NetBox; enrolment needs it staged`, "BadInput");
+      },
+    },
+  },
   { file: "enrol-job-no-longer-active", kind: "ENROL", params: {}, activities: { preflight: async () => null } },
   { file: "unenrol-succeeded", kind: "UNENROL", params: {}, activities: {} },
   { file: "burn-in-succeeded", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: {} },
-  { file: "burn-in-exit-code", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "FAILED", exitCode: 3 }) } },
+  {
+    file: "burn-in-exit-code",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60 },
+    activities: {
+      slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "FAILED", exitCode: 3 }),
+    },
+  },
   {
     file: "burn-in-submit-failed",
     kind: "BURN_IN",
@@ -89,14 +114,27 @@ const SCENARIOS: Scenario[] = [
       },
     },
   },
-  { file: "burn-in-cancelled", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: { slurmWait: waitUntilCancelled }, cancelAfterMs: 1500 },
+  {
+    file: "burn-in-cancelled",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60 },
+    activities: { slurmWait: waitUntilCancelled },
+    cancelAfterMs: 1500,
+  },
   { file: "release-slurm", kind: "RELEASE", params: {}, activities: {} },
-  { file: "release-no-slurm", kind: "RELEASE", params: {}, activities: { preflight: async () => plan({ slurmEnabled: false }) } },
+  {
+    file: "release-no-slurm",
+    kind: "RELEASE",
+    params: {},
+    activities: { preflight: async () => plan({ slurmEnabled: false }) },
+  },
   { file: "teardown-succeeded", kind: "TEARDOWN", params: {}, activities: {} },
   { file: "reimage-succeeded", kind: "REIMAGE", params: { image: "ubuntu-24.04-gpu" }, activities: {} },
 ];
 
-Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } } });
+Runtime.install({
+  telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } },
+});
 const temporal = await startTemporal();
 try {
   const nativeConnection = await NativeConnection.connect({ address: temporal.address });
@@ -110,9 +148,19 @@ try {
   for (const [i, sc] of SCENARIOS.entries()) {
     if (only.length && !only.includes(sc.file)) continue;
     const taskQueue = `${TASK_QUEUE}-${i}`;
-    const worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowsPath: fileURLToPath(new URL("../apps/satellite-agents/src/worker/workflows.ts", import.meta.url)), activities: { ...ok, ...sc.activities } });
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL("../apps/satellite-agents/src/worker/workflows.ts", import.meta.url)),
+      activities: { ...ok, ...sc.activities },
+    });
     const workflowId = `history-${sc.file}`;
-    const input: JobWorkflowInput = { jobId: `0190a5b4-2222-7000-8000-0000000000${String(i).padStart(2, "0")}`, jobName: `${sc.kind.toLowerCase()}-recorded-${i}`, kind: sc.kind, params: sc.params };
+    const input: JobWorkflowInput = {
+      jobId: `0190a5b4-2222-7000-8000-0000000000${String(i).padStart(2, "0")}`,
+      jobName: `${sc.kind.toLowerCase()}-recorded-${i}`,
+      kind: sc.kind,
+      params: sc.params,
+    };
     await worker.runUntil(async () => {
       const handle = await client.workflow.start(JOB_WORKFLOWS[sc.kind], { workflowId, taskQueue, args: [input] });
       if (sc.cancelAfterMs) setTimeout(() => void handle.cancel(), sc.cancelAfterMs);

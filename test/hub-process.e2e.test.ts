@@ -37,7 +37,11 @@ describe("hub process", () => {
     // They share one database and one signing key: a token from one works on the other, and a
     // write through one is read through the other.
     const token = await clientToken(a.url, "fleet-admin", ADMIN_SECRET);
-    const created = await fetch(`${a.url}/api/v1/sites/`, { method: "POST", headers: { "content-type": "application/json", ...bearer(token) }, body: JSON.stringify({ slug: "shared", name: "Shared" }) });
+    const created = await fetch(`${a.url}/api/v1/sites/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(token) },
+      body: JSON.stringify({ slug: "shared", name: "Shared" }),
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     expect((await fetch(`${b.url}/api/v1/sites/${id}/`, { headers: bearer(token) })).status).toBe(200);
@@ -56,21 +60,32 @@ describe("hub process", () => {
 
     // A request whose body is still arriving when SIGTERM lands.
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/v1/sites/", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...bearer(token) } }, (res) => {
-        let text = "";
-        res.on("data", (d: Buffer) => (text += d.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/api/v1/sites/",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...bearer(token) },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (d: Buffer) => (text += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
       req.on("error", reject);
       req.write(body.slice(0, 10));
       setTimeout(() => {
         hub.proc.kill("SIGTERM");
         setTimeout(() => {
           // New connections are refused while the in-flight request is still open.
-          fetch(`${hub.url}/healthz`).then(
-            (r) => (refusedNewWork = `answered ${r.status}`),
-            (e: Error) => (refusedNewWork = String((e.cause as { code?: string } | undefined)?.code ?? e.message)),
-          ).finally(() => req.end(body.slice(10)));
+          fetch(`${hub.url}/healthz`)
+            .then(
+              (r) => (refusedNewWork = `answered ${r.status}`),
+              (e: Error) => (refusedNewWork = String((e.cause as { code?: string } | undefined)?.code ?? e.message)),
+            )
+            .finally(() => req.end(body.slice(10)));
         }, 300);
       }, 300);
     });
@@ -97,10 +112,14 @@ describe("hub process", () => {
     const db = await createTestDatabase((await import("vitest")).inject("templateDatabase"));
     cleanups.push(() => db.drop());
     const hub = track(await startHub({ DATABASE_URL: db.url }));
-    const unauthenticated = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-41", authorization: "Bearer do-not-log-me" } });
+    const unauthenticated = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, {
+      headers: { "x-request-id": "trace-me-41", authorization: "Bearer do-not-log-me" },
+    });
     expect(unauthenticated.status).toBe(401); // authentication comes before validation
     const token = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
-    const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, { headers: { "x-request-id": "trace-me-42", ...bearer(token) } });
+    const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, {
+      headers: { "x-request-id": "trace-me-42", ...bearer(token) },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("x-request-id")).toBe("trace-me-42");
     await hub.stop();
@@ -131,7 +150,11 @@ describe("embedded database (no DATABASE_URL)", () => {
     expect(JSON.stringify(first.logs)).not.toContain(adminSecret);
     expect((await fetch(`${first.url}/api/v1/sites`)).status).toBe(401);
     const auth = bearer(await clientToken(first.url, "fleet-admin", adminSecret));
-    const created = await fetch(`${first.url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify({ slug: "persisted", name: "Persisted" }) });
+    const created = await fetch(`${first.url}/api/v1/sites`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...auth },
+      body: JSON.stringify({ slug: "persisted", name: "Persisted" }),
+    });
     expect(created.status).toBe(201);
     // The generated database password is private to the hub.
     expect((await stat(join(dataDir, "postgres.secret"))).mode & 0o077, "postgres.secret mode").toBe(0);
@@ -150,7 +173,9 @@ describe("embedded database (no DATABASE_URL)", () => {
     // The secret is not printed again; signing keys persisted, but the issuer moved with the port.
     expect(second.stderr.join("")).not.toContain(adminSecret);
     const auth2 = bearer(await clientToken(second.url, "fleet-admin", adminSecret));
-    const list = (await (await fetch(`${second.url}/api/v1/sites?slug=persisted`, { headers: auth2 })).json()) as { count: number };
+    const list = (await (await fetch(`${second.url}/api/v1/sites?slug=persisted`, { headers: auth2 })).json()) as {
+      count: number;
+    };
     expect(list.count).toBe(1);
 
     // Killed without a chance to stop its database: the next start cleans up and serves.
@@ -158,7 +183,13 @@ describe("embedded database (no DATABASE_URL)", () => {
     const third = track(await startHub(quickStart, 60_000));
     expect((await fetch(`${third.url}/readyz`)).status).toBe(200);
     const auth3 = bearer(await clientToken(third.url, "fleet-admin", adminSecret));
-    expect(((await (await fetch(`${third.url}/api/v1/sites?slug=persisted`, { headers: auth3 })).json()) as { count: number }).count).toBe(1);
+    expect(
+      (
+        (await (await fetch(`${third.url}/api/v1/sites?slug=persisted`, { headers: auth3 })).json()) as {
+          count: number;
+        }
+      ).count,
+    ).toBe(1);
     const thirdExit = await third.stop("SIGTERM");
     expect(thirdExit, JSON.stringify(third.logs.slice(-5)) + third.stderr.join("").slice(-2000)).toBe(0);
   }, 120_000);

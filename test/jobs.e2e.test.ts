@@ -21,7 +21,11 @@ let temporal: Client;
 let connection: Connection;
 
 beforeAll(async () => {
-  s = await startJobsStack({ stagedDevices: 4, slurmNodes: 4, burnInCommand: 'sleep $((FM_BURNIN_DURATION_S / 30)); echo "burn-in of $FM_DEVICE done"' });
+  s = await startJobsStack({
+    stagedDevices: 4,
+    slurmNodes: 4,
+    burnInCommand: 'sleep $((FM_BURNIN_DURATION_S / 30)); echo "burn-in of $FM_DEVICE done"',
+  });
   connection = await Connection.connect({ address: s.temporal.address });
   temporal = new Client({ connection, namespace: "default" });
 }, 240_000);
@@ -30,36 +34,62 @@ afterAll(async () => {
   await s?.stop();
 }, 120_000);
 
-const ironicNodesNamed = async (name: string) => ((await ironicRequest(s.ironic.url, "GET", "/v1/nodes?detail=true")) as { nodes: RawIronicNode[] }).nodes.filter((n) => n.name === name);
+const ironicNodesNamed = async (name: string) =>
+  ((await ironicRequest(s.ironic.url, "GET", "/v1/nodes?detail=true")) as { nodes: RawIronicNode[] }).nodes.filter(
+    (n) => n.name === name,
+  );
 const device = async (id: string) => (await s.api<Device>("GET", `/api/v1/devices/${id}/`)).body;
 const netboxDevice = (name: string) => s.nb.data.devices.find((d) => d.name === name)!;
-const netboxWrites = (netboxId: number) => s.nb.requests.filter((r) => r.method === "PATCH" && r.path === `/api/dcim/devices/${netboxId}/`);
-const feed = async () => (await s.api<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body.items;
+const netboxWrites = (netboxId: number) =>
+  s.nb.requests.filter((r) => r.method === "PATCH" && r.path === `/api/dcim/devices/${netboxId}/`);
+const feed = async () =>
+  (await s.api<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body
+    .items;
 const workflowRuns = async (id: string) => {
   const runs = [];
   for await (const w of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push(w);
   return runs;
 };
-const slurmJobsNamed = async (name: string) => (await slurmCommand(s.slurm!, "squeue", ["-h", "-t", "all", "-n", name, "-o", "%i"])).split("\n").filter(Boolean).map(Number);
+const slurmJobsNamed = async (name: string) =>
+  (await slurmCommand(s.slurm!, "squeue", ["-h", "-t", "all", "-n", name, "-o", "%i"]))
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
 
 describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("a bad params body is a 400 and creates nothing", async () => {
     const before = (await s.api<{ count: number }>("GET", "/api/v1/jobs/")).body.count;
-    const bad = await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [s.staged[0]!.id], params: { durationMinutes: "soon" } });
+    const bad = await s.api("POST", "/api/v1/jobs/", {
+      kind: "BURN_IN",
+      deviceIds: [s.staged[0]!.id],
+      params: { durationMinutes: "soon" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/durationMinutes/);
-    expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [s.staged[0]!.id], params: { tags: "gpu" } })).status).toBe(400);
+    expect(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [s.staged[0]!.id], params: { tags: "gpu" } }))
+        .status,
+    ).toBe(400);
     expect((await s.api<{ count: number }>("GET", "/api/v1/jobs/")).body.count).toBe(before);
   });
 
   it("ENROL ends SUCCEEDED: Ironic node available, NetBox active with platform class and tags, hub device, DHCP, history and feed", async () => {
     const d = s.staged[0]!;
     const t0 = Date.now();
-    const created = await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { platformClass: "h200", tags: ["burn-in"] } });
+    const created = await s.api("POST", "/api/v1/jobs/", {
+      kind: "ENROL",
+      deviceIds: [d.id],
+      params: { platformClass: "h200", tags: ["burn-in"] },
+    });
     expect(created.status).toBe(201);
     const job = await s.waitForJob(created.body.id);
     console.log(`ENROL of one device: job creation to SUCCEEDED in ${Date.now() - t0} ms`);
-    expect(job, JSON.stringify(job.error)).toMatchObject({ status: "SUCCEEDED", progress: 1, workflowId: job.id, error: null });
+    expect(job, JSON.stringify(job.error)).toMatchObject({
+      status: "SUCCEEDED",
+      progress: 1,
+      workflowId: job.id,
+      error: null,
+    });
     expect(Object.fromEntries(job.steps.map((st) => [st.name, st.status]))).toEqual({
       preflight: "SUCCEEDED",
       "netbox-check": "SUCCEEDED",
@@ -81,44 +111,74 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(nb.tags).toContain(s.nb.data.tags.find((t) => t.slug === "burn-in")!.id);
 
     const after = await device(d.id);
-    expect(after).toMatchObject({ netbox: { status: "active" }, platformClass: "h200", ironic: { nodeUuid: node!.uuid, provisionState: "available", instance: "overcloud" } });
+    expect(after).toMatchObject({
+      netbox: { status: "active" },
+      platformClass: "h200",
+      ironic: { nodeUuid: node!.uuid, provisionState: "available", instance: "overcloud" },
+    });
     expect(after.tags).toContain("burn-in");
-    const history = (await s.api<{ items: { field: string; source: string; newValue: unknown }[] }>("GET", `/api/v1/devices/${d.id}/history/?limit=100`)).body.items;
-    expect(history.filter((h) => h.source === `job:${job.name}`).map((h) => h.field)).toEqual(expect.arrayContaining(["netboxStatus", "provisionState"]));
+    const history = (
+      await s.api<{ items: { field: string; source: string; newValue: unknown }[] }>(
+        "GET",
+        `/api/v1/devices/${d.id}/history/?limit=100`,
+      )
+    ).body.items;
+    expect(history.filter((h) => h.source === `job:${job.name}`).map((h) => h.field)).toEqual(
+      expect.arrayContaining(["netboxStatus", "provisionState"]),
+    );
     const events = await feed();
-    expect(events.filter((e) => e.resourceId === job.id).map((e) => e.type)).toEqual(expect.arrayContaining(["job.created", "job.updated"]));
+    expect(events.filter((e) => e.resourceId === job.id).map((e) => e.type)).toEqual(
+      expect.arrayContaining(["job.created", "job.updated"]),
+    );
     expect(events.some((e) => e.resourceId === d.id && e.type === "device.updated")).toBe(true);
 
     const bmcMac = after.interfaces.find((i) => i.mgmtOnly && i.macAddress)!.macAddress!.toLowerCase();
-    expect(await readFile(join(s.dhcpDir, `${d.name}.conf`), "utf8")).toContain(`\n${bmcMac},${after.bmcAddress},${d.name}-bmc\n`);
-    expect(await s.workflowAgent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "workflow" })).toBeGreaterThan(0);
+    expect(await readFile(join(s.dhcpDir, `${d.name}.conf`), "utf8")).toContain(
+      `\n${bmcMac},${after.bmcAddress},${d.name}-bmc\n`,
+    );
+    expect(
+      await s.workflowAgent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "workflow" }),
+    ).toBeGreaterThan(0);
     // Enrolled: a second ENROL is refused.
-    expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.code).toBe("device_state_conflict");
+    expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.code).toBe(
+      "device_state_conflict",
+    );
   }, 90_000);
 
   it("BURN_IN runs a real SLURM job pinned to the node and records its result and exit code", async () => {
     const d = s.staged[0]!;
-    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 1 } })).body;
+    const created = (
+      await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 1 } })
+    ).body;
     const job = await s.waitForJob(created.id);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     const run = job.steps.find((st) => st.name === "slurm-run")!;
     expect(run.message).toMatch(new RegExp(`^${d.name}: SLURM job (\\d+) COMPLETED exit 0$`));
     const slurmJobId = Number(/SLURM job (\d+)/.exec(run.message!)![1]);
     const sj = await scontrolJob(s.slurm!, slurmJobId);
-    expect(sj).toMatchObject({ state: "COMPLETED", nodeList: d.name, exitCode: "0:0", name: `fm-${job.name}-${d.name}` });
+    expect(sj).toMatchObject({
+      state: "COMPLETED",
+      nodeList: d.name,
+      exitCode: "0:0",
+      name: `fm-${job.name}-${d.name}`,
+    });
     expect(sj!.comment?.trim()).toBe(`fleet-manager job ${job.id}`);
   }, 90_000);
 
   it("a cancelled BURN_IN ends CANCELLED and its SLURM job is cancelled", async () => {
     const d = s.staged[0]!;
-    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 60 } })).body;
+    const created = (
+      await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 60 } })
+    ).body;
     const running = await eventually(async () => {
       const j = (await s.api("GET", `/api/v1/jobs/${created.id}/`)).body;
       expect(j.status).toBe("RUNNING");
       expect(j.steps.find((st) => st.name === "slurm-run")!.status).toBe("RUNNING");
       return j;
     }, 60_000);
-    const slurmJobId = Number(/SLURM job\(s\) (\d+)/.exec(running.steps.find((st) => st.name === "slurm-submit")!.message!)![1]);
+    const slurmJobId = Number(
+      /SLURM job\(s\) (\d+)/.exec(running.steps.find((st) => st.name === "slurm-submit")!.message!)![1],
+    );
     await eventually(async () => expect((await scontrolJob(s.slurm!, slurmJobId))!.state).toBe("RUNNING"), 30_000);
     const cancelling = (await s.api("POST", `/api/v1/jobs/${created.id}/cancel/`)).body;
     expect(cancelling.status).toBe("CANCELLING");
@@ -132,8 +192,19 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("the worker killed mid-workflow and restarted finishes the job, applying no step's effect twice", async () => {
     const d = s.staged[1]!;
     const nbId = netboxDevice(d.name).id;
-    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { tags: ["gpu"] } })).body;
-    await eventually(async () => expect((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.steps.some((st) => st.status === "SUCCEEDED" && st.name === "preflight")).toBe(true), 60_000, 50);
+    const created = (
+      await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { tags: ["gpu"] } })
+    ).body;
+    await eventually(
+      async () =>
+        expect(
+          (await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.steps.some(
+            (st) => st.status === "SUCCEEDED" && st.name === "preflight",
+          ),
+        ).toBe(true),
+      60_000,
+      50,
+    );
     await s.worker.stop("SIGKILL");
     // Nothing moves while no worker runs; Temporal keeps the workflow.
     expect((await temporal.workflow.getHandle(created.id).describe()).status.name).toBe("RUNNING");
@@ -144,12 +215,25 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     // The device already had the gpu tag: the one NetBox write is the status, made once.
     expect(netboxWrites(nbId)).toHaveLength(1);
     expect(netboxDevice(d.name).status).toBe("active");
-    const history = (await s.api<{ items: { field: string; source: string }[] }>("GET", `/api/v1/devices/${d.id}/history/?field=netboxStatus&limit=100`)).body.items;
+    const history = (
+      await s.api<{ items: { field: string; source: string }[] }>(
+        "GET",
+        `/api/v1/devices/${d.id}/history/?field=netboxStatus&limit=100`,
+      )
+    ).body.items;
     expect(history.filter((h) => h.source === `job:${job.name}`)).toHaveLength(1);
 
     // The same for a burn-in killed while its SLURM job runs: one SLURM job, not two.
-    const burn = (await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 3 } })).body;
-    await eventually(async () => expect((await s.api("GET", `/api/v1/jobs/${burn.id}/`)).body.steps.find((st) => st.name === "slurm-run")!.status).toBe("RUNNING"), 60_000);
+    const burn = (
+      await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 3 } })
+    ).body;
+    await eventually(
+      async () =>
+        expect(
+          (await s.api("GET", `/api/v1/jobs/${burn.id}/`)).body.steps.find((st) => st.name === "slurm-run")!.status,
+        ).toBe("RUNNING"),
+      60_000,
+    );
     await s.worker.stop("SIGKILL");
     s.worker = await s.startWorker();
     const burnt = await s.waitForJob(burn.id, undefined, 120_000);
@@ -163,10 +247,16 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
     // What a killed agent leaves behind: the workflow started under the job's id, the job still PENDING.
     const input: JobWorkflowInput = { jobId: created.id, jobName: created.name, kind: "ENROL", params: created.params };
-    await temporal.workflow.start(JOB_WORKFLOWS.ENROL, { workflowId: created.id, taskQueue: taskQueueFor(SITE), args: [input] });
+    await temporal.workflow.start(JOB_WORKFLOWS.ENROL, {
+      workflowId: created.id,
+      taskQueue: taskQueueFor(SITE),
+      args: [input],
+    });
     expect((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status).toBe("PENDING");
     s.workflowAgent = await s.startWorkflowAgent();
-    await s.workflowAgent.waitForLog((l) => l.msg === "workflow already started (an earlier run of this agent started it)" && l.jobId === created.id);
+    await s.workflowAgent.waitForLog(
+      (l) => l.msg === "workflow already started (an earlier run of this agent started it)" && l.jobId === created.id,
+    );
     const job = await s.waitForJob(created.id, undefined, 90_000);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect(await workflowRuns(created.id)).toHaveLength(1);
@@ -184,18 +274,29 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
 
   it("RELEASE checks SLURM and Ironic, then hands back; UNENROL restores staged", async () => {
     const d = s.staged[1]!;
-    const release = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id);
+    const release = await s.waitForJob(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id,
+    );
     expect(release.status, JSON.stringify(release.error)).toBe("SUCCEEDED");
-    expect(release.steps.map((st) => `${st.name}:${st.status}`)).toEqual(["preflight:SUCCEEDED", "slurm-check:SUCCEEDED", "ironic-check:SUCCEEDED", "hand-back:SUCCEEDED"]);
+    expect(release.steps.map((st) => `${st.name}:${st.status}`)).toEqual([
+      "preflight:SUCCEEDED",
+      "slurm-check:SUCCEEDED",
+      "ironic-check:SUCCEEDED",
+      "hand-back:SUCCEEDED",
+    ]);
 
     // A drained SLURM node stops a release with the reason, and the job says which step failed.
     await setNodeState(s.slurm!, d.name, "drain", "fan failure");
-    const refused = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id);
+    const refused = await s.waitForJob(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id,
+    );
     await setNodeState(s.slurm!, d.name, "resume");
     expect(refused).toMatchObject({ status: "FAILED", error: { step: "slurm-check" } });
     expect(refused.error!.message).toMatch(/drain.*fan failure/);
 
-    const unenrol = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [d.id] })).body.id);
+    const unenrol = await s.waitForJob(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [d.id] })).body.id,
+    );
     expect(unenrol.status, JSON.stringify(unenrol.error)).toBe("SUCCEEDED");
     expect(netboxDevice(d.name).status).toBe("staged");
     expect((await device(d.id)).netbox.status).toBe("staged");
@@ -205,11 +306,21 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     const d = s.staged[2]!;
     const [node] = await ironicNodesNamed(d.name);
     await ironicRequest(s.ironic.url, "PUT", `/v1/nodes/${node!.uuid}/states/provision`, { target: "active" });
-    await eventually(async () => expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("active"), 30_000);
+    await eventually(
+      async () => expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("active"),
+      30_000,
+    );
     // The hub learns that from the worker's read-back of a RELEASE (no OpenStack agent runs here).
-    expect((await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id)).status).toBe("SUCCEEDED");
+    expect(
+      (await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id))
+        .status,
+    ).toBe("SUCCEEDED");
     expect((await device(d.id)).ironic.provisionState).toBe("active");
-    const job = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [d.id] })).body.id, undefined, 90_000);
+    const job = await s.waitForJob(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [d.id] })).body.id,
+      undefined,
+      90_000,
+    );
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("available");
     expect((await device(d.id)).ironic.provisionState).toBe("available");
@@ -218,8 +329,15 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("a kind no workflow runs yet (REPAIR) fails at once with that message and touches nothing", async () => {
     const d = s.staged[3]!;
     const before = await device(d.id);
-    const job = await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } })).body.id);
-    expect(job).toMatchObject({ status: "FAILED", workflowId: null, error: { message: expect.stringMatching(/No workflow runs REPAIR jobs yet/) } });
+    const job = await s.waitForJob(
+      (await s.api("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } })).body
+        .id,
+    );
+    expect(job).toMatchObject({
+      status: "FAILED",
+      workflowId: null,
+      error: { message: expect.stringMatching(/No workflow runs REPAIR jobs yet/) },
+    });
     expect((await device(d.id)).version).toBe(before.version);
     expect(await workflowRuns(job.id)).toHaveLength(0);
   });
@@ -229,7 +347,10 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     delete (env as Record<string, string | undefined>).FM_REFLECT_INTERVAL_S;
     const agent = await startAgent("workflow", env);
     try {
-      expect(await agent.waitForLog((l) => l.msg === "reflector started")).toMatchObject({ store: "workflow", intervalS: 5 });
+      expect(await agent.waitForLog((l) => l.msg === "reflector started")).toMatchObject({
+        store: "workflow",
+        intervalS: 5,
+      });
     } finally {
       await agent.stop();
     }
@@ -237,7 +358,8 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
 
   it("a Temporal outage stops nothing for good: the agents retry, and the job finishes once Temporal is back", async () => {
     const d = s.staged[1]!; // unenrolled above: staged again, its Ironic node available
-    const errors = async () => (await s.workflowAgent.metric("fleet_manager_reflector_errors_total", { store: "workflow" })) ?? 0;
+    const errors = async () =>
+      (await s.workflowAgent.metric("fleet_manager_reflector_errors_total", { store: "workflow" })) ?? 0;
     const before = await errors();
     await s.temporal.pause();
     const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;

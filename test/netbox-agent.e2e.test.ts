@@ -12,7 +12,12 @@ import { createTestDatabase } from "./support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
-const MAPPING = JSON.stringify({ "gpu-node": "GPU_COMPUTE", "cpu-node": "CPU_BAREMETAL", hypervisor: "CPU_HYPERVISOR", "leaf-switch": "NETWORK" });
+const MAPPING = JSON.stringify({
+  "gpu-node": "GPU_COMPUTE",
+  "cpu-node": "CPU_BAREMETAL",
+  hypervisor: "CPU_HYPERVISOR",
+  "leaf-switch": "NETWORK",
+});
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
@@ -32,7 +37,6 @@ const devices = async () => (await api<{ items: Device[] }>("/api/v1/devices/?si
 /** The devices the agent must ingest: NetBox's site iad1, cluster iad1-compute. */
 const expected = () => nb.data.devices.filter((d) => d.site === 1 && d.cluster === 1);
 
-
 beforeAll(async () => {
   nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 2, devicesPerSite: 24 }) });
   cleanups.push(() => nb.stop());
@@ -41,9 +45,16 @@ beforeAll(async () => {
   hub = await startHub({ DATABASE_URL: db.url });
   cleanups.push(() => hub.stop("SIGKILL"));
   admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
-  const post = (path: string, body: unknown) => fetch(`${hub.url}${path}`, { method: "POST", headers: { ...bearer(admin), "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json());
+  const post = (path: string, body: unknown) =>
+    fetch(`${hub.url}${path}`, {
+      method: "POST",
+      headers: { ...bearer(admin), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }).then((r) => r.json());
   const site = (await post("/api/v1/sites/", { slug: "iad1", name: "Ashburn (IAD1)" })) as { id: string };
-  const sat = (await post("/api/v1/satellites/", { name: "sys3-iad1", siteIds: [site.id], environment: "dev" })) as { secrets: { agent: string; clientId: string; clientSecret: string }[] };
+  const sat = (await post("/api/v1/satellites/", { name: "sys3-iad1", siteIds: [site.id], environment: "dev" })) as {
+    secrets: { agent: string; clientId: string; clientSecret: string }[];
+  };
   const creds = sat.secrets.find((s) => s.agent === "netbox")!;
   agentEnv = {
     FM_HUB_URL: hub.url,
@@ -79,7 +90,12 @@ describe("netbox agent against the NetBox test server and the hub", () => {
     const hubDevice = got.find((d) => d.name === nbDevice.name)!;
     const role = nb.data.deviceRoles.find((r) => r.id === nbDevice.role)!;
     const type = nb.data.deviceTypes.find((t) => t.id === nbDevice.device_type)!;
-    expect(hubDevice).toMatchObject({ netbox: { id: nbDevice.id, status: nbDevice.status, missing: false }, role: { slug: role.slug, deviceClass: "GPU_COMPUTE" }, deviceType: { slug: type.slug, cpuArchitecture: String(type.custom_fields.cpu_architecture) }, serial: nbDevice.serial || null });
+    expect(hubDevice).toMatchObject({
+      netbox: { id: nbDevice.id, status: nbDevice.status, missing: false },
+      role: { slug: role.slug, deviceClass: "GPU_COMPUTE" },
+      deviceType: { slug: type.slug, cpuArchitecture: String(type.custom_fields.cpu_architecture) },
+      serial: nbDevice.serial || null,
+    });
     const nbIfaces = nb.data.interfaces.filter((i) => i.device === nbDevice.id);
     expect(hubDevice.interfaces.map((i) => i.name).sort()).toEqual(nbIfaces.map((i) => i.name).sort());
     for (const i of nbIfaces) {
@@ -87,9 +103,13 @@ describe("netbox agent against the NetBox test server and the hub", () => {
       expect(hubDevice.interfaces.find((x) => x.name === i.name)!.macAddress).toBe(mac?.toUpperCase() ?? null);
     }
     expect(hubDevice.interfaces.some((i) => i.peerDevice !== null && i.peerInterface !== null)).toBe(true);
-    const roles = (await api<{ items: { slug: string; deviceClass: string }[] }>("/api/v1/device-roles/?site=iad1&inUse=true")).items;
+    const roles = (
+      await api<{ items: { slug: string; deviceClass: string }[] }>("/api/v1/device-roles/?site=iad1&inUse=true")
+    ).items;
     expect(Object.fromEntries(roles.map((r) => [r.slug, r.deviceClass]))).toMatchObject({ "gpu-node": "GPU_COMPUTE" });
-    expect(await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "netbox-devices" })).toBeGreaterThan(0);
+    expect(
+      await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "netbox-devices" }),
+    ).toBeGreaterThan(0);
   }, 60_000);
 
   it("shows a rename, a MAC change, a role change and a removal within a change-poll interval", async () => {
@@ -101,30 +121,49 @@ describe("netbox agent against the NetBox test server and the hub", () => {
     const fullReads = agent.logs.filter((l) => l.msg === "NetBox full read").length;
 
     nb.edit("dcim.device", a!.id, (d: { name: string }) => (d.name = `${d.name}-renamed`));
-    nb.edit("dcim.macaddress", iface.primary_mac_address!, (m: { mac_address: string }) => (m.mac_address = "02:AA:BB:CC:DD:EE"));
+    nb.edit(
+      "dcim.macaddress",
+      iface.primary_mac_address!,
+      (m: { mac_address: string }) => (m.mac_address = "02:AA:BB:CC:DD:EE"),
+    );
     nb.edit("dcim.device", c!.id, (d: { role: number }) => (d.role = cpuRole.id));
     nb.edit("dcim.device", gone!.id, "delete");
 
     await eventually(async () => {
       const renamed = await byNetboxId(a!.id);
       expect(renamed).toMatchObject({ id: hubIdOfA, name: `${a!.name}` });
-      expect((await byNetboxId(b!.id)).interfaces.find((i) => i.name === iface.name)!.macAddress).toBe("02:AA:BB:CC:DD:EE");
+      expect((await byNetboxId(b!.id)).interfaces.find((i) => i.name === iface.name)!.macAddress).toBe(
+        "02:AA:BB:CC:DD:EE",
+      );
       expect((await byNetboxId(c!.id)).role).toMatchObject({ slug: "cpu-node", deviceClass: "CPU_BAREMETAL" });
       expect((await byNetboxId(gone!.id)).netbox.missing).toBe(true);
     }, 10_000);
     // The change log triggered it (the resync interval is an hour).
     expect(agent.logs.filter((l) => l.msg === "NetBox full read").length).toBeGreaterThan(fullReads);
-    expect(agent.logs.some((l) => l.msg === "NetBox full read" && typeof l.reason === "string" && l.reason.startsWith("dcim."))).toBe(true);
+    expect(
+      agent.logs.some(
+        (l) => l.msg === "NetBox full read" && typeof l.reason === "string" && l.reason.startsWith("dcim."),
+      ),
+    ).toBe(true);
   }, 60_000);
 
   it("without permission on MAC addresses it logs a clear error per poll and the rest of the sync goes on", async () => {
     nb.setDenied(["dcim.macaddress"]);
     const target = expected()[5]!;
     nb.edit("dcim.device", target.id, (d: { name: string }) => (d.name = `${d.name}-after-403`));
-    await eventually(async () => expect((await devices()).find((d) => d.netbox.id === target.id)!.name).toBe(target.name));
-    const errors = agent.logs.filter((l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === 50);
+    await eventually(async () =>
+      expect((await devices()).find((d) => d.netbox.id === target.id)!.name).toBe(target.name),
+    );
+    const errors = agent.logs.filter(
+      (l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === 50,
+    );
     expect(errors.length).toBeGreaterThan(0);
-    expect(await agent.metric("fleet_manager_reflector_errors_total", { store: "netbox-devices", reason: "netbox_permission" })).toBeGreaterThan(0);
+    expect(
+      await agent.metric("fleet_manager_reflector_errors_total", {
+        store: "netbox-devices",
+        reason: "netbox_permission",
+      }),
+    ).toBeGreaterThan(0);
     // Polls after the 403 still succeed.
     const t = Date.now();
     await agent.waitForLog((l) => l.msg === "reflector cycle done" && (l.time as number) > t);

@@ -16,7 +16,15 @@ const TOKEN = "0123456789abcdef0123456789abcdef01234567";
 const auth = { authorization: `Token ${TOKEN}` };
 
 /** Objects whose content is data, not schema: only their type is compared. */
-const FREE_FORM = new Set(["config_context", "local_context_data", "prechange_data", "postchange_data", "data", "installed_apps", "plugins"]);
+const FREE_FORM = new Set([
+  "config_context",
+  "local_context_data",
+  "prechange_data",
+  "postchange_data",
+  "data",
+  "installed_apps",
+  "plugins",
+]);
 
 const jsonType = (x: unknown) => (x === null ? "null" : Array.isArray(x) ? "array" : typeof x);
 
@@ -43,11 +51,17 @@ export function shapeDiff(expected: unknown, actual: unknown, path = "$"): strin
 
 let nb: NetboxServer;
 beforeAll(async () => {
-  nb = await startNetboxServer({ token: [TOKEN, "nbt_abcdefghijkl.0123456789abcdefghijklmnopqrstuvwxyzABCD"], data: realisticFleet({ sites: 3, devicesPerSite: 40 }) });
+  nb = await startNetboxServer({
+    token: [TOKEN, "nbt_abcdefghijkl.0123456789abcdefghijklmnopqrstuvwxyzABCD"],
+    data: realisticFleet({ sites: 3, devicesPerSite: 40 }),
+  });
 });
 afterAll(() => nb?.stop());
 
-async function get(path: string, headers: Record<string, string> = auth): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+async function get(
+  path: string,
+  headers: Record<string, string> = auth,
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const res = await fetch(nb.url + path, { headers, redirect: "manual" });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
 }
@@ -87,8 +101,13 @@ describe("the NetBox stand-in answers with NetBox 4.5's shapes", () => {
     expect(eth0.cable).not.toBeNull();
     expect(eth0.primary_mac_address).not.toBeNull();
 
-    const macs = (await get(`/api/dcim/mac-addresses/?device_id=${device.id as number}`)).body.results as Array<Record<string, unknown>>;
-    conform("mac-address.json", macs.find((m) => m.assigned_object_id === eth0.id));
+    const macs = (await get(`/api/dcim/mac-addresses/?device_id=${device.id as number}`)).body.results as Array<
+      Record<string, unknown>
+    >;
+    conform(
+      "mac-address.json",
+      macs.find((m) => m.assigned_object_id === eth0.id),
+    );
 
     const ip = await first(`/api/ipam/ip-addresses/?interface_id=${eth0.id as number}`);
     conform("ip-address.json", ip);
@@ -111,11 +130,20 @@ describe("the NetBox stand-in answers with NetBox 4.5's shapes", () => {
 
   it("object change, after a PATCH", async () => {
     const { device } = await sampleDevice();
-    const res = await fetch(`${nb.url}/api/dcim/devices/${device.id as number}/`, { method: "PATCH", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ status: "offline" }) });
+    const res = await fetch(`${nb.url}/api/dcim/devices/${device.id as number}/`, {
+      method: "PATCH",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ status: "offline" }),
+    });
     expect(res.status).toBe(200);
     const change = await first("/api/core/object-changes/?limit=1");
     conform("object-change.json", change);
-    expect(change).toMatchObject({ action: { value: "update", label: "Updated" }, changed_object_type: "dcim.device", changed_object_id: device.id, request_id: res.headers.get("x-request-id") });
+    expect(change).toMatchObject({
+      action: { value: "update", label: "Updated" },
+      changed_object_type: "dcim.device",
+      changed_object_id: device.id,
+      request_id: res.headers.get("x-request-id"),
+    });
     expect((change.prechange_data as Record<string, unknown>).status).toBe("active");
     expect((change.postchange_data as Record<string, unknown>).status).toBe("offline");
   });
@@ -130,10 +158,18 @@ describe("the NetBox stand-in answers with NetBox 4.5's shapes", () => {
     expect(bad.status).toBe(403);
     expect(bad.body).toEqual(fixture("error-403-invalid-token.json"));
     used.add("error-403-invalid-token.json");
-    expect((await get("/api/dcim/devices/", { authorization: "Token ffffffffffffffffffffffffffffffffffffffff" })).body).toEqual({ detail: "Invalid v1 token" });
+    expect(
+      (await get("/api/dcim/devices/", { authorization: "Token ffffffffffffffffffffffffffffffffffffffff" })).body,
+    ).toEqual({ detail: "Invalid v1 token" });
     // v2 tokens go with Bearer, v1 tokens with Token: the other keyword is refused.
     expect((await get("/api/dcim/devices/", { authorization: `Bearer ${TOKEN}` })).status).toBe(403);
-    expect((await get("/api/dcim/devices/", { authorization: "Bearer nbt_abcdefghijkl.0123456789abcdefghijklmnopqrstuvwxyzABCD" })).status).toBe(200);
+    expect(
+      (
+        await get("/api/dcim/devices/", {
+          authorization: "Bearer nbt_abcdefghijkl.0123456789abcdefghijklmnopqrstuvwxyzABCD",
+        })
+      ).status,
+    ).toBe(200);
 
     nb.setDenied(["dcim.macaddress"]);
     try {
@@ -190,17 +226,36 @@ describe("the NetBox stand-in filters as NetBox does", () => {
 
   it("ORs repeated values and ANDs different filters", async () => {
     const d = nb.data.devices;
-    expect(await count("/api/dcim/devices/?role=gpu-node&role=hypervisor")).toBe(d.filter((x) => x.role === 1 || x.role === 3).length);
-    expect(await count("/api/dcim/devices/?role=gpu-node&site_id=2")).toBe(d.filter((x) => x.role === 1 && x.site === 2).length);
+    expect(await count("/api/dcim/devices/?role=gpu-node&role=hypervisor")).toBe(
+      d.filter((x) => x.role === 1 || x.role === 3).length,
+    );
+    expect(await count("/api/dcim/devices/?role=gpu-node&site_id=2")).toBe(
+      d.filter((x) => x.role === 1 && x.site === 2).length,
+    );
     expect(await ids("/api/dcim/devices/?id=3&id=5")).toEqual([3, 5]);
   });
 
   it("rejects malformed or unknown values with NetBox's 400 body, and ignores unknown parameters", async () => {
-    expect(await get("/api/dcim/devices/?site_id=abc")).toMatchObject({ status: 400, body: { site_id: ["\u201cabc\u201d is not a valid value."] } });
-    expect(await get("/api/dcim/devices/?cluster_id=999")).toMatchObject({ status: 400, body: { cluster_id: ["Select a valid choice. 999 is not one of the available choices."] } });
-    expect(await get("/api/dcim/devices/?status=broken")).toMatchObject({ status: 400, body: { status: ["Select a valid choice. broken is not one of the available choices."] } });
-    expect(await get("/api/dcim/devices/?last_updated__gte=yesterday")).toMatchObject({ status: 400, body: { last_updated__gte: ["Enter a valid date/time."] } });
-    expect(await get("/api/dcim/mac-addresses/?device_id=x")).toMatchObject({ status: 400, body: { device_id: ["Enter a number."] } });
+    expect(await get("/api/dcim/devices/?site_id=abc")).toMatchObject({
+      status: 400,
+      body: { site_id: ["\u201cabc\u201d is not a valid value."] },
+    });
+    expect(await get("/api/dcim/devices/?cluster_id=999")).toMatchObject({
+      status: 400,
+      body: { cluster_id: ["Select a valid choice. 999 is not one of the available choices."] },
+    });
+    expect(await get("/api/dcim/devices/?status=broken")).toMatchObject({
+      status: 400,
+      body: { status: ["Select a valid choice. broken is not one of the available choices."] },
+    });
+    expect(await get("/api/dcim/devices/?last_updated__gte=yesterday")).toMatchObject({
+      status: 400,
+      body: { last_updated__gte: ["Enter a valid date/time."] },
+    });
+    expect(await get("/api/dcim/mac-addresses/?device_id=x")).toMatchObject({
+      status: 400,
+      body: { device_id: ["Enter a number."] },
+    });
     // No site filter on MAC addresses in NetBox: the parameter is ignored, everything comes back.
     expect(await count("/api/dcim/mac-addresses/?site_id=1")).toBe(nb.data.macAddresses.length);
     expect(await count("/api/dcim/devices/?colour=blue")).toBe(nb.data.devices.length);
@@ -208,7 +263,10 @@ describe("the NetBox stand-in filters as NetBox does", () => {
 
   it("serves details, 404s, and redirects a path without its trailing slash", async () => {
     expect((await get("/api/dcim/devices/3/")).body).toMatchObject({ id: 3 });
-    expect(await get("/api/dcim/devices/99999/")).toMatchObject({ status: 404, body: { detail: "No Device matches the given query." } });
+    expect(await get("/api/dcim/devices/99999/")).toMatchObject({
+      status: 404,
+      body: { detail: "No Device matches the given query." },
+    });
     const res = await fetch(`${nb.url}/api/dcim/devices`, { headers: auth, redirect: "manual" });
     expect(res.status).toBe(301);
     expect(res.headers.get("location")).toBe("/api/dcim/devices/");

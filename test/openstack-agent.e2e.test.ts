@@ -13,7 +13,18 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { startAgent, type AgentProcess } from "./support/agents.ts";
 import { seedNetboxOnlyDevices } from "./support/inventory.ts";
-import { createNode, failClean, freePort, getNode, setMaintenance, setProvisionState, startIronic, waitForProvisionState, deleteNode, type IronicPeer } from "./support/ironic.ts";
+import {
+  createNode,
+  failClean,
+  freePort,
+  getNode,
+  setMaintenance,
+  setProvisionState,
+  startIronic,
+  waitForProvisionState,
+  deleteNode,
+  type IronicPeer,
+} from "./support/ironic.ts";
 import { eventually } from "./support/wait.ts";
 import { createTestDatabase } from "./support/postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
@@ -39,7 +50,6 @@ let dir: string;
 
 const INTERVAL_S = 1;
 
-
 async function startTheHub(): Promise<HubProcess> {
   const h = await startHub({ DATABASE_URL: databaseUrl, PORT: String(hubPort), FM_STALE_AFTER_S: "600" });
   cleanups.push(() => h.stop("SIGKILL"));
@@ -48,10 +58,17 @@ async function startTheHub(): Promise<HubProcess> {
 
 const hubUrl = () => `http://127.0.0.1:${hubPort}`;
 
-async function api<T = unknown>(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: T; headers: Headers }> {
+async function api<T = unknown>(
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: T; headers: Headers }> {
   const res = await fetch(`${hubUrl()}${path}`, {
     method: init.method ?? "GET",
-    headers: { ...bearer(admin), ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers },
+    headers: {
+      ...bearer(admin),
+      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...init.headers,
+    },
     body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
   });
   const text = await res.text();
@@ -62,7 +79,15 @@ interface Device {
   id: string;
   name: string;
   cordoned: boolean;
-  ironic: { instance: string | null; nodeUuid: string | null; provisionState: string | null; maintenance: boolean | null; maintenanceReason: string | null; lastError: string | null; observedAt: string | null };
+  ironic: {
+    instance: string | null;
+    nodeUuid: string | null;
+    provisionState: string | null;
+    maintenance: boolean | null;
+    maintenanceReason: string | null;
+    lastError: string | null;
+    observedAt: string | null;
+  };
 }
 const device = async (name: string): Promise<Device> => {
   const r = await api<{ items: Device[] }>(`/api/v1/devices/?nameExact=${name}`);
@@ -70,14 +95,21 @@ const device = async (name: string): Promise<Device> => {
   return r.body.items[0]!;
 };
 const history = async (id: string, field = "provisionState") =>
-  (await api<{ items: { field: string; oldValue: unknown; newValue: unknown; source: string }[] }>(`/api/v1/devices/${id}/history/?field=${field}&limit=1000`)).body.items;
-
+  (
+    await api<{ items: { field: string; oldValue: unknown; newValue: unknown; source: string }[] }>(
+      `/api/v1/devices/${id}/history/?field=${field}&limit=1000`,
+    )
+  ).body.items;
 
 /** Waits for a cycle that started after now: the second one to finish from now on. */
 async function fullCycleAfterNow(a: AgentProcess, store: string): Promise<void> {
   const t = Date.now();
-  const first = await a.waitForLog((l) => l.msg === "reflector cycle done" && l.store === store && (l.time as number) > t);
-  await a.waitForLog((l) => l.msg === "reflector cycle done" && l.store === store && (l.time as number) > (first.time as number));
+  const first = await a.waitForLog(
+    (l) => l.msg === "reflector cycle done" && l.store === store && (l.time as number) > t,
+  );
+  await a.waitForLog(
+    (l) => l.msg === "reflector cycle done" && l.store === store && (l.time as number) > (first.time as number),
+  );
 }
 
 async function cloudsFile(name: string, endpoint: string): Promise<string> {
@@ -88,10 +120,19 @@ async function cloudsFile(name: string, endpoint: string): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "fm-openstack-e2e-"));
-  const [o, u, testDb, port] = await Promise.all([startIronic(), startIronic(), createTestDatabase(inject("templateDatabase")), freePort()]);
+  const [o, u, testDb, port] = await Promise.all([
+    startIronic(),
+    startIronic(),
+    createTestDatabase(inject("templateDatabase")),
+    freePort(),
+  ]);
   over = o;
   under = u;
-  cleanups.push(() => over.stop(), () => under.stop(), () => testDb.drop());
+  cleanups.push(
+    () => over.stop(),
+    () => under.stop(),
+    () => testDb.drop(),
+  );
   databaseUrl = testDb.url;
   hubPort = port;
   db = createDatabase(databaseUrl, { poolMax: 2 });
@@ -104,16 +145,24 @@ beforeAll(async () => {
     { name: "hv-001", role: "hypervisor" as const },
     { name: "hv-002", role: "hypervisor" as const },
   ]);
-  const sta = await seedNetboxOnlyDevices(db.prisma, { slug: "stavanger" }, [{ name: "sta-gpu-001", role: "gpu-node" }]);
+  const sta = await seedNetboxOnlyDevices(db.prisma, { slug: "stavanger" }, [
+    { name: "sta-gpu-001", role: "gpu-node" },
+  ]);
   hub = await startTheHub();
   admin = await clientToken(hubUrl(), "fleet-admin", ADMIN_SECRET);
-  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("/api/v1/satellites/", { method: "POST", body: { name: "sys1-ice2", siteIds: [kef, sta], environment: "prod" } });
+  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+    "/api/v1/satellites/",
+    { method: "POST", body: { name: "sys1-ice2", siteIds: [kef, sta], environment: "prod" } },
+  );
   expect(sat.status).toBe(201);
   const creds = sat.body.secrets.find((s) => s.agent === "openstack")!;
 
-  for (const name of ["gpu-001", "gpu-002", "gpu-003", "gpu-004", "gpu-005", "stray-node"]) nodes[name] = (await createNode(over.url, { name })).uuid;
+  for (const name of ["gpu-001", "gpu-002", "gpu-003", "gpu-004", "gpu-005", "stray-node"])
+    nodes[name] = (await createNode(over.url, { name })).uuid;
   // Matched by serial: Ironic calls it gpu-serial-only, NetBox another name.
-  nodes["gpu-serial-only"] = (await createNode(over.url, { name: "gpu-serial-only", extra: { serial: "SN-SERIAL-9" } })).uuid;
+  nodes["gpu-serial-only"] = (
+    await createNode(over.url, { name: "gpu-serial-only", extra: { serial: "SN-SERIAL-9" } })
+  ).uuid;
   for (const name of ["hv-001", "hv-002"]) nodes[name] = (await createNode(under.url, { name })).uuid;
 
   // An "Ironic" that counts every connection: stavanger's undercloud must never be contacted.
@@ -144,40 +193,69 @@ describe("OpenStack agent against two real Ironic services", () => {
   it("starts one reflector per needed instance and reflects every node within an interval", async () => {
     await agent.waitForLog((l) => l.msg === "Starting reflector for Ironic instance 'overcloud'");
     await agent.waitForLog((l) => l.msg === "Starting reflector for Ironic instance 'undercloud'");
-    await eventually(async () => {
-      for (const name of ["gpu-001", "gpu-005", "hv-002"]) {
-        const d = await device(name);
-        expect(d.ironic).toMatchObject({ nodeUuid: nodes[name], provisionState: "enroll", maintenance: false });
-      }
-      expect((await device("hv-001")).ironic.instance).toBe("undercloud");
-      expect((await device("gpu-001")).ironic.instance).toBe("overcloud");
-      expect((await device("gpu-serial-only-x")).ironic.nodeUuid).toBe(nodes["gpu-serial-only"]);
-    }, (INTERVAL_S + 10) * 1000);
+    await eventually(
+      async () => {
+        for (const name of ["gpu-001", "gpu-005", "hv-002"]) {
+          const d = await device(name);
+          expect(d.ironic).toMatchObject({ nodeUuid: nodes[name], provisionState: "enroll", maintenance: false });
+        }
+        expect((await device("hv-001")).ironic.instance).toBe("undercloud");
+        expect((await device("gpu-001")).ironic.instance).toBe("overcloud");
+        expect((await device("gpu-serial-only-x")).ironic.nodeUuid).toBe(nodes["gpu-serial-only"]);
+      },
+      (INTERVAL_S + 10) * 1000,
+    );
     // The stray node matches no device: reported, not invented.
-    const cycle = await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud" && l.unmatched === 1);
+    const cycle = await agent.waitForLog(
+      (l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud" && l.unmatched === 1,
+    );
     expect(cycle.items).toBe(7);
     // Store names in metrics, as the rollout guide's verification step expects.
-    expect(await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-overcloud" })).toBeGreaterThan(Date.now() / 1000 - 60);
-    expect(await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-undercloud" })).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(
+      await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-overcloud" }),
+    ).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(
+      await agent.metric("fleet_manager_reflector_last_success_timestamp_seconds", {
+        store: "ironic-nodes-undercloud",
+      }),
+    ).toBeGreaterThan(Date.now() / 1000 - 60);
     expect(await agent.metric("process_start_time_seconds")).toBeGreaterThan(0);
     // Heartbeats carry the reflector ages to the hub.
     await eventually(async () => {
-      const sat = await api<{ clients: { agent: string; lastHeartbeatAt: string | null; reflectorAgesSeconds: Record<string, number> | null }[] }>("/api/v1/satellites/sys1-ice2/");
+      const sat = await api<{
+        clients: {
+          agent: string;
+          lastHeartbeatAt: string | null;
+          reflectorAgesSeconds: Record<string, number> | null;
+        }[];
+      }>("/api/v1/satellites/sys1-ice2/");
       const c = sat.body.clients.find((x) => x.agent === "openstack")!;
       expect(c.lastHeartbeatAt).not.toBeNull();
-      expect(Object.keys(c.reflectorAgesSeconds ?? {}).sort()).toEqual(["ironic-nodes-overcloud", "ironic-nodes-undercloud"]);
+      expect(Object.keys(c.reflectorAgesSeconds ?? {}).sort()).toEqual([
+        "ironic-nodes-overcloud",
+        "ironic-nodes-undercloud",
+      ]);
     });
   }, 60_000);
 
   it("an instance no device at the site needs is never contacted", async () => {
-    const sta = await startAgent("openstack", { ...agentEnv, FM_SITE: "stavanger", OPENSTACK_UNDERCLOUD_CLOUDS_FILE: await cloudsFile("decoy", `http://127.0.0.1:${(decoy.address() as { port: number }).port}`) });
+    const sta = await startAgent("openstack", {
+      ...agentEnv,
+      FM_SITE: "stavanger",
+      OPENSTACK_UNDERCLOUD_CLOUDS_FILE: await cloudsFile(
+        "decoy",
+        `http://127.0.0.1:${(decoy.address() as { port: number }).port}`,
+      ),
+    });
     cleanups.push(() => sta.stop("SIGKILL"));
     await sta.waitForLog((l) => l.msg === "Starting reflector for Ironic instance 'overcloud'");
     await sta.waitForLog((l) => typeof l.msg === "string" && l.msg.startsWith("Skipping Ironic instance 'undercloud'"));
     await sta.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud");
     expect(sta.logs.some((l) => l.msg === "Starting reflector for Ironic instance 'undercloud'")).toBe(false);
     expect(untouched.hits).toBe(0);
-    expect(await sta.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-undercloud" })).toBeUndefined();
+    expect(
+      await sta.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-undercloud" }),
+    ).toBeUndefined();
     expect(await sta.stop()).toBe(0);
   }, 60_000);
 
@@ -200,12 +278,26 @@ describe("OpenStack agent against two real Ironic services", () => {
     // not have been caught by a cycle, so they are left out of the comparison.
     const stable = new Set(["enroll", "manageable", "available", "active"]);
     const entries = await history(d.id);
-    expect(entries.filter((h) => stable.has(String(h.newValue))).map((h) => h.newValue)).toEqual(["enroll", "manageable", "available", "active", "available"]);
+    expect(entries.filter((h) => stable.has(String(h.newValue))).map((h) => h.newValue)).toEqual([
+      "enroll",
+      "manageable",
+      "available",
+      "active",
+      "available",
+    ]);
     expect(entries.every((h) => h.source === "ironic-overcloud")).toBe(true);
 
     await setMaintenance(over.url, nodes["gpu-002"]!, "operator: replacing PSU 2");
-    await eventually(async () => expect((await device("gpu-002")).ironic).toMatchObject({ maintenance: true, maintenanceReason: "operator: replacing PSU 2" }));
-    expect((await history((await device("gpu-002")).id, "maintenance")).at(-1)).toMatchObject({ oldValue: { on: false }, newValue: { on: true, reason: "operator: replacing PSU 2" } });
+    await eventually(async () =>
+      expect((await device("gpu-002")).ironic).toMatchObject({
+        maintenance: true,
+        maintenanceReason: "operator: replacing PSU 2",
+      }),
+    );
+    expect((await history((await device("gpu-002")).id, "maintenance")).at(-1)).toMatchObject({
+      oldValue: { on: false },
+      newValue: { on: true, reason: "operator: replacing PSU 2" },
+    });
 
     const bad = nodes["gpu-003"]!;
     await setProvisionState(over.url, bad, "manage");
@@ -215,7 +307,11 @@ describe("OpenStack agent against two real Ironic services", () => {
     expect(failed.provision_state).toBe("clean failed");
     await eventually(async () => {
       const g = await device("gpu-003");
-      expect(g.ironic).toMatchObject({ provisionState: "clean failed", maintenance: true, lastError: failed.last_error });
+      expect(g.ironic).toMatchObject({
+        provisionState: "clean failed",
+        maintenance: true,
+        lastError: failed.last_error,
+      });
       expect(g.ironic.lastError).toBeTruthy();
     });
     const status = await api<{ operationalStatus: string }>(`/api/v1/devices/${(await device("gpu-003")).id}/`);
@@ -224,33 +320,64 @@ describe("OpenStack agent against two real Ironic services", () => {
 
   it("a node deleted from Ironic is reported missing and its Ironic state cleared", async () => {
     await deleteNode(over.url, nodes["gpu-005"]!);
-    await eventually(async () => expect((await device("gpu-005")).ironic).toMatchObject({ nodeUuid: null, provisionState: null, observedAt: null }));
-    await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud" && l.missing === 1);
+    await eventually(async () =>
+      expect((await device("gpu-005")).ironic).toMatchObject({
+        nodeUuid: null,
+        provisionState: null,
+        observedAt: null,
+      }),
+    );
+    await agent.waitForLog(
+      (l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud" && l.missing === 1,
+    );
   }, 60_000);
 
   it("cordon puts the node in maintenance; uncordon clears only the agent's own maintenance", async () => {
     const patch = async (name: string, body: unknown) => {
       const d = await device(name);
       const cur = await api(`/api/v1/devices/${d.id}/`);
-      const r = await api(`/api/v1/devices/${d.id}/`, { method: "PATCH", body, headers: { "if-match": cur.headers.get("etag")! } });
+      const r = await api(`/api/v1/devices/${d.id}/`, {
+        method: "PATCH",
+        body,
+        headers: { "if-match": cur.headers.get("etag")! },
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
     };
     await patch("gpu-004", { cordoned: true, cordonReason: "RMA 7: GPU 3 Xid 79" });
-    await eventually(async () => expect(await getNode(over.url, nodes["gpu-004"]!)).toMatchObject({ maintenance: true, maintenance_reason: "fleet-manager cordon: RMA 7: GPU 3 Xid 79" }));
+    await eventually(async () =>
+      expect(await getNode(over.url, nodes["gpu-004"]!)).toMatchObject({
+        maintenance: true,
+        maintenance_reason: "fleet-manager cordon: RMA 7: GPU 3 Xid 79",
+      }),
+    );
     await eventually(async () => expect((await device("gpu-004")).ironic.maintenance).toBe(true));
     // gpu-002 is in an operator's maintenance: cordoning keeps their reason, uncordoning keeps it.
     await patch("gpu-002", { cordoned: true, cordonReason: "RMA 8" });
     await fullCycleAfterNow(agent, "ironic-nodes-overcloud");
-    expect(await getNode(over.url, nodes["gpu-002"]!)).toMatchObject({ maintenance: true, maintenance_reason: "operator: replacing PSU 2" });
+    expect(await getNode(over.url, nodes["gpu-002"]!)).toMatchObject({
+      maintenance: true,
+      maintenance_reason: "operator: replacing PSU 2",
+    });
 
     await patch("gpu-004", { cordoned: false });
     await patch("gpu-002", { cordoned: false });
-    await eventually(async () => expect(await getNode(over.url, nodes["gpu-004"]!)).toMatchObject({ maintenance: false, maintenance_reason: null }));
+    await eventually(async () =>
+      expect(await getNode(over.url, nodes["gpu-004"]!)).toMatchObject({
+        maintenance: false,
+        maintenance_reason: null,
+      }),
+    );
     await eventually(async () => expect((await device("gpu-004")).ironic.maintenance).toBe(false));
     await fullCycleAfterNow(agent, "ironic-nodes-overcloud");
-    expect(await getNode(over.url, nodes["gpu-002"]!)).toMatchObject({ maintenance: true, maintenance_reason: "operator: replacing PSU 2" });
+    expect(await getNode(over.url, nodes["gpu-002"]!)).toMatchObject({
+      maintenance: true,
+      maintenance_reason: "operator: replacing PSU 2",
+    });
     // The failed clean's maintenance (Ironic's own) is untouched by all this.
-    expect(await getNode(over.url, nodes["gpu-003"]!), JSON.stringify(agent.logs.filter((l) => l.node === nodes["gpu-003"]))).toMatchObject({ maintenance: true });
+    expect(
+      await getNode(over.url, nodes["gpu-003"]!),
+      JSON.stringify(agent.logs.filter((l) => l.node === nodes["gpu-003"])),
+    ).toMatchObject({ maintenance: true });
   }, 90_000);
 
   it("with the hub down for 20 s the agent backs off, then converges with no transition lost", async () => {
@@ -262,21 +389,36 @@ describe("OpenStack agent against two real Ironic services", () => {
     await waitForProvisionState(under.url, nodes["hv-001"]!, "manageable", 20_000);
     await waitForProvisionState(over.url, nodes["gpu-004"]!, "manageable", 20_000);
     await new Promise((r) => setTimeout(r, 20_000 - (Date.now() - downAt)));
-    const failures = agent.logs.filter((l) => typeof l.msg === "string" && l.msg.startsWith("reflector cycle failed") && (l.time as number) > downAt);
+    const failures = agent.logs.filter(
+      (l) => typeof l.msg === "string" && l.msg.startsWith("reflector cycle failed") && (l.time as number) > downAt,
+    );
     expect(failures.length).toBeGreaterThan(2);
     // Backing off: the delays it announced grow.
     const delays = failures.filter((l) => l.store === "ironic-nodes-overcloud").map((l) => l.retryInMs as number);
     expect(Math.max(...delays)).toBeGreaterThan(Math.min(...delays));
-    expect(await agent.metric("fleet_manager_reflector_errors_total", { store: "ironic-nodes-overcloud", reason: "hub_unavailable" })).toBeGreaterThan(0);
-    expect(await agent.metric("fleet_manager_reflector_age_seconds", { store: "ironic-nodes-overcloud" })).toBeGreaterThan(10);
+    expect(
+      await agent.metric("fleet_manager_reflector_errors_total", {
+        store: "ironic-nodes-overcloud",
+        reason: "hub_unavailable",
+      }),
+    ).toBeGreaterThan(0);
+    expect(
+      await agent.metric("fleet_manager_reflector_age_seconds", { store: "ironic-nodes-overcloud" }),
+    ).toBeGreaterThan(10);
 
     hub = await startTheHub();
     await eventually(async () => {
       expect((await device("hv-001")).ironic.provisionState).toBe("manageable");
       expect((await device("gpu-004")).ironic.provisionState).toBe("manageable");
     }, 30_000);
-    for (const name of ["hv-001", "gpu-004"]) expect((await history((await device(name)).id)).at(-1)).toMatchObject({ oldValue: "enroll", newValue: "manageable" });
-    expect(await agent.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-overcloud" })).toBe(0);
+    for (const name of ["hv-001", "gpu-004"])
+      expect((await history((await device(name)).id)).at(-1)).toMatchObject({
+        oldValue: "enroll",
+        newValue: "manageable",
+      });
+    expect(
+      await agent.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-overcloud" }),
+    ).toBe(0);
   }, 120_000);
 
   it("a restarted agent converges, including changes made while it was down", async () => {
@@ -287,7 +429,9 @@ describe("OpenStack agent against two real Ironic services", () => {
     cleanups.push(() => agent.stop("SIGKILL"));
     await eventually(async () => expect((await device("hv-002")).ironic.provisionState).toBe("manageable"), 20_000);
     // Everything else converged and stayed as it was: a repeated view changes nothing.
-    const cycle = await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud");
+    const cycle = await agent.waitForLog(
+      (l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud",
+    );
     expect(cycle).toMatchObject({ updated: 0, unmatched: 1 });
   }, 90_000);
 
@@ -306,10 +450,19 @@ describe("OpenStack agent against two real Ironic services", () => {
     await dead.waitForLog((l) => l.msg === "reflector cycle failed (2/4)" && l.store === "ironic-nodes-overcloud");
     const age2 = (await dead.metric("fleet_manager_reflector_age_seconds", { store: "ironic-nodes-overcloud" }))!;
     expect(age2).toBeGreaterThan(age1);
-    expect(await dead.metric("fleet_manager_reflector_errors_total", { store: "ironic-nodes-overcloud", reason: "ironic_unavailable" })).toBeGreaterThanOrEqual(2);
-    expect(await dead.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-overcloud" })).toBeUndefined();
+    expect(
+      await dead.metric("fleet_manager_reflector_errors_total", {
+        store: "ironic-nodes-overcloud",
+        reason: "ironic_unavailable",
+      }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      await dead.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-overcloud" }),
+    ).toBeUndefined();
     // The undercloud reflector of the same process is fine meanwhile.
-    expect(await dead.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-undercloud" })).toBe(0);
+    expect(
+      await dead.metric("fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-undercloud" }),
+    ).toBe(0);
     expect(await dead.exited).toBe(1);
     expect(dead.logs.at(-1)).toMatchObject({ msg: "agent exiting after repeated failures", exitCode: 1 });
   }, 90_000);

@@ -18,12 +18,22 @@ export interface AgentProcess {
 export async function startAgent(kind: string, env: Record<string, string>, timeoutMs = 30_000): Promise<AgentProcess> {
   const proc = spawn(process.execPath, ["--import", "tsx", "apps/satellite-agents/src/main.ts", kind], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      METRICS_PORT: "0",
+      METRICS_HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
-  const waiters = new Set<{ match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }>();
+  const waiters = new Set<{
+    match: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }>();
   onJsonLines(
     proc.stdout!,
     (l) => {
@@ -38,7 +48,9 @@ export async function startAgent(kind: string, env: Record<string, string>, time
   );
   proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
   // "close", not "exit": the last log lines are read only once stdout has closed.
-  const exited = new Promise<number | string>((resolve) => proc.on("close", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.on("close", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const dump = () => `${stderr.join("")}\n${logs.map((l) => JSON.stringify(l)).join("\n")}`;
 
   const waitForLog = (match: (l: Record<string, unknown>) => boolean, ms = 30_000) => {
@@ -46,7 +58,10 @@ export async function startAgent(kind: string, env: Record<string, string>, time
     if (found) return Promise.resolve(found);
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const w = { match, resolve: (l: Record<string, unknown>) => (clearTimeout(timer), resolve(l)) };
-      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`agent log line not seen within ${ms} ms:\n${dump()}`))), ms);
+      const timer = setTimeout(
+        () => (waiters.delete(w), reject(new Error(`agent log line not seen within ${ms} ms:\n${dump()}`))),
+        ms,
+      );
       waiters.add(w);
     });
   };

@@ -24,7 +24,8 @@ async function reachable(url: string): Promise<boolean> {
  */
 async function ensurePostgres(): Promise<EmbeddedPostgres | undefined> {
   if (await reachable(adminUrl())) return undefined;
-  if (process.env.TEST_DATABASE_URL) throw new Error(`TEST_DATABASE_URL (${process.env.TEST_DATABASE_URL}) is unreachable`);
+  if (process.env.TEST_DATABASE_URL)
+    throw new Error(`TEST_DATABASE_URL (${process.env.TEST_DATABASE_URL}) is unreachable`);
   const log = { info: () => {}, warn: console.warn, error: console.error, debug: () => {} };
   const embedded = await startEmbeddedPostgres(".cache/test-postgres", log as never);
   const admin = new URL(embedded.url);
@@ -50,7 +51,10 @@ export default async function setup(project: TestProject) {
     });
   }
   // Databases left by interrupted runs of earlier days.
-  const stale = await adminQuery("SELECT datname FROM pg_database WHERE datname LIKE 'fm\\_t\\_%' OR (datname LIKE 'fm\\_template\\_%' AND datname <> $1)", [name]);
+  const stale = await adminQuery(
+    "SELECT datname FROM pg_database WHERE datname LIKE 'fm\\_t\\_%' OR (datname LIKE 'fm\\_template\\_%' AND datname <> $1)",
+    [name],
+  );
   for (const row of stale.rows as { datname: string }[]) {
     const ts = parseInt(row.datname.split("_")[2] ?? "", 36);
     if (!row.datname.startsWith("fm_t_") || (Number.isFinite(ts) && Date.now() - ts > 3600_000)) {

@@ -23,7 +23,11 @@ export interface TestHub {
 }
 
 /** Identity settings for an in-process hub; the issuer is what its tokens carry. */
-export const testIdentity = (issuer = "http://hub.test") => ({ config: { issuer, audience: "fleet-manager", tokenLifetimeS: 600 }, kek: randomBytes(32), rotationOverlapMs: 3600_000 });
+export const testIdentity = (issuer = "http://hub.test") => ({
+  config: { issuer, audience: "fleet-manager", tokenLifetimeS: 600 },
+  kek: randomBytes(32),
+  rotationOverlapMs: 3600_000,
+});
 
 /**
  * A hub on its own database. By default every caller is the local admin (tests of other
@@ -39,7 +43,14 @@ export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?:
       cb();
     },
   });
-  const app = await buildApp({ prisma: db.prisma, pool: db.pool, logger: pino({ level: "info" }, sink), identity: testIdentity(), authenticate: localAuthenticator, ...overrides });
+  const app = await buildApp({
+    prisma: db.prisma,
+    pool: db.pool,
+    logger: pino({ level: "info" }, sink),
+    identity: testIdentity(),
+    authenticate: localAuthenticator,
+    ...overrides,
+  });
   return {
     app,
     db,
@@ -75,7 +86,9 @@ export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Pro
  * A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer.
  * `overrides` may depend on that URL (e.g. identity settings).
  */
-export async function startOAuthTestHub(overrides: (url: string) => Partial<AppDeps> = () => ({})): Promise<TestHub & { url: string; adminToken: string }> {
+export async function startOAuthTestHub(
+  overrides: (url: string) => Partial<AppDeps> = () => ({}),
+): Promise<TestHub & { url: string; adminToken: string }> {
   const port = await new Promise<number>((resolve) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
       const p = (s.address() as { port: number }).port;

@@ -153,15 +153,20 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
     // create_schema, not `upgrade`: the migrations fail on SQLite (see the recipe).
     await writeFile(conf, ironicConfig(dir, 0));
     // Asynchronously: it takes ~2 s, during which the test process has other things to serve.
-    await execFileAsync("ironic-dbsync", ["--config-file", conf, "create_schema"], { timeout: 120_000 }).catch((err: { code?: unknown; signal?: unknown; stderr?: string; stdout?: string }) => {
-      throw new Error(`ironic-dbsync create_schema failed (${String(err.code ?? err.signal)}):\n${err.stderr ?? ""}\n${err.stdout ?? ""}`);
-    });
+    await execFileAsync("ironic-dbsync", ["--config-file", conf, "create_schema"], { timeout: 120_000 }).catch(
+      (err: { code?: unknown; signal?: unknown; stderr?: string; stdout?: string }) => {
+        throw new Error(
+          `ironic-dbsync create_schema failed (${String(err.code ?? err.signal)}):\n${err.stderr ?? ""}\n${err.stdout ?? ""}`,
+        );
+      },
+    );
 
     for (let attempt = 1; ; attempt++) {
       const port = opts.port ?? (await freePort());
       if (await listening(port)) {
         // Taken since freePort() chose it (or asked for while in use).
-        if (opts.port !== undefined || attempt >= 3) throw new Error(`cannot start Ironic on port ${port}: something already listens there`);
+        if (opts.port !== undefined || attempt >= 3)
+          throw new Error(`cannot start Ironic on port ${port}: something already listens there`);
         continue;
       }
       await writeFile(conf, ironicConfig(dir, port));
@@ -209,7 +214,8 @@ async function spawnIronic(dir: string, conf: string, port: number, opts: StartI
   const url = `http://127.0.0.1:${port}`;
   const logs = () => `--- ${ironicLog}\n${tail(ironicLog)}\n--- ${stdoutLog}\n${tail(stdoutLog)}`;
   // eventlet.wsgi logs "(<pid>) wsgi starting up on http://127.0.0.1:<port>" once it serves.
-  const servesPort = () => existsSync(ironicLog) && readFileSync(ironicLog, "utf8").includes(`(${pid}) wsgi starting up on ${url}`);
+  const servesPort = () =>
+    existsSync(ironicLog) && readFileSync(ironicLog, "utf8").includes(`(${pid}) wsgi starting up on ${url}`);
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   const deadline = Date.now() + readyTimeoutMs;
   const fail = async (why: string, ErrorClass: new (message: string) => Error = Error) => {
@@ -294,7 +300,10 @@ export async function ironicRequest(url: string, method: string, path: string, b
 const nodePath = (uuid: string) => `/v1/nodes/${encodeURIComponent(uuid)}`;
 
 /** Creates a `fake-hardware` node; it starts in `enroll`. */
-export async function createNode(url: string, node: { name: string; properties?: Record<string, unknown>; extra?: Record<string, unknown> }): Promise<RawIronicNode> {
+export async function createNode(
+  url: string,
+  node: { name: string; properties?: Record<string, unknown>; extra?: Record<string, unknown> },
+): Promise<RawIronicNode> {
   return (await ironicRequest(url, "POST", "/v1/nodes", { driver: "fake-hardware", ...node })) as RawIronicNode;
 }
 
@@ -311,7 +320,12 @@ export async function deleteNode(url: string, uuid: string): Promise<void> {
  * `extra` carries e.g. `clean_steps`). Ironic answers 202 and the conductor moves the node
  * asynchronously: follow with waitForProvisionState. An invalid transition is a 400.
  */
-export async function setProvisionState(url: string, uuid: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
+export async function setProvisionState(
+  url: string,
+  uuid: string,
+  target: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   await ironicRequest(url, "PUT", `${nodePath(uuid)}/states/provision`, { target, ...extra });
 }
 
@@ -319,16 +333,25 @@ export async function setProvisionState(url: string, uuid: string, target: strin
  * Polls until the node's provision_state is `state`. Fails early (with last_error) if the node
  * lands in a failure state other than the one awaited, since it would never get there then.
  */
-export async function waitForProvisionState(url: string, uuid: string, state: string, timeoutMs = 30_000): Promise<RawIronicNode> {
+export async function waitForProvisionState(
+  url: string,
+  uuid: string,
+  state: string,
+  timeoutMs = 30_000,
+): Promise<RawIronicNode> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const node = await getNode(url, uuid);
     if (node.provision_state === state) return node;
     if (node.provision_state.endsWith(" failed") || node.provision_state === "error") {
-      throw new Error(`node ${uuid} went to "${node.provision_state}" while waiting for "${state}": ${node.last_error}`);
+      throw new Error(
+        `node ${uuid} went to "${node.provision_state}" while waiting for "${state}": ${node.last_error}`,
+      );
     }
     if (Date.now() > deadline) {
-      throw new Error(`node ${uuid} not "${state}" after ${timeoutMs} ms: "${node.provision_state}" (target ${node.target_provision_state}), last_error ${node.last_error}`);
+      throw new Error(
+        `node ${uuid} not "${state}" after ${timeoutMs} ms: "${node.provision_state}" (target ${node.target_provision_state}), last_error ${node.last_error}`,
+      );
     }
     await sleep(100);
   }
@@ -354,7 +377,11 @@ export async function clearMaintenance(url: string, uuid: string): Promise<void>
  * bios.factory_reset with {"bogus": 1}) are rejected while the steps are validated, before any
  * runs: the node still goes to `clean failed` with last_error set, but maintenance stays false.
  */
-export const FAILING_CLEAN_STEP = { interface: "bios", step: "apply_configuration", args: { settings: [{ bogus: 1 }] } } as const;
+export const FAILING_CLEAN_STEP = {
+  interface: "bios",
+  step: "apply_configuration",
+  args: { settings: [{ bogus: 1 }] },
+} as const;
 
 /**
  * Drives a `manageable` node into `clean failed` with maintenance true, fault "clean failure"
@@ -364,7 +391,9 @@ export async function failClean(url: string, uuid: string, timeoutMs = 30_000): 
   await setProvisionState(url, uuid, "clean", { clean_steps: [FAILING_CLEAN_STEP] });
   const node = await waitForProvisionState(url, uuid, "clean failed", timeoutMs);
   if (!node.maintenance || !node.last_error) {
-    throw new Error(`node ${uuid} is "clean failed" but not as expected (maintenance ${node.maintenance}, last_error ${node.last_error})`);
+    throw new Error(
+      `node ${uuid} is "clean failed" but not as expected (maintenance ${node.maintenance}, last_error ${node.last_error})`,
+    );
   }
   return node;
 }
@@ -377,7 +406,12 @@ export async function failClean(url: string, uuid: string, timeoutMs = 30_000): 
  * little. Measured on this 2-core machine (Ironic 21.4.4, 2,000 nodes into a fresh database):
  * concurrency 1: 48 s; 8: 35-44 s (46-57 nodes/s); 16: 31 s (64 nodes/s).
  */
-export async function createNodesBulk(url: string, names: readonly string[], concurrency = 8, properties: Record<string, unknown> = {}): Promise<RawIronicNode[]> {
+export async function createNodesBulk(
+  url: string,
+  names: readonly string[],
+  concurrency = 8,
+  properties: Record<string, unknown> = {},
+): Promise<RawIronicNode[]> {
   const created: RawIronicNode[] = new Array(names.length);
   let next = 0;
   let failed = false;

@@ -22,7 +22,12 @@ import { startTemporal, type TemporalPeer } from "./temporal.ts";
 import { eventually } from "./wait.ts";
 
 export const NETBOX_TOKEN = "0123456789abcdef0123456789abcdef01234567";
-const MAPPING = JSON.stringify({ "gpu-node": "GPU_COMPUTE", "cpu-node": "CPU_BAREMETAL", hypervisor: "CPU_HYPERVISOR", "leaf-switch": "NETWORK" });
+const MAPPING = JSON.stringify({
+  "gpu-node": "GPU_COMPUTE",
+  "cpu-node": "CPU_BAREMETAL",
+  hypervisor: "CPU_HYPERVISOR",
+  "leaf-switch": "NETWORK",
+});
 export const SITE = "iad1";
 
 export interface JobsStack {
@@ -43,7 +48,11 @@ export interface JobsStack {
   workerEnv: Record<string, string>;
   startWorkflowAgent(): Promise<AgentProcess>;
   startWorker(): Promise<AgentProcess>;
-  api<T = Job>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T & { code?: string; detail?: string } }>;
+  api<T = Job>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T & { code?: string; detail?: string } }>;
   /** Waits for the job to reach one of `statuses` (a terminal one by default). */
   waitForJob(id: string, statuses?: Job["status"][], timeoutMs?: number): Promise<Job>;
   stop(): Promise<void>;
@@ -71,7 +80,11 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     const dhcpDir = join(dir, "dhcp-hosts");
 
     // NetBox: site IAD1 with enough GPU trays; the first N become staged and are renamed.
-    const data = realisticFleet({ sites: 1, devicesPerSite: Math.max(24, Math.ceil(o.stagedDevices * 1.6) + 8), interfacesPerDevice: 4 });
+    const data = realisticFleet({
+      sites: 1,
+      devicesPerSite: Math.max(24, Math.ceil(o.stagedDevices * 1.6) + 8),
+      interfacesPerDevice: 4,
+    });
     const gpuRole = data.deviceRoles.find((r) => r.slug === "gpu-node")!.id;
     const gpus = data.devices.filter((d) => d.role === gpuRole && d.oob_ip !== null && d.cluster === 1);
     if (gpus.length < o.stagedDevices) throw new Error(`the fleet has only ${gpus.length} GPU devices`);
@@ -87,7 +100,11 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       startTemporal(),
       o.slurmNodes ? startSlurm({ nodes: o.slurmNodes, nodePrefix: "gpu" }) : Promise.resolve(undefined),
     ]);
-    cleanups.push(() => nb.stop(), () => ironic.stop(), () => temporal.stop());
+    cleanups.push(
+      () => nb.stop(),
+      () => ironic.stop(),
+      () => temporal.stop(),
+    );
     if (slurm) cleanups.push(() => slurm.stop());
 
     const db: TestDatabase = await createTestDatabase(await templateName());
@@ -96,16 +113,41 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     cleanups.push(() => hub.stop("SIGKILL"));
     const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const api = async <T = Job>(method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${hub.url}${path}`, { method, headers: { ...bearer(admin), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body: body !== undefined ? JSON.stringify(body) : undefined });
+      const res = await fetch(`${hub.url}${path}`, {
+        method,
+        headers: { ...bearer(admin), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
       return { status: res.status, body: (await res.json()) as T & { code?: string; detail?: string } };
     };
-    const site = (await api<{ id: string }>("POST", "/api/v1/sites/", { slug: SITE, name: "Ashburn (IAD1)", slurmEnabled: Boolean(slurm), configureDhcp: true, platformClassActivityReady: true })).body;
-    const sat = (await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("POST", "/api/v1/satellites/", { name: "sys3-iad1", siteIds: [site.id], environment: "dev" })).body;
+    const site = (
+      await api<{ id: string }>("POST", "/api/v1/sites/", {
+        slug: SITE,
+        name: "Ashburn (IAD1)",
+        slurmEnabled: Boolean(slurm),
+        configureDhcp: true,
+        platformClassActivityReady: true,
+      })
+    ).body;
+    const sat = (
+      await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+        "POST",
+        "/api/v1/satellites/",
+        { name: "sys3-iad1", siteIds: [site.id], environment: "dev" },
+      )
+    ).body;
     const creds = (agent: string) => {
       const c = sat.secrets.find((s) => s.agent === agent)!;
       return { FM_CLIENT_ID: c.clientId, FM_CLIENT_SECRET: c.clientSecret };
     };
-    const common = { FM_HUB_URL: hub.url, FM_SITE: SITE, FM_REFLECT_INTERVAL_S: "1", FM_BACKOFF_BASE_MS: "250", FM_BACKOFF_MAX_S: "2", FM_HEARTBEAT_INTERVAL_S: "5" };
+    const common = {
+      FM_HUB_URL: hub.url,
+      FM_SITE: SITE,
+      FM_REFLECT_INTERVAL_S: "1",
+      FM_BACKOFF_BASE_MS: "250",
+      FM_BACKOFF_MAX_S: "2",
+      FM_HEARTBEAT_INTERVAL_S: "5",
+    };
 
     const netboxAgent = await startAgent("netbox", {
       ...common,
@@ -118,16 +160,26 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     });
     cleanups.push(() => netboxAgent.stop("SIGKILL"));
     const staged = await eventually(async () => {
-      const all = (await api<{ items: Device[] }>("GET", `/api/v1/devices/?site=${SITE}&status=staged&limit=1000`)).body.items;
+      const all = (await api<{ items: Device[] }>("GET", `/api/v1/devices/?site=${SITE}&status=staged&limit=1000`)).body
+        .items;
       const found = stagedNames.map((n) => all.find((d) => d.name === n));
-      if (found.some((d) => !d)) throw new Error(`staged devices not in the hub yet (${all.length} of ${stagedNames.length})`);
+      if (found.some((d) => !d))
+        throw new Error(`staged devices not in the hub yet (${all.length} of ${stagedNames.length})`);
       return found as Device[];
     }, 60_000);
 
     const clouds = join(dir, "overcloud-clouds.yaml");
-    await writeFile(clouds, `clouds:\n  overcloud:\n    auth_type: none\n    baremetal_endpoint_override: ${ironic.url}\n`);
+    await writeFile(
+      clouds,
+      `clouds:\n  overcloud:\n    auth_type: none\n    baremetal_endpoint_override: ${ironic.url}\n`,
+    );
     const temporalEnv = { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: "default" };
-    const workflowEnv = { ...common, ...creds("workflow"), ...temporalEnv, FM_WORKFLOW_CONCURRENCY: String(o.concurrency ?? 10) };
+    const workflowEnv = {
+      ...common,
+      ...creds("workflow"),
+      ...temporalEnv,
+      FM_WORKFLOW_CONCURRENCY: String(o.concurrency ?? 10),
+    };
     const workerEnv: Record<string, string> = {
       ...common,
       ...creds("temporal-worker"),
@@ -161,14 +213,45 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     };
     const [worker, workflowAgent] = await Promise.all([startWorker(), startWorkflowAgent()]);
 
-    const waitForJob = (id: string, statuses: Job["status"][] = ["SUCCEEDED", "FAILED", "CANCELLED"], timeoutMs = 60_000) =>
-      eventually(async () => {
-        const job = (await api("GET", `/api/v1/jobs/${id}/`)).body;
-        if (!statuses.includes(job.status)) throw new Error(`job ${job.name} is ${job.status} (steps: ${job.steps.map((s) => `${s.name}=${s.status}`).join(" ")}), waiting for ${statuses.join("|")}`);
-        return job;
-      }, timeoutMs, 200);
+    const waitForJob = (
+      id: string,
+      statuses: Job["status"][] = ["SUCCEEDED", "FAILED", "CANCELLED"],
+      timeoutMs = 60_000,
+    ) =>
+      eventually(
+        async () => {
+          const job = (await api("GET", `/api/v1/jobs/${id}/`)).body;
+          if (!statuses.includes(job.status))
+            throw new Error(
+              `job ${job.name} is ${job.status} (steps: ${job.steps.map((s) => `${s.name}=${s.status}`).join(" ")}), waiting for ${statuses.join("|")}`,
+            );
+          return job;
+        },
+        timeoutMs,
+        200,
+      );
 
-    return { hub, admin, siteId: site.id, nb, ironic, slurm, temporal, netboxAgent, workflowAgent, worker, staged, dhcpDir, workflowEnv, workerEnv, startWorkflowAgent, startWorker, api, waitForJob, stop };
+    return {
+      hub,
+      admin,
+      siteId: site.id,
+      nb,
+      ironic,
+      slurm,
+      temporal,
+      netboxAgent,
+      workflowAgent,
+      worker,
+      staged,
+      dhcpDir,
+      workflowEnv,
+      workerEnv,
+      startWorkflowAgent,
+      startWorker,
+      api,
+      waitForJob,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -276,15 +276,52 @@ const DEVICE_STATUS: Record<string, string> = {
   inventory: "Inventory",
   decommissioning: "Decommissioning",
 };
-const SITE_STATUS: Record<string, string> = { planned: "Planned", staging: "Staging", active: "Active", decommissioning: "Decommissioning", retired: "Retired" };
-const RACK_STATUS: Record<string, string> = { reserved: "Reserved", available: "Available", planned: "Planned", active: "Active", deprecated: "Deprecated" };
-const CLUSTER_STATUS: Record<string, string> = { planned: "Planned", staging: "Staging", active: "Active", decommissioning: "Decommissioning", offline: "Offline" };
-const IP_STATUS: Record<string, string> = { active: "Active", reserved: "Reserved", deprecated: "Deprecated", dhcp: "DHCP", slaac: "SLAAC" };
-const CABLE_STATUS: Record<string, string> = { connected: "Connected", planned: "Planned", decommissioning: "Decommissioning" };
-const CABLE_TYPE: Record<string, string> = { cat6: "CAT6", "mmf-om4": "Multimode Fiber (OM4)", smf: "Singlemode Fiber", "dac-passive": "Direct Attach Copper (Passive)" };
+const SITE_STATUS: Record<string, string> = {
+  planned: "Planned",
+  staging: "Staging",
+  active: "Active",
+  decommissioning: "Decommissioning",
+  retired: "Retired",
+};
+const RACK_STATUS: Record<string, string> = {
+  reserved: "Reserved",
+  available: "Available",
+  planned: "Planned",
+  active: "Active",
+  deprecated: "Deprecated",
+};
+const CLUSTER_STATUS: Record<string, string> = {
+  planned: "Planned",
+  staging: "Staging",
+  active: "Active",
+  decommissioning: "Decommissioning",
+  offline: "Offline",
+};
+const IP_STATUS: Record<string, string> = {
+  active: "Active",
+  reserved: "Reserved",
+  deprecated: "Deprecated",
+  dhcp: "DHCP",
+  slaac: "SLAAC",
+};
+const CABLE_STATUS: Record<string, string> = {
+  connected: "Connected",
+  planned: "Planned",
+  decommissioning: "Decommissioning",
+};
+const CABLE_TYPE: Record<string, string> = {
+  cat6: "CAT6",
+  "mmf-om4": "Multimode Fiber (OM4)",
+  smf: "Singlemode Fiber",
+  "dac-passive": "Direct Attach Copper (Passive)",
+};
 const LENGTH_UNIT: Record<string, string> = { m: "Meters", cm: "Centimeters", ft: "Feet", in: "Inches" };
 const FACE: Record<string, string> = { front: "Front", rear: "Rear" };
-const AIRFLOW: Record<string, string> = { "front-to-rear": "Front to rear", "rear-to-front": "Rear to front", passive: "Passive" };
+const AIRFLOW: Record<string, string> = {
+  "front-to-rear": "Front to rear",
+  "rear-to-front": "Rear to front",
+  passive: "Passive",
+};
 const ACTION: Record<string, string> = { create: "Created", update: "Updated", delete: "Deleted" };
 export const INTERFACE_TYPES: Record<string, string> = {
   "1000base-t": "1000BASE-T (1GE)",
@@ -363,7 +400,19 @@ class View {
     return this.cached("tagged", () => {
       const m = new Map<number, number>();
       const d = this.data;
-      for (const rows of [d.sites, d.locations, d.racks, d.deviceTypes, d.deviceRoles, d.clusters, d.devices, d.interfaces, d.cables, d.macAddresses, d.ipAddresses]) {
+      for (const rows of [
+        d.sites,
+        d.locations,
+        d.racks,
+        d.deviceTypes,
+        d.deviceRoles,
+        d.clusters,
+        d.devices,
+        d.interfaces,
+        d.cables,
+        d.macAddresses,
+        d.ipAddresses,
+      ]) {
         for (const row of rows as Array<{ tags: number[] }>) for (const t of row.tags) m.set(t, (m.get(t) ?? 0) + 1);
       }
       return m;
@@ -428,55 +477,157 @@ function customFields(v: View, objectType: string, stored: Record<string, unknow
   return out;
 }
 
-const nestedTags = (v: View, ids: number[]) => ids.map((id) => v.tag(id)).filter((t): t is TagRecord => !!t).map((t) => nestedTag(v, t));
+const nestedTags = (v: View, ids: number[]) =>
+  ids
+    .map((id) => v.tag(id))
+    .filter((t): t is TagRecord => !!t)
+    .map((t) => nestedTag(v, t));
 
 // Brief ("nested") representations: each serializer's Meta.brief_fields.
 
 function nestedTag(v: View, t: TagRecord): Json {
-  return { id: t.id, url: v.api(`extras/tags/${t.id}/`), display_url: v.ui(`extras/tags/${t.id}/`), display: t.name, name: t.name, slug: t.slug, color: t.color };
+  return {
+    id: t.id,
+    url: v.api(`extras/tags/${t.id}/`),
+    display_url: v.ui(`extras/tags/${t.id}/`),
+    display: t.name,
+    name: t.name,
+    slug: t.slug,
+    color: t.color,
+  };
 }
 function briefSite(v: View, s: SiteRecord): Json {
-  return { id: s.id, url: v.api(`dcim/sites/${s.id}/`), display: s.name, name: s.name, slug: s.slug, description: s.description };
+  return {
+    id: s.id,
+    url: v.api(`dcim/sites/${s.id}/`),
+    display: s.name,
+    name: s.name,
+    slug: s.slug,
+    description: s.description,
+  };
 }
 function briefLocation(v: View, l: LocationRecord): Json {
   const rackCount = v.count("racksPerLocation", v.data.racks, (r) => r.location).get(l.id) ?? 0;
-  return { id: l.id, url: v.api(`dcim/locations/${l.id}/`), display: l.name, name: l.name, slug: l.slug, description: l.description, rack_count: rackCount, _depth: 0 };
+  return {
+    id: l.id,
+    url: v.api(`dcim/locations/${l.id}/`),
+    display: l.name,
+    name: l.name,
+    slug: l.slug,
+    description: l.description,
+    rack_count: rackCount,
+    _depth: 0,
+  };
 }
 function briefRack(v: View, r: RackRecord): Json {
   const deviceCount = v.count("devicesPerRack", v.data.devices, (d) => d.rack).get(r.id) ?? 0;
-  return { id: r.id, url: v.api(`dcim/racks/${r.id}/`), display: r.name, name: r.name, description: r.description, device_count: deviceCount };
+  return {
+    id: r.id,
+    url: v.api(`dcim/racks/${r.id}/`),
+    display: r.name,
+    name: r.name,
+    description: r.description,
+    device_count: deviceCount,
+  };
 }
 function briefManufacturer(v: View, m: ManufacturerRecord): Json {
   const n = v.count("typesPerManufacturer", v.data.deviceTypes, (t) => t.manufacturer).get(m.id) ?? 0;
-  return { id: m.id, url: v.api(`dcim/manufacturers/${m.id}/`), display: m.name, name: m.name, slug: m.slug, description: m.description, devicetype_count: n };
+  return {
+    id: m.id,
+    url: v.api(`dcim/manufacturers/${m.id}/`),
+    display: m.name,
+    name: m.name,
+    slug: m.slug,
+    description: m.description,
+    devicetype_count: n,
+  };
 }
 function briefDeviceType(v: View, t: DeviceTypeRecord): Json {
   const m = v.manufacturer(t.manufacturer);
   const n = v.count("devicesPerType", v.data.devices, (d) => d.device_type).get(t.id) ?? 0;
-  return { id: t.id, url: v.api(`dcim/device-types/${t.id}/`), display: t.model, manufacturer: m ? briefManufacturer(v, m) : null, model: t.model, slug: t.slug, description: t.description, device_count: n };
+  return {
+    id: t.id,
+    url: v.api(`dcim/device-types/${t.id}/`),
+    display: t.model,
+    manufacturer: m ? briefManufacturer(v, m) : null,
+    model: t.model,
+    slug: t.slug,
+    description: t.description,
+    device_count: n,
+  };
 }
 function briefRole(v: View, r: DeviceRoleRecord): Json {
   const n = v.count("devicesPerRole", v.data.devices, (d) => d.role).get(r.id) ?? 0;
-  return { id: r.id, url: v.api(`dcim/device-roles/${r.id}/`), display: r.name, name: r.name, slug: r.slug, description: r.description, device_count: n, virtualmachine_count: 0, _depth: 0 };
+  return {
+    id: r.id,
+    url: v.api(`dcim/device-roles/${r.id}/`),
+    display: r.name,
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    device_count: n,
+    virtualmachine_count: 0,
+    _depth: 0,
+  };
 }
 function briefClusterType(v: View, t: ClusterTypeRecord): Json {
   const n = v.count("clustersPerType", v.data.clusters, (c) => c.type).get(t.id) ?? 0;
-  return { id: t.id, url: v.api(`virtualization/cluster-types/${t.id}/`), display: t.name, name: t.name, slug: t.slug, description: t.description, cluster_count: n };
+  return {
+    id: t.id,
+    url: v.api(`virtualization/cluster-types/${t.id}/`),
+    display: t.name,
+    name: t.name,
+    slug: t.slug,
+    description: t.description,
+    cluster_count: n,
+  };
 }
 function briefCluster(v: View, c: ClusterRecord): Json {
-  return { id: c.id, url: v.api(`virtualization/clusters/${c.id}/`), display: c.name, name: c.name, description: c.description, virtualmachine_count: 0 };
+  return {
+    id: c.id,
+    url: v.api(`virtualization/clusters/${c.id}/`),
+    display: c.name,
+    name: c.name,
+    description: c.description,
+    virtualmachine_count: 0,
+  };
 }
 function briefDevice(v: View, d: DeviceRecord): Json {
-  return { id: d.id, url: v.api(`dcim/devices/${d.id}/`), display: deviceDisplay(d), name: d.name, description: d.description };
+  return {
+    id: d.id,
+    url: v.api(`dcim/devices/${d.id}/`),
+    display: deviceDisplay(d),
+    name: d.name,
+    description: d.description,
+  };
 }
 function briefIp(v: View, ip: IpAddressRecord): Json {
-  return { id: ip.id, url: v.api(`ipam/ip-addresses/${ip.id}/`), display: ip.address, family: family(ip.address), address: ip.address, description: ip.description };
+  return {
+    id: ip.id,
+    url: v.api(`ipam/ip-addresses/${ip.id}/`),
+    display: ip.address,
+    family: family(ip.address),
+    address: ip.address,
+    description: ip.description,
+  };
 }
 function briefMac(v: View, m: MacAddressRecord): Json {
-  return { id: m.id, url: v.api(`dcim/mac-addresses/${m.id}/`), display: m.mac_address, mac_address: m.mac_address, description: m.description };
+  return {
+    id: m.id,
+    url: v.api(`dcim/mac-addresses/${m.id}/`),
+    display: m.mac_address,
+    mac_address: m.mac_address,
+    description: m.description,
+  };
 }
 function briefCable(v: View, c: CableRecord): Json {
-  return { id: c.id, url: v.api(`dcim/cables/${c.id}/`), display: cableDisplay(c), label: c.label, description: c.description };
+  return {
+    id: c.id,
+    url: v.api(`dcim/cables/${c.id}/`),
+    display: cableDisplay(c),
+    label: c.label,
+    description: c.description,
+  };
 }
 function briefInterface(v: View, i: InterfaceRecord): Json {
   const d = v.device(i.device);
@@ -727,7 +878,14 @@ function renderTag(v: View, t: TagRecord): Json {
 export function renderConfigContext(data: NetboxData, d: DeviceRecord): Record<string, unknown> {
   const matches = (ids: number[], id: number | null) => ids.length === 0 || (id != null && ids.includes(id));
   const contexts = data.configContexts
-    .filter((c) => c.is_active && matches(c.sites, d.site) && matches(c.roles, d.role) && matches(c.device_types, d.device_type) && matches(c.clusters, d.cluster))
+    .filter(
+      (c) =>
+        c.is_active &&
+        matches(c.sites, d.site) &&
+        matches(c.roles, d.role) &&
+        matches(c.device_types, d.device_type) &&
+        matches(c.clusters, d.cluster),
+    )
     .sort((a, b) => a.weight - b.weight || a.name.localeCompare(b.name));
   let out: Record<string, unknown> = {};
   for (const c of contexts) out = deepMerge(out, c.data);
@@ -743,7 +901,8 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
   }
   return out;
 }
-const isPlainObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
 
 function renderDevice(v: View, d: DeviceRecord): Json {
   const type = v.deviceType(d.device_type);
@@ -811,7 +970,9 @@ function renderDevice(v: View, d: DeviceRecord): Json {
 function renderInterface(v: View, i: InterfaceRecord): Json {
   const d = v.device(i.device);
   const link = v.cableOf().get(i.id);
-  const peers = link ? (link.end === "A" ? link.cable.b : link.cable.a).map((id) => v.iface(id)).filter((p): p is InterfaceRecord => !!p) : [];
+  const peers = link
+    ? (link.end === "A" ? link.cable.b : link.cable.a).map((id) => v.iface(id)).filter((p): p is InterfaceRecord => !!p)
+    : [];
   const macs = v.macsOf().get(i.id) ?? [];
   const primaryMac = i.primary_mac_address != null ? v.mac(i.primary_mac_address) : undefined;
   // A direct interface-to-interface cable is a complete, active path whose far end is the peer.
@@ -960,7 +1121,10 @@ function renderIpAddress(v: View, ip: IpAddressRecord): Json {
 
 function renderConfigContextObject(v: View, c: ConfigContextRecord): Json {
   const list = <T>(ids: number[], get: (id: number) => T | undefined, brief: (v: View, x: T) => Json) =>
-    ids.map(get).filter((x): x is T => x !== undefined).map((x) => brief(v, x));
+    ids
+      .map(get)
+      .filter((x): x is T => x !== undefined)
+      .map((x) => brief(v, x));
   return {
     id: c.id,
     url: v.api(`extras/config-contexts/${c.id}/`),
@@ -995,7 +1159,10 @@ function renderConfigContextObject(v: View, c: ConfigContextRecord): Json {
   };
 }
 
-const CONTENT_TYPE_LABEL: Record<string, string> = { "dcim.device": "DCIM | device", "dcim.interface": "DCIM | interface" };
+const CONTENT_TYPE_LABEL: Record<string, string> = {
+  "dcim.device": "DCIM | device",
+  "dcim.interface": "DCIM | interface",
+};
 
 function renderObjectChange(v: View, c: ObjectChangeRecord): Json {
   let changed: Json | null = null;
@@ -1013,7 +1180,10 @@ function renderObjectChange(v: View, c: ObjectChangeRecord): Json {
     display_url: v.ui(`core/changelog/${c.id}/`),
     display: `${CONTENT_TYPE_LABEL[c.changed_object_type] ?? c.changed_object_type} ${c.object_repr} ${ACTION[c.action]!.toLowerCase()} by ${c.user_name}`,
     time: c.time,
-    user: c.user_name === user.username ? { id: user.id, url: v.api(`users/users/${user.id}/`), display: user.username, username: user.username } : null,
+    user:
+      c.user_name === user.username
+        ? { id: user.id, url: v.api(`users/users/${user.id}/`), display: user.username, username: user.username }
+        : null,
     user_name: c.user_name,
     request_id: c.request_id,
     action: choice(ACTION, c.action),
@@ -1028,7 +1198,11 @@ function renderObjectChange(v: View, c: ObjectChangeRecord): Json {
 }
 
 /** utilities.serialization.serialize_object(): model fields with foreign keys as ids, tags as sorted names. */
-function serializeObject(data: NetboxData, objectType: string, rec: DeviceRecord | InterfaceRecord): Record<string, unknown> {
+function serializeObject(
+  data: NetboxData,
+  objectType: string,
+  rec: DeviceRecord | InterfaceRecord,
+): Record<string, unknown> {
   const tagNames = rec.tags
     .map((id) => data.tags.find((t) => t.id === id)?.name)
     .filter((n): n is string => !!n)
@@ -1059,14 +1233,19 @@ class FilterError extends Error {
 type Filter<T> = (values: string[], v: View) => (row: T) => boolean;
 
 /** ModelMultipleChoiceFilter on a primary key: a malformed or unknown id is a 400. */
-function modelIds<T>(param: string, rows: (v: View) => Array<{ id: number }>, get: (row: T, v: View) => number | number[] | null): Filter<T> {
+function modelIds<T>(
+  param: string,
+  rows: (v: View) => Array<{ id: number }>,
+  get: (row: T, v: View) => number | number[] | null,
+): Filter<T> {
   return (values, v) => {
     const known = new Set(rows(v).map((r) => r.id));
     const ids = new Set<number>();
     for (const raw of values) {
       if (!/^\d+$/.test(raw)) throw new FilterError(param, [`\u201c${raw}\u201d is not a valid value.`]);
       const id = Number(raw);
-      if (!known.has(id)) throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
+      if (!known.has(id))
+        throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
       ids.add(id);
     }
     return (row) => {
@@ -1077,13 +1256,19 @@ function modelIds<T>(param: string, rows: (v: View) => Array<{ id: number }>, ge
 }
 
 /** ModelMultipleChoiceFilter with to_field_name (role=<slug>, device=<name>). */
-function modelField<T, R extends { id: number }>(param: string, rows: (v: View) => R[], field: (r: R) => string | null, get: (row: T, v: View) => number | null): Filter<T> {
+function modelField<T, R extends { id: number }>(
+  param: string,
+  rows: (v: View) => R[],
+  field: (r: R) => string | null,
+  get: (row: T, v: View) => number | null,
+): Filter<T> {
   return (values, v) => {
     const byField = new Map(rows(v).map((r) => [field(r), r.id]));
     const ids = new Set<number>();
     for (const raw of values) {
       const id = byField.get(raw);
-      if (id === undefined) throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
+      if (id === undefined)
+        throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
       ids.add(id);
     }
     return (row) => {
@@ -1111,7 +1296,9 @@ function numbers<T>(param: string, get: (row: T, v: View) => number | number[] |
 /** MultipleChoiceFilter. */
 function choices<T>(param: string, labels: Record<string, string>, get: (row: T) => string | null): Filter<T> {
   return (values) => {
-    for (const raw of values) if (!(raw in labels)) throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
+    for (const raw of values)
+      if (!(raw in labels))
+        throw new FilterError(param, [`Select a valid choice. ${raw} is not one of the available choices.`]);
     const wanted = new Set(values);
     return (row) => wanted.has(get(row) ?? "");
   };
@@ -1184,7 +1371,9 @@ function endpoint<T extends { id: number }>(e: Endpoint<T>): Endpoint<{ id: numb
 }
 
 const NOT_WRITABLE = (objectType: string, keys: string[]) => ({
-  non_field_errors: [`netbox test server: PATCH of ${keys.map((k) => `'${k}'`).join(", ")} on ${objectType} is not implemented`],
+  non_field_errors: [
+    `netbox test server: PATCH of ${keys.map((k) => `'${k}'`).join(", ")} on ${objectType} is not implemented`,
+  ],
 });
 
 function patchTags(v: View, raw: unknown): { ids: number[] } | { error: string[] } {
@@ -1196,7 +1385,9 @@ function patchTags(v: View, raw: unknown): { ids: number[] } | { error: string[]
       tag = v.tag(item);
       if (!tag) return { error: [`Related object not found using the provided numeric ID: ${item}`] };
     } else if (isPlainObject(item)) {
-      tag = v.data.tags.find((t) => Object.entries(item).every(([k, val]) => (t as unknown as Record<string, unknown>)[k] === val));
+      tag = v.data.tags.find((t) =>
+        Object.entries(item).every(([k, val]) => (t as unknown as Record<string, unknown>)[k] === val),
+      );
       if (!tag) {
         const attrs = Object.entries(item)
           .map(([k, val]) => `'${k}': ${typeof val === "string" ? `'${val}'` : String(val)}`)
@@ -1204,7 +1395,11 @@ function patchTags(v: View, raw: unknown): { ids: number[] } | { error: string[]
         return { error: [`Related object not found using the provided attributes: {${attrs}}`] };
       }
     } else {
-      return { error: [`Related objects must be referenced by numeric ID or by dictionary of attributes. Received an unrecognized value: ${JSON.stringify(item)}`] };
+      return {
+        error: [
+          `Related objects must be referenced by numeric ID or by dictionary of attributes. Received an unrecognized value: ${JSON.stringify(item)}`,
+        ],
+      };
     }
     if (!ids.includes(tag.id)) ids.push(tag.id);
   }
@@ -1218,7 +1413,13 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     objectName: "Site",
     rows: (d) => d.sites,
     render: renderSite,
-    filters: { id: numbers("id", (r) => r.id), slug: exact((r) => r.slug), name: exact((r) => r.name), status: choices("status", SITE_STATUS, (r) => r.status), ...updated<SiteRecord>() },
+    filters: {
+      id: numbers("id", (r) => r.id),
+      slug: exact((r) => r.slug),
+      name: exact((r) => r.name),
+      status: choices("status", SITE_STATUS, (r) => r.status),
+      ...updated<SiteRecord>(),
+    },
   }),
   endpoint<LocationRecord>({
     path: "dcim/locations",
@@ -1226,7 +1427,13 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     objectName: "Location",
     rows: (d) => d.locations,
     render: renderLocation,
-    filters: { id: numbers("id", (r) => r.id), slug: exact((r) => r.slug), name: exact((r) => r.name), site_id: modelIds("site_id", sitesOf, (r) => r.site), ...updated<LocationRecord>() },
+    filters: {
+      id: numbers("id", (r) => r.id),
+      slug: exact((r) => r.slug),
+      name: exact((r) => r.name),
+      site_id: modelIds("site_id", sitesOf, (r) => r.site),
+      ...updated<LocationRecord>(),
+    },
   }),
   endpoint<RackRecord>({
     path: "dcim/racks",
@@ -1238,7 +1445,11 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       id: numbers("id", (r) => r.id),
       name: exact((r) => r.name),
       site_id: modelIds("site_id", sitesOf, (r) => r.site),
-      location_id: modelIds("location_id", (v) => v.data.locations, (r) => r.location),
+      location_id: modelIds(
+        "location_id",
+        (v) => v.data.locations,
+        (r) => r.location,
+      ),
       ...updated<RackRecord>(),
     },
   }),
@@ -1248,7 +1459,17 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     objectName: "DeviceType",
     rows: (d) => d.deviceTypes,
     render: renderDeviceType,
-    filters: { id: numbers("id", (r) => r.id), slug: exact((r) => r.slug), model: exact((r) => r.model), manufacturer_id: modelIds("manufacturer_id", (v) => v.data.manufacturers, (r) => r.manufacturer), ...updated<DeviceTypeRecord>() },
+    filters: {
+      id: numbers("id", (r) => r.id),
+      slug: exact((r) => r.slug),
+      model: exact((r) => r.model),
+      manufacturer_id: modelIds(
+        "manufacturer_id",
+        (v) => v.data.manufacturers,
+        (r) => r.manufacturer,
+      ),
+      ...updated<DeviceTypeRecord>(),
+    },
   }),
   endpoint<DeviceRoleRecord>({
     path: "dcim/device-roles",
@@ -1256,7 +1477,12 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     objectName: "DeviceRole",
     rows: (d) => d.deviceRoles,
     render: renderDeviceRole,
-    filters: { id: numbers("id", (r) => r.id), slug: exact((r) => r.slug), name: exact((r) => r.name), ...updated<DeviceRoleRecord>() },
+    filters: {
+      id: numbers("id", (r) => r.id),
+      slug: exact((r) => r.slug),
+      name: exact((r) => r.name),
+      ...updated<DeviceRoleRecord>(),
+    },
   }),
   endpoint<DeviceRecord>({
     path: "dcim/devices",
@@ -1269,28 +1495,63 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       name: exact((r) => r.name),
       status: choices("status", DEVICE_STATUS, (r) => r.status),
       site_id: modelIds("site_id", sitesOf, (r) => r.site),
-      site: modelField("site", sitesOf, (s: SiteRecord) => s.slug, (r) => r.site),
-      location_id: modelIds("location_id", (v) => v.data.locations, (r) => r.location),
-      rack_id: modelIds("rack_id", (v) => v.data.racks, (r) => r.rack),
-      role_id: modelIds("role_id", (v) => v.data.deviceRoles, (r) => r.role),
-      role: modelField("role", (v) => v.data.deviceRoles, (x: DeviceRoleRecord) => x.slug, (r) => r.role),
-      device_type_id: modelIds("device_type_id", (v) => v.data.deviceTypes, (r) => r.device_type),
-      cluster_id: modelIds("cluster_id", (v) => v.data.clusters, (r) => r.cluster),
+      site: modelField(
+        "site",
+        sitesOf,
+        (s: SiteRecord) => s.slug,
+        (r) => r.site,
+      ),
+      location_id: modelIds(
+        "location_id",
+        (v) => v.data.locations,
+        (r) => r.location,
+      ),
+      rack_id: modelIds(
+        "rack_id",
+        (v) => v.data.racks,
+        (r) => r.rack,
+      ),
+      role_id: modelIds(
+        "role_id",
+        (v) => v.data.deviceRoles,
+        (r) => r.role,
+      ),
+      role: modelField(
+        "role",
+        (v) => v.data.deviceRoles,
+        (x: DeviceRoleRecord) => x.slug,
+        (r) => r.role,
+      ),
+      device_type_id: modelIds(
+        "device_type_id",
+        (v) => v.data.deviceTypes,
+        (r) => r.device_type,
+      ),
+      cluster_id: modelIds(
+        "cluster_id",
+        (v) => v.data.clusters,
+        (r) => r.cluster,
+      ),
       serial: exact((r) => r.serial),
       ...updated<DeviceRecord>(),
     },
     patch: (v, row, body): PatchErrors => {
-      const unsupported = Object.keys(body).filter((k) => !["status", "custom_fields", "tags", "description", "comments"].includes(k));
+      const unsupported = Object.keys(body).filter(
+        (k) => !["status", "custom_fields", "tags", "description", "comments"].includes(k),
+      );
       if (unsupported.length) return NOT_WRITABLE("dcim.device", unsupported);
       if ("status" in body) {
-        if (typeof body.status !== "string" || !(body.status in DEVICE_STATUS)) return { status: [`"${String(body.status)}" is not a valid choice.`] };
+        if (typeof body.status !== "string" || !(body.status in DEVICE_STATUS))
+          return { status: [`"${String(body.status)}" is not a valid choice.`] };
       }
       let customFieldsNext: Record<string, unknown> | undefined;
       if ("custom_fields" in body) {
-        if (!isPlainObject(body.custom_fields)) return { custom_fields: ["Invalid data. Expected a dictionary, but got " + typeof body.custom_fields + "."] };
+        if (!isPlainObject(body.custom_fields))
+          return { custom_fields: ["Invalid data. Expected a dictionary, but got " + typeof body.custom_fields + "."] };
         const known = v.data.customFields["dcim.device"] ?? [];
         const unknown = Object.keys(body.custom_fields).filter((k) => !known.includes(k));
-        if (unknown.length) return { custom_fields: unknown.map((k) => `Unknown field name '${k}' in custom field data.`) };
+        if (unknown.length)
+          return { custom_fields: unknown.map((k) => `Unknown field name '${k}' in custom field data.`) };
         // A PATCH merges into the stored custom field data (CustomFieldsDataField, partial update).
         customFieldsNext = { ...row.custom_fields, ...body.custom_fields };
       }
@@ -1300,7 +1561,8 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
         if ("error" in r) return { tags: r.error };
         tagsNext = r.ids;
       }
-      for (const k of ["description", "comments"] as const) if (k in body && typeof body[k] !== "string") return { [k]: ["Not a valid string."] };
+      for (const k of ["description", "comments"] as const)
+        if (k in body && typeof body[k] !== "string") return { [k]: ["Not a valid string."] };
       const dev = row as DeviceRecord;
       if (typeof body.status === "string") dev.status = body.status;
       if (customFieldsNext) dev.custom_fields = customFieldsNext;
@@ -1319,8 +1581,17 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     filters: {
       id: numbers("id", (r) => r.id),
       name: exact((r) => r.name),
-      device_id: modelIds("device_id", (v) => v.data.devices, (r) => r.device),
-      device: modelField("device", (v) => v.data.devices, (d: DeviceRecord) => d.name, (r) => r.device),
+      device_id: modelIds(
+        "device_id",
+        (v) => v.data.devices,
+        (r) => r.device,
+      ),
+      device: modelField(
+        "device",
+        (v) => v.data.devices,
+        (d: DeviceRecord) => d.name,
+        (r) => r.device,
+      ),
       site_id: modelIds("site_id", sitesOf, (r, v) => v.device(r.device)?.site ?? null),
       type: exact((r) => r.type),
       mgmt_only: exact((r) => (r.mgmt_only ? "true" : "false")),
@@ -1330,8 +1601,10 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       const unsupported = Object.keys(body).filter((k) => !["label", "description", "enabled"].includes(k));
       if (unsupported.length) return NOT_WRITABLE("dcim.interface", unsupported);
       if ("label" in body && typeof body.label !== "string") return { label: ["Not a valid string."] };
-      if ("label" in body && (body.label as string).length > 64) return { label: ["Ensure this field has no more than 64 characters."] };
-      if ("description" in body && typeof body.description !== "string") return { description: ["Not a valid string."] };
+      if ("label" in body && (body.label as string).length > 64)
+        return { label: ["Ensure this field has no more than 64 characters."] };
+      if ("description" in body && typeof body.description !== "string")
+        return { description: ["Not a valid string."] };
       if ("enabled" in body && typeof body.enabled !== "boolean") return { enabled: ["Must be a valid boolean."] };
       const i = row as InterfaceRecord;
       if (typeof body.label === "string") i.label = body.label;
@@ -1350,7 +1623,9 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       id: numbers("id", (r) => r.id),
       // CableFilterSet filters both by termination, through MultiValueNumberFilter methods.
       device_id: numbers("device_id", (r, v) => [...r.a, ...r.b].map((i) => v.iface(i)?.device ?? -1)),
-      site_id: numbers("site_id", (r, v) => [...r.a, ...r.b].map((i) => v.device(v.iface(i)?.device ?? -1)?.site ?? -1)),
+      site_id: numbers("site_id", (r, v) =>
+        [...r.a, ...r.b].map((i) => v.device(v.iface(i)?.device ?? -1)?.site ?? -1),
+      ),
       status: choices("status", CABLE_STATUS, (r) => r.status),
       ...updated<CableRecord>(),
     },
@@ -1366,7 +1641,11 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       id: numbers("id", (r) => r.id),
       mac_address: exact((r) => r.mac_address),
       device_id: numbers("device_id", (r, v) => (r.interface != null ? (v.iface(r.interface)?.device ?? null) : null)),
-      interface_id: modelIds("interface_id", (v) => v.data.interfaces, (r) => r.interface),
+      interface_id: modelIds(
+        "interface_id",
+        (v) => v.data.interfaces,
+        (r) => r.interface,
+      ),
       ...updated<MacAddressRecord>(),
     },
   }),
@@ -1381,7 +1660,11 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       id: numbers("id", (r) => r.id),
       address: exact((r) => r.address),
       device_id: numbers("device_id", (r, v) => (r.interface != null ? (v.iface(r.interface)?.device ?? null) : null)),
-      interface_id: modelIds("interface_id", (v) => v.data.interfaces, (r) => r.interface),
+      interface_id: modelIds(
+        "interface_id",
+        (v) => v.data.interfaces,
+        (r) => r.interface,
+      ),
       status: choices("status", IP_STATUS, (r) => r.status),
       ...updated<IpAddressRecord>(),
     },
@@ -1392,7 +1675,12 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
     objectName: "Tag",
     rows: (d) => d.tags,
     render: renderTag,
-    filters: { id: numbers("id", (r) => r.id), slug: exact((r) => r.slug), name: exact((r) => r.name), ...updated<TagRecord>() },
+    filters: {
+      id: numbers("id", (r) => r.id),
+      slug: exact((r) => r.slug),
+      name: exact((r) => r.name),
+      ...updated<TagRecord>(),
+    },
   }),
   endpoint<ClusterRecord>({
     path: "virtualization/clusters",
@@ -1404,7 +1692,11 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       id: numbers("id", (r) => r.id),
       name: exact((r) => r.name),
       site_id: modelIds("site_id", sitesOf, (r) => r.site),
-      type_id: modelIds("type_id", (v) => v.data.clusterTypes, (r) => r.type),
+      type_id: modelIds(
+        "type_id",
+        (v) => v.data.clusterTypes,
+        (r) => r.type,
+      ),
       status: choices("status", CLUSTER_STATUS, (r) => r.status),
       ...updated<ClusterRecord>(),
     },
@@ -1420,9 +1712,21 @@ const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
       name: exact((r) => r.name),
       is_active: exact((r) => (r.is_active ? "true" : "false")),
       site_id: modelIds("site_id", sitesOf, (r) => r.sites),
-      role_id: modelIds("role_id", (v) => v.data.deviceRoles, (r) => r.roles),
-      device_type_id: modelIds("device_type_id", (v) => v.data.deviceTypes, (r) => r.device_types),
-      cluster_id: modelIds("cluster_id", (v) => v.data.clusters, (r) => r.clusters),
+      role_id: modelIds(
+        "role_id",
+        (v) => v.data.deviceRoles,
+        (r) => r.roles,
+      ),
+      device_type_id: modelIds(
+        "device_type_id",
+        (v) => v.data.deviceTypes,
+        (r) => r.device_types,
+      ),
+      cluster_id: modelIds(
+        "cluster_id",
+        (v) => v.data.clusters,
+        (r) => r.clusters,
+      ),
       ...updated<ConfigContextRecord>(),
     },
   }),
@@ -1489,7 +1793,11 @@ export interface NetboxServer {
    * address (or deletes a device with its components), bumps last_updated and logs the
    * object change NetBox would, so change-log pollers see it.
    */
-  edit(objectType: "dcim.device" | "dcim.interface" | "dcim.macaddress", id: number, mutate: ((rec: never) => void) | "delete"): void;
+  edit(
+    objectType: "dcim.device" | "dcim.interface" | "dcim.macaddress",
+    id: number,
+    mutate: ((rec: never) => void) | "delete",
+  ): void;
   stop(): Promise<void>;
 }
 
@@ -1513,7 +1821,13 @@ export function netboxTime(d: Date): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
-function send(res: ServerResponse, status: number, body: unknown, requestId: string, extra: Record<string, string> = {}) {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  requestId: string,
+  extra: Record<string, string> = {},
+) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json",
@@ -1528,7 +1842,12 @@ function send(res: ServerResponse, status: number, body: unknown, requestId: str
 }
 
 /** DRF's replace_query_param/remove_query_param: re-encode with sorted keys. */
-function pageLink(base: string, pathname: string, query: URLSearchParams, set: Record<string, number | undefined>): string {
+function pageLink(
+  base: string,
+  pathname: string,
+  query: URLSearchParams,
+  set: Record<string, number | undefined>,
+): string {
   const grouped = new Map<string, string[]>();
   for (const [k, v] of query) grouped.set(k, [...(grouped.get(k) ?? []), v]);
   for (const [k, v] of Object.entries(set)) {
@@ -1581,14 +1900,23 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     if (authError) return send(res, 403, { detail: authError }, requestId);
 
     if (url.pathname === "/api/status/") {
-      if (method !== "GET" && method !== "HEAD") return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
+      if (method !== "GET" && method !== "HEAD")
+        return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
       return send(
         res,
         200,
         {
           "django-version": "5.2.8",
           hostname: "netbox-test",
-          installed_apps: { django_filters: "25.2", django_rq: "3.1", drf_spectacular: "0.29.0", mptt: "0.18.0", rest_framework: "3.16.1", taggit: "6.1.0", timezone_field: "7.1" },
+          installed_apps: {
+            django_filters: "25.2",
+            django_rq: "3.1",
+            drf_spectacular: "0.29.0",
+            mptt: "0.18.0",
+            rest_framework: "3.16.1",
+            taggit: "6.1.0",
+            timezone_field: "7.1",
+          },
           "netbox-version": NETBOX_VERSION,
           "netbox-full-version": NETBOX_VERSION,
           plugins: {},
@@ -1602,13 +1930,15 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     const match = /^\/api\/([a-z-]+\/[a-z-]+)\/(?:(\d+)\/)?$/.exec(url.pathname);
     const ep = match ? ENDPOINTS.find((e) => e.path === match[1]) : undefined;
     if (!ep || !match) return send(res, 404, { detail: "Not found." }, requestId);
-    if (denied.has(ep.objectType)) return send(res, 403, { detail: "You do not have permission to perform this action." }, requestId);
+    if (denied.has(ep.objectType))
+      return send(res, 403, { detail: "You do not have permission to perform this action." }, requestId);
 
     const v = new View(data, base);
     const rows = ep.rows(data);
 
     if (match[2] === undefined) {
-      if (method !== "GET" && method !== "HEAD") return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
+      if (method !== "GET" && method !== "HEAD")
+        return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
       let selected = rows;
       try {
         for (const [param, filter] of Object.entries(ep.filters)) {
@@ -1634,8 +1964,16 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
       const offset = rawOffset !== null && /^\d+$/.test(rawOffset.trim()) ? Number(rawOffset) : 0;
       const count = selected.length;
       const page = count === 0 || offset > count ? [] : selected.slice(offset, offset + limit);
-      const next = offset + limit < count ? pageLink(base, url.pathname, url.searchParams, { limit, offset: offset + limit }) : null;
-      const previous = offset <= 0 ? null : offset - limit <= 0 ? pageLink(base, url.pathname, url.searchParams, { limit, offset: undefined }) : pageLink(base, url.pathname, url.searchParams, { limit, offset: offset - limit });
+      const next =
+        offset + limit < count
+          ? pageLink(base, url.pathname, url.searchParams, { limit, offset: offset + limit })
+          : null;
+      const previous =
+        offset <= 0
+          ? null
+          : offset - limit <= 0
+            ? pageLink(base, url.pathname, url.searchParams, { limit, offset: undefined })
+            : pageLink(base, url.pathname, url.searchParams, { limit, offset: offset - limit });
       return send(res, 200, { count, next, previous, results: page.map((r) => ep.render(v, r)) }, requestId);
     }
 
@@ -1643,7 +1981,8 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     const row = rows.find((r) => r.id === id);
     if (!row) return send(res, 404, { detail: `No ${ep.objectName} matches the given query.` }, requestId);
     if (method === "GET" || method === "HEAD") return send(res, 200, ep.render(v, row), requestId);
-    if (method !== "PATCH" || !ep.patch) return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
+    if (method !== "PATCH" || !ep.patch)
+      return send(res, 405, { detail: `Method "${method}" not allowed.` }, requestId);
 
     let body: unknown;
     try {
@@ -1651,7 +1990,8 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     } catch (err) {
       return send(res, 400, { detail: `JSON parse error - ${(err as Error).message}` }, requestId);
     }
-    if (!isPlainObject(body)) return send(res, 400, { non_field_errors: ["Invalid data. Expected a dictionary, but got list."] }, requestId);
+    if (!isPlainObject(body))
+      return send(res, 400, { non_field_errors: ["Invalid data. Expected a dictionary, but got list."] }, requestId);
     const rec = row as unknown as DeviceRecord | InterfaceRecord;
     const before = serializeObject(data, ep.objectType, rec);
     const snapshot = structuredClone(rec);
@@ -1684,7 +2024,18 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) send(res, 500, { error: String(err), exception: (err as Error)?.name ?? "Error", netbox_version: NETBOX_VERSION, python_version: "3.12.3" }, "");
+      if (!res.headersSent)
+        send(
+          res,
+          500,
+          {
+            error: String(err),
+            exception: (err as Error)?.name ?? "Error",
+            netbox_version: NETBOX_VERSION,
+            python_version: "3.12.3",
+          },
+          "",
+        );
       else res.destroy();
     });
   });
@@ -1699,8 +2050,27 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     },
     edit(objectType, id, mutate) {
       const time = netboxTime(now());
-      const log = (type: string, objectId: number, repr: string, action: "update" | "delete", before: Record<string, unknown> | null, after: Record<string, unknown> | null) =>
-        data.objectChanges.push({ id: (data.objectChanges.at(-1)?.id ?? 0) + 1, time, user_name: data.user.username, request_id: randomUUID(), action, changed_object_type: type, changed_object_id: objectId, object_repr: repr, message: "", prechange_data: before, postchange_data: after });
+      const log = (
+        type: string,
+        objectId: number,
+        repr: string,
+        action: "update" | "delete",
+        before: Record<string, unknown> | null,
+        after: Record<string, unknown> | null,
+      ) =>
+        data.objectChanges.push({
+          id: (data.objectChanges.at(-1)?.id ?? 0) + 1,
+          time,
+          user_name: data.user.username,
+          request_id: randomUUID(),
+          action,
+          changed_object_type: type,
+          changed_object_id: objectId,
+          object_repr: repr,
+          message: "",
+          prechange_data: before,
+          postchange_data: after,
+        });
       if (objectType === "dcim.macaddress") {
         const mac = data.macAddresses.find((m) => m.id === id);
         if (!mac) throw new Error(`no MAC address ${id}`);
@@ -1710,7 +2080,9 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
         log(objectType, id, mac.mac_address, "update", before, { ...mac } as unknown as Record<string, unknown>);
         return;
       }
-      const rows = (objectType === "dcim.device" ? data.devices : data.interfaces) as (DeviceRecord | InterfaceRecord)[];
+      const rows = (objectType === "dcim.device" ? data.devices : data.interfaces) as (
+        DeviceRecord | InterfaceRecord
+      )[];
       const rec = rows.find((r) => r.id === id);
       if (!rec) throw new Error(`no ${objectType} ${id}`);
       const before = serializeObject(data, objectType, rec);
@@ -1742,12 +2114,54 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
 // ---------------------------------------------------------------------------------------------
 
 const SITE_CATALOG = [
-  { name: "IAD1", facility: "Ashburn DC7", tz: "America/New_York", address: "21715 Filigree Court, Ashburn, VA 20147", lat: 39.0438, lon: -77.4874 },
-  { name: "PHX2", facility: "Phoenix PHX10", tz: "America/Phoenix", address: "2121 S Price Rd, Chandler, AZ 85286", lat: 33.3062, lon: -111.8413 },
-  { name: "FRA1", facility: "Frankfurt FR5", tz: "Europe/Berlin", address: "Kleyerstrasse 90, 60326 Frankfurt am Main", lat: 50.1004, lon: 8.6278 },
-  { name: "NRT1", facility: "Inzai Campus", tz: "Asia/Tokyo", address: "2-1 Matsuzaki, Inzai, Chiba 270-1337", lat: 35.8327, lon: 140.1453 },
-  { name: "DFW3", facility: "Dallas DA11", tz: "America/Chicago", address: "1950 N Stemmons Fwy, Dallas, TX 75207", lat: 32.8006, lon: -96.8197 },
-  { name: "AMS2", facility: "Amsterdam AM7", tz: "Europe/Amsterdam", address: "Kuiperbergweg 13, 1101 AE Amsterdam", lat: 52.3035, lon: 4.9383 },
+  {
+    name: "IAD1",
+    facility: "Ashburn DC7",
+    tz: "America/New_York",
+    address: "21715 Filigree Court, Ashburn, VA 20147",
+    lat: 39.0438,
+    lon: -77.4874,
+  },
+  {
+    name: "PHX2",
+    facility: "Phoenix PHX10",
+    tz: "America/Phoenix",
+    address: "2121 S Price Rd, Chandler, AZ 85286",
+    lat: 33.3062,
+    lon: -111.8413,
+  },
+  {
+    name: "FRA1",
+    facility: "Frankfurt FR5",
+    tz: "Europe/Berlin",
+    address: "Kleyerstrasse 90, 60326 Frankfurt am Main",
+    lat: 50.1004,
+    lon: 8.6278,
+  },
+  {
+    name: "NRT1",
+    facility: "Inzai Campus",
+    tz: "Asia/Tokyo",
+    address: "2-1 Matsuzaki, Inzai, Chiba 270-1337",
+    lat: 35.8327,
+    lon: 140.1453,
+  },
+  {
+    name: "DFW3",
+    facility: "Dallas DA11",
+    tz: "America/Chicago",
+    address: "1950 N Stemmons Fwy, Dallas, TX 75207",
+    lat: 32.8006,
+    lon: -96.8197,
+  },
+  {
+    name: "AMS2",
+    facility: "Amsterdam AM7",
+    tz: "Europe/Amsterdam",
+    address: "Kuiperbergweg 13, 1101 AE Amsterdam",
+    lat: 52.3035,
+    lon: 4.9383,
+  },
 ];
 
 interface PortTemplate {
@@ -1760,7 +2174,16 @@ interface PortTemplate {
   /** Cabled to a leaf switch port. */
   uplink: boolean;
 }
-const port = (name: string, type: string, speed: number | null, o: Partial<PortTemplate> = {}): PortTemplate => ({ name, type, speed, mtu: type.startsWith("infiniband") ? null : 9216, mgmt: false, mac: !type.startsWith("infiniband"), uplink: false, ...o });
+const port = (name: string, type: string, speed: number | null, o: Partial<PortTemplate> = {}): PortTemplate => ({
+  name,
+  type,
+  speed,
+  mtu: type.startsWith("infiniband") ? null : 9216,
+  mgmt: false,
+  mac: !type.startsWith("infiniband"),
+  uplink: false,
+  ...o,
+});
 
 const GPU_PORTS: PortTemplate[] = [
   port("bmc", "1000base-t", 1_000_000, { mgmt: true, mtu: 1500 }),
@@ -1802,7 +2225,11 @@ const hex2 = (n: number) => (n & 0xff).toString(16).toUpperCase().padStart(2, "0
  * `devicesPerSite` counts every device of a site, leaf switches included. Deterministic: the
  * same options give the same store.
  */
-export function realisticFleet(opts: { sites: number; devicesPerSite: number; interfacesPerDevice?: number }): NetboxData {
+export function realisticFleet(opts: {
+  sites: number;
+  devicesPerSite: number;
+  interfacesPerDevice?: number;
+}): NetboxData {
   const data = emptyNetboxData();
   const perDevice = opts.interfacesPerDevice ?? 8;
   const epoch = Date.parse("2025-03-01T08:00:00Z");
@@ -1830,7 +2257,15 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
   const mSupermicro = manufacturer("Supermicro", "supermicro");
   const mDell = manufacturer("Dell", "dell");
 
-  const deviceType = (manufacturerId: number, model: string, slug: string, part: string, u: number, arch: string | null, ports: number) => {
+  const deviceType = (
+    manufacturerId: number,
+    model: string,
+    slug: string,
+    part: string,
+    u: number,
+    arch: string | null,
+    ports: number,
+  ) => {
     data.deviceTypes.push({
       id: data.deviceTypes.length + 1,
       manufacturer: manufacturerId,
@@ -1848,13 +2283,39 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
     });
     return data.deviceTypes.length;
   };
-  const dtGb300 = deviceType(mNvidia, "GB300 NVL72 Compute Tray", "gb300-nvl72-compute-tray", "", 1, "aarch64", perDevice);
-  const dtH200 = deviceType(mSupermicro, "SYS-821GE-TNHR HGX H200", "sys-821ge-tnhr-hgx-h200", "SYS-821GE-TNHR", 8, "x86_64", perDevice);
+  const dtGb300 = deviceType(
+    mNvidia,
+    "GB300 NVL72 Compute Tray",
+    "gb300-nvl72-compute-tray",
+    "",
+    1,
+    "aarch64",
+    perDevice,
+  );
+  const dtH200 = deviceType(
+    mSupermicro,
+    "SYS-821GE-TNHR HGX H200",
+    "sys-821ge-tnhr-hgx-h200",
+    "SYS-821GE-TNHR",
+    8,
+    "x86_64",
+    perDevice,
+  );
   const dtR760 = deviceType(mDell, "PowerEdge R760", "poweredge-r760", "", 2, "x86_64", perDevice);
   const dtSn5600 = deviceType(mNvidia, "SN5600", "sn5600", "920-9N42F-00RI-7C0", 2, null, 64);
 
   const role = (name: string, slug: string, color: string) => {
-    data.deviceRoles.push({ id: data.deviceRoles.length + 1, name, slug, color, vm_role: false, description: "", tags: [], custom_fields: {}, ...stamp });
+    data.deviceRoles.push({
+      id: data.deviceRoles.length + 1,
+      name,
+      slug,
+      color,
+      vm_role: false,
+      description: "",
+      tags: [],
+      custom_fields: {},
+      ...stamp,
+    });
     return data.deviceRoles.length;
   };
   const rGpu = role("GPU node", "gpu-node", "76b900");
@@ -1866,7 +2327,19 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
 
   const mlx = { LINK_TYPE_P1: "IB", LINK_TYPE_P2: "IB", SRIOV_EN: "1", NUM_OF_VFS: "16", ADVANCED_PCI_SETTINGS: "1" };
   data.configContexts.push(
-    { id: 1, name: "fleet-defaults", weight: 100, description: "Defaults for every device", is_active: true, sites: [], roles: [], device_types: [], clusters: [], data: { ntp_servers: ["10.0.0.1", "10.0.0.2"], firmware_config: { policy: "pinned" } }, ...stamp },
+    {
+      id: 1,
+      name: "fleet-defaults",
+      weight: 100,
+      description: "Defaults for every device",
+      is_active: true,
+      sites: [],
+      roles: [],
+      device_types: [],
+      clusters: [],
+      data: { ntp_servers: ["10.0.0.1", "10.0.0.2"], firmware_config: { policy: "pinned" } },
+      ...stamp,
+    },
     {
       id: 2,
       name: "gb300-firmware",
@@ -1877,7 +2350,11 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       roles: [],
       device_types: [dtGb300],
       clusters: [],
-      data: { mlxconfig_config: mlx, bios_config: { BootMode: "Uefi", SriovGlobalEnable: "Enabled", NumaNodesPerSocket: "1" }, firmware_config: { bmc: "25.04-1", cx8: "40.45.1200", gpu_vbios: "97.00.AB.00.01" } },
+      data: {
+        mlxconfig_config: mlx,
+        bios_config: { BootMode: "Uefi", SriovGlobalEnable: "Enabled", NumaNodesPerSocket: "1" },
+        firmware_config: { bmc: "25.04-1", cx8: "40.45.1200", gpu_vbios: "97.00.AB.00.01" },
+      },
       ...stamp,
     },
     {
@@ -1890,7 +2367,11 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       roles: [],
       device_types: [dtH200],
       clusters: [],
-      data: { mlxconfig_config: { ...mlx, LINK_TYPE_P1: "IB" }, bios_config: { BootMode: "Uefi", SriovGlobalEnable: "Enabled", IOMMU: "Enabled" }, firmware_config: { bmc: "01.04.08", bios: "2.6", cx7: "28.43.1014" } },
+      data: {
+        mlxconfig_config: { ...mlx, LINK_TYPE_P1: "IB" },
+        bios_config: { BootMode: "Uefi", SriovGlobalEnable: "Enabled", IOMMU: "Enabled" },
+        firmware_config: { bmc: "01.04.08", bios: "2.6", cx7: "28.43.1014" },
+      },
       ...stamp,
     },
     {
@@ -1903,12 +2384,20 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       roles: [],
       device_types: [dtR760],
       clusters: [],
-      data: { mlxconfig_config: { LINK_TYPE_P1: "ETH", SRIOV_EN: "1", NUM_OF_VFS: "32" }, bios_config: { BootMode: "Uefi", ProcVirtualization: "Enabled", SysProfile: "PerfOptimized" }, firmware_config: { idrac: "7.10.70.00", bios: "2.3.5" } },
+      data: {
+        mlxconfig_config: { LINK_TYPE_P1: "ETH", SRIOV_EN: "1", NUM_OF_VFS: "32" },
+        bios_config: { BootMode: "Uefi", ProcVirtualization: "Enabled", SysProfile: "PerfOptimized" },
+        firmware_config: { idrac: "7.10.70.00", bios: "2.3.5" },
+      },
       ...stamp,
     },
   );
 
-  const oui: Record<number, number[]> = { [mNvidia]: [0xb8, 0x3f, 0xd2], [mSupermicro]: [0x3c, 0xec, 0xef], [mDell]: [0xb0, 0x7b, 0x25] };
+  const oui: Record<number, number[]> = {
+    [mNvidia]: [0xb8, 0x3f, 0xd2],
+    [mSupermicro]: [0x3c, 0xec, 0xef],
+    [mDell]: [0xb0, 0x7b, 0x25],
+  };
   let macCounter = 0;
   const nextMac = (manufacturerId: number) => {
     macCounter++;
@@ -1937,14 +2426,36 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
     };
     data.interfaces.push(i);
     if (p.mac) {
-      const m: MacAddressRecord = { id: data.macAddresses.length + 1, mac_address: nextMac(manufacturerId), interface: i.id, description: "", comments: "", tags: [], custom_fields: {}, created: time, last_updated: time };
+      const m: MacAddressRecord = {
+        id: data.macAddresses.length + 1,
+        mac_address: nextMac(manufacturerId),
+        interface: i.id,
+        description: "",
+        comments: "",
+        tags: [],
+        custom_fields: {},
+        created: time,
+        last_updated: time,
+      };
       data.macAddresses.push(m);
       i.primary_mac_address = m.id;
     }
     return i;
   };
   const addIp = (address: string, interfaceId: number, dns: string, time: string) => {
-    const ip: IpAddressRecord = { id: data.ipAddresses.length + 1, address, status: "active", interface: interfaceId, dns_name: dns, description: "", comments: "", tags: [], custom_fields: {}, created: time, last_updated: time };
+    const ip: IpAddressRecord = {
+      id: data.ipAddresses.length + 1,
+      address,
+      status: "active",
+      interface: interfaceId,
+      dns_name: dns,
+      description: "",
+      comments: "",
+      tags: [],
+      custom_fields: {},
+      created: time,
+      last_updated: time,
+    };
     data.ipAddresses.push(ip);
     return ip.id;
   };
@@ -1971,10 +2482,30 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       ...stamp,
     };
     data.sites.push(site);
-    const cluster: ClusterRecord = { id: s + 1, name: `${slug}-compute`, type: 1, status: "active", site: site.id, description: "", tags: [], custom_fields: {}, ...stamp };
+    const cluster: ClusterRecord = {
+      id: s + 1,
+      name: `${slug}-compute`,
+      type: 1,
+      status: "active",
+      site: site.id,
+      description: "",
+      tags: [],
+      custom_fields: {},
+      ...stamp,
+    };
     data.clusters.push(cluster);
     const halls = ["A", "B"].map((h) => {
-      const l: LocationRecord = { id: data.locations.length + 1, name: `Hall ${h}`, slug: `${slug}-hall-${h.toLowerCase()}`, site: site.id, status: "active", description: "", tags: [], custom_fields: {}, ...stamp };
+      const l: LocationRecord = {
+        id: data.locations.length + 1,
+        name: `Hall ${h}`,
+        slug: `${slug}-hall-${h.toLowerCase()}`,
+        site: site.id,
+        status: "active",
+        description: "",
+        tags: [],
+        custom_fields: {},
+        ...stamp,
+      };
       data.locations.push(l);
       return l;
     });
@@ -1984,7 +2515,18 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
     const rackCount = Math.max(halls.length, Math.ceil(servers / 8));
     const racks: RackRecord[] = [];
     for (let r = 0; r < rackCount; r++) {
-      const rack: RackRecord = { id: data.racks.length + 1, name: `R${String(r + 1).padStart(2, "0")}`, site: site.id, location: halls[r % halls.length]!.id, status: "active", u_height: 48, description: "", tags: [], custom_fields: {}, ...stamp };
+      const rack: RackRecord = {
+        id: data.racks.length + 1,
+        name: `R${String(r + 1).padStart(2, "0")}`,
+        site: site.id,
+        location: halls[r % halls.length]!.id,
+        status: "active",
+        u_height: 48,
+        description: "",
+        tags: [],
+        custom_fields: {},
+        ...stamp,
+      };
       data.racks.push(rack);
       racks.push(rack);
     }
@@ -2023,7 +2565,8 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       };
       data.devices.push(leaf);
       const ports: InterfaceRecord[] = [];
-      for (let p = 1; p <= 64; p++) ports.push(addInterface(leaf.id, port(`swp${p}`, "400gbase-x-osfp", 400_000_000), mNvidia, t0));
+      for (let p = 1; p <= 64; p++)
+        ports.push(addInterface(leaf.id, port(`swp${p}`, "400gbase-x-osfp", 400_000_000), mNvidia, t0));
       const mgmt = addInterface(leaf.id, port("eth0", "1000base-t", 1_000_000, { mgmt: true, mtu: 1500 }), mNvidia, t0);
       leaf.oob_ip = addIp(`10.${100 + s + 1}.0.${l + 2}/24`, mgmt.id, `${leaf.name}.oob.${slug}.example.net`, t0);
       leafPorts.push(ports);
@@ -2042,14 +2585,28 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       const fits = pos + type.u_height <= 46;
       cursor.set(rack.id, fits ? pos + type.u_height : pos);
       const prefix = kind === "gb300" || kind === "h200" ? "gpu" : kind === "hyp" ? "hv" : "cpu";
-      const status = k % 20 === 7 ? "planned" : k % 20 === 13 ? "staged" : k % 29 === 5 ? "failed" : k % 31 === 17 ? "offline" : "active";
+      const status =
+        k % 20 === 7
+          ? "planned"
+          : k % 20 === 13
+            ? "staged"
+            : k % 29 === 5
+              ? "failed"
+              : k % 31 === 17
+                ? "offline"
+                : "active";
       const time = at(deviceSeq * 7);
       const dev: DeviceRecord = {
         id: data.devices.length + 1,
         name: `${prefix}-${slug}-${rack.name.toLowerCase()}-${String((k % 8) + 1).padStart(2, "0")}`,
         device_type: typeId,
         role: roleId,
-        serial: kind === "gb300" ? `1794124${String(100000 + deviceSeq).slice(-6)}` : kind === "h200" ? `S4${String(3100000 + deviceSeq * 37)}` : (0x1f2e3d + deviceSeq * 7919).toString(36).toUpperCase().slice(-7),
+        serial:
+          kind === "gb300"
+            ? `1794124${String(100000 + deviceSeq).slice(-6)}`
+            : kind === "h200"
+              ? `S4${String(3100000 + deviceSeq * 37)}`
+              : (0x1f2e3d + deviceSeq * 7919).toString(36).toUpperCase().slice(-7),
         asset_tag: `AT-${slug.toUpperCase()}-${String(deviceSeq).padStart(5, "0")}`,
         site: site.id,
         location: rack.location,
@@ -2076,7 +2633,13 @@ export function realisticFleet(opts: { sites: number; devicesPerSite: number; in
       const third = Math.floor(k / 250) + 1;
       const fourth = (k % 250) + 10;
       const bmc = ifaces.find((i) => i.mgmt_only);
-      if (bmc) dev.oob_ip = addIp(`10.${100 + s + 1}.${third}.${fourth}/24`, bmc.id, `${dev.name}.oob.${slug}.example.net`, t0);
+      if (bmc)
+        dev.oob_ip = addIp(
+          `10.${100 + s + 1}.${third}.${fourth}/24`,
+          bmc.id,
+          `${dev.name}.oob.${slug}.example.net`,
+          t0,
+        );
       const primary = ifaces.find((_i, n) => ports[n]!.uplink) ?? ifaces.find((i) => !i.mgmt_only);
       if (primary) dev.primary_ip4 = addIp(`10.${s + 1}.${third}.${fourth}/24`, primary.id, host, t0);
       ifaces.forEach((i, n) => {

@@ -18,7 +18,17 @@ export async function startTestIssuer(): Promise<TestIssuer> {
   const server: Server = createServer((req, res) => {
     res.setHeader("content-type", "application/json");
     if (req.url === "/.well-known/openid-configuration") {
-      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, response_types_supported: ["code"], subject_types_supported: ["public"], id_token_signing_alg_values_supported: ["RS256"] }));
+      res.end(
+        JSON.stringify({
+          issuer,
+          jwks_uri: `${issuer}/jwks`,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          response_types_supported: ["code"],
+          subject_types_supported: ["public"],
+          id_token_signing_alg_values_supported: ["RS256"],
+        }),
+      );
     } else if (req.url === "/jwks") {
       res.end(JSON.stringify({ keys: [jwk] }));
     } else {

@@ -25,7 +25,10 @@ export const TEST_KEK = Buffer.alloc(32, 7).toString("base64");
 export async function clientToken(url: string, clientId: string, secret: string, scope?: string): Promise<string> {
   const res = await fetch(`${url}/oauth/token`, {
     method: "POST",
-    headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}`,
+      "content-type": "application/x-www-form-urlencoded",
+    },
     body: new URLSearchParams({ grant_type: "client_credentials", ...(scope ? { scope } : {}) }),
   });
   if (!res.ok) throw new Error(`token request for ${clientId} failed: ${res.status} ${await res.text()}`);
@@ -34,22 +37,45 @@ export async function clientToken(url: string, clientId: string, secret: string,
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-export function spawnHub(env: Record<string, string | undefined>): { proc: ChildProcess; logs: Record<string, unknown>[]; stderr: string[]; exited: Promise<number | string> } {
+export function spawnHub(env: Record<string, string | undefined>): {
+  proc: ChildProcess;
+  logs: Record<string, unknown>[];
+  stderr: string[];
+  exited: Promise<number | string>;
+} {
   const proc = spawn(process.execPath, ["--import", "tsx", "apps/hub/src/main.ts"], {
     cwd: REPO_ROOT,
-    env: dropUndefined({ PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", LOG_LEVEL: "info", FM_BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET, FM_KEY_ENCRYPTION_KEY: TEST_KEK, ...env }),
+    env: dropUndefined({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: "0",
+      LOG_LEVEL: "info",
+      FM_BOOTSTRAP_ADMIN_SECRET: ADMIN_SECRET,
+      FM_KEY_ENCRYPTION_KEY: TEST_KEK,
+      ...env,
+    }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
-  onJsonLines(proc.stdout!, (l) => logs.push(l), (text) => stderr.push(text));
+  onJsonLines(
+    proc.stdout!,
+    (l) => logs.push(l),
+    (text) => stderr.push(text),
+  );
   proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
-  const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   return { proc, logs, stderr, exited };
 }
 
 /** Calls `onJson` for each JSON line a stream writes (pino logs), `onText` for any other line. */
-export function onJsonLines(stream: NodeJS.ReadableStream, onJson: (line: Record<string, unknown>) => void, onText: (line: string) => void = () => {}): void {
+export function onJsonLines(
+  stream: NodeJS.ReadableStream,
+  onJson: (line: Record<string, unknown>) => void,
+  onText: (line: string) => void = () => {},
+): void {
   let buf = "";
   stream.on("data", (d: Buffer) => {
     buf += d.toString();
@@ -91,7 +117,9 @@ export async function startHub(env: Record<string, string | undefined>, timeoutM
     }
     if (exitCode !== undefined || Date.now() > deadline) {
       h.proc.kill("SIGKILL");
-      throw new Error(`hub did not become ready (exit ${exitCode}):\n${h.stderr.join("")}\n${h.logs.map((l) => JSON.stringify(l)).join("\n")}`);
+      throw new Error(
+        `hub did not become ready (exit ${exitCode}):\n${h.stderr.join("")}\n${h.logs.map((l) => JSON.stringify(l)).join("\n")}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

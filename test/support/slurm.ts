@@ -72,7 +72,8 @@ async function freePortRange(count: number): Promise<number> {
 }
 
 function checkPrerequisites(): void {
-  if (process.getuid?.() !== 0) throw new Error("startSlurm needs root: slurmd runs the jobs as their users, munged and slurmctld run as root");
+  if (process.getuid?.() !== 0)
+    throw new Error("startSlurm needs root: slurmd runs the jobs as their users, munged and slurmctld run as root");
   if (spawnSync("sh", ["-c", "command -v slurmctld && command -v slurmrestd && command -v munged"]).status !== 0) {
     throw new Error("SLURM is not installed: run scripts/peers/slurm.sh install");
   }
@@ -91,7 +92,10 @@ export async function startSlurm(opts: StartSlurmOptions = {}): Promise<SlurmPee
   const prefix = opts.nodePrefix ?? "gpu";
   const dir = await mkdtemp(join(tmpdir(), "slurm-"));
   const run = (cmd: "start" | "stop", env: Record<string, string> = {}) =>
-    execFileAsync(SCRIPT, [cmd, dir], { env: { ...process.env, ...env }, timeout: ((opts.startTimeoutS ?? 60) * 4 + 30) * 1000 });
+    execFileAsync(SCRIPT, [cmd, dir], {
+      env: { ...process.env, ...env },
+      timeout: ((opts.startTimeoutS ?? 60) * 4 + 30) * 1000,
+    });
   try {
     for (let attempt = 1; ; attempt++) {
       const restPort = await freePort();
@@ -142,9 +146,16 @@ export async function startSlurm(opts: StartSlurmOptions = {}): Promise<SlurmPee
 // Slurm command helpers (independent of the REST client).
 
 /** Runs a Slurm command (scontrol, sbatch, squeue, scancel, sinfo) against the peer's cluster. */
-export async function slurmCommand(peer: Pick<SlurmPeer, "slurmConf">, command: string, args: string[]): Promise<string> {
+export async function slurmCommand(
+  peer: Pick<SlurmPeer, "slurmConf">,
+  command: string,
+  args: string[],
+): Promise<string> {
   try {
-    const { stdout } = await execFileAsync(command, args, { env: { ...process.env, SLURM_CONF: peer.slurmConf }, timeout: 30_000 });
+    const { stdout } = await execFileAsync(command, args, {
+      env: { ...process.env, SLURM_CONF: peer.slurmConf },
+      timeout: 30_000,
+    });
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
@@ -180,7 +191,8 @@ export async function scontrolJob(peer: Pick<SlurmPeer, "slurmConf">, jobId: num
   const fields: Record<string, string> = {};
   // Values have no spaces except the last fields (Command=, WorkDir= paths with spaces are
   // not used here); Comment= may, so it is read to the next " Key=".
-  for (const m of out.trim().matchAll(/(?:^|\s)([A-Za-z][\w/:]*)=(.*?)(?=\s[A-Za-z][\w/:]*=|$)/g)) fields[m[1]!] = m[2]!;
+  for (const m of out.trim().matchAll(/(?:^|\s)([A-Za-z][\w/:]*)=(.*?)(?=\s[A-Za-z][\w/:]*=|$)/g))
+    fields[m[1]!] = m[2]!;
   const nullable = (v: string | undefined) => (v === undefined || v === "(null)" ? null : v);
   return {
     jobId: Number(fields.JobId),
@@ -194,28 +206,53 @@ export async function scontrolJob(peer: Pick<SlurmPeer, "slurmConf">, jobId: num
   };
 }
 
-const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"]);
+const TERMINAL = new Set([
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMEOUT",
+  "NODE_FAIL",
+  "PREEMPTED",
+  "BOOT_FAIL",
+  "DEADLINE",
+  "OUT_OF_MEMORY",
+]);
 
 /** Polls scontrol until the job reaches one of `states` (default: any final state). */
-export async function waitForScontrolJob(peer: Pick<SlurmPeer, "slurmConf">, jobId: number, states?: readonly string[], timeoutMs = 60_000): Promise<ScontrolJob> {
+export async function waitForScontrolJob(
+  peer: Pick<SlurmPeer, "slurmConf">,
+  jobId: number,
+  states?: readonly string[],
+  timeoutMs = 60_000,
+): Promise<ScontrolJob> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const job = await scontrolJob(peer, jobId);
     if (job && (states ? states.includes(job.state) : TERMINAL.has(job.state))) return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} not ${states?.join("/") ?? "finished"} after ${timeoutMs} ms: ${job ? `${job.state} (${job.reason})` : "unknown to slurmctld"}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `job ${jobId} not ${states?.join("/") ?? "finished"} after ${timeoutMs} ms: ${job ? `${job.state} (${job.reason})` : "unknown to slurmctld"}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 /** Submits a batch script with sbatch (as root), output to /dev/null; returns the job id. */
-export async function sbatch(peer: Pick<SlurmPeer, "slurmConf" | "dir">, opts: { script: string; name?: string; nodes?: string[] }): Promise<number> {
+export async function sbatch(
+  peer: Pick<SlurmPeer, "slurmConf" | "dir">,
+  opts: { script: string; name?: string; nodes?: string[] },
+): Promise<number> {
   const args = ["--parsable", "-o", "/dev/null", "-D", peer.dir];
   if (opts.name) args.push("-J", opts.name);
   if (opts.nodes?.length) args.push("-w", opts.nodes.join(","), "-N", String(opts.nodes.length));
   // sbatch reads the script from stdin when no file is given.
   const out = await new Promise<string>((resolve, reject) => {
-    const child = execFile("sbatch", args, { env: { ...process.env, SLURM_CONF: peer.slurmConf }, timeout: 30_000 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`sbatch failed: ${stderr.trim() || err.message}`)) : resolve(stdout),
+    const child = execFile(
+      "sbatch",
+      args,
+      { env: { ...process.env, SLURM_CONF: peer.slurmConf }, timeout: 30_000 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`sbatch failed: ${stderr.trim() || err.message}`)) : resolve(stdout),
     );
     child.stdin!.end(opts.script);
   });
@@ -225,6 +262,16 @@ export async function sbatch(peer: Pick<SlurmPeer, "slurmConf" | "dir">, opts: {
 }
 
 /** `scontrol update nodename=<node> state=<state> [reason=...]`, e.g. drain / resume. */
-export async function setNodeState(peer: Pick<SlurmPeer, "slurmConf">, node: string, state: "drain" | "resume" | "down" | "idle", reason?: string): Promise<void> {
-  await slurmCommand(peer, "scontrol", ["update", `nodename=${node}`, `state=${state}`, ...(reason ? [`reason=${reason}`] : [])]);
+export async function setNodeState(
+  peer: Pick<SlurmPeer, "slurmConf">,
+  node: string,
+  state: "drain" | "resume" | "down" | "idle",
+  reason?: string,
+): Promise<void> {
+  await slurmCommand(peer, "scontrol", [
+    "update",
+    `nodename=${node}`,
+    `state=${state}`,
+    ...(reason ? [`reason=${reason}`] : []),
+  ]);
 }

@@ -14,7 +14,6 @@ import { freePort } from "./ironic.ts";
 const run = promisify(execFile);
 const SCRIPT = join(REPO_ROOT, "scripts/peers/temporal.sh");
 
-
 export interface TemporalPeer {
   /** host:port of the gRPC frontend */
   address: string;

@@ -99,7 +99,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routeTable: RouteInfo[] = [];
   app.addHook("onRoute", (r) => {
     for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
-      if (method !== "HEAD") routeTable.push({ method, url: r.url, scope: r.config?.scope, summary: (r.schema as { summary?: string } | undefined)?.summary });
+      if (method !== "HEAD")
+        routeTable.push({
+          method,
+          url: r.url,
+          scope: r.config?.scope,
+          summary: (r.schema as { summary?: string } | undefined)?.summary,
+        });
     }
   });
   app.decorate("routeTable", routeTable);
@@ -112,7 +118,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("preClose", () => listener.close());
   const clients = new ClientCache(deps.prisma, listener);
   app.addHook("onReady", () => keystore.load());
-  await app.register(requestContextPlugin, { authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients) });
+  await app.register(requestContextPlugin, {
+    authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients),
+  });
   await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma });
@@ -143,7 +151,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerJobs(app, { service: createJobService({ prisma, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
   registerAudit(app, { prisma });
-  registerOAuth(app, { prisma, config: idc, keystore, rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60 });
+  registerOAuth(app, {
+    prisma,
+    config: idc,
+    keystore,
+    rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60,
+  });
   registerSigningKeyRotation(app, { keystore });
   const satellites = createSatelliteService({ prisma, rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000 });
   registerSatellites(app, { service: satellites });

@@ -4,18 +4,36 @@ import { EnvError, parseEnv } from "./env.ts";
 describe("hub environment", () => {
   it("has defaults that run the quick start", () => {
     const env = parseEnv({});
-    expect(env).toMatchObject({ PORT: 8080, HOST: "127.0.0.1", FM_MIGRATE_ON_START: true, FM_BODY_LIMIT_BYTES: 16 * 1024 * 1024 });
+    expect(env).toMatchObject({
+      PORT: 8080,
+      HOST: "127.0.0.1",
+      FM_MIGRATE_ON_START: true,
+      FM_BODY_LIMIT_BYTES: 16 * 1024 * 1024,
+    });
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.FM_DATA_DIR).toMatch(/^\/.*\.data$/);
   });
 
   it("parses given values", () => {
-    const env = parseEnv({ PORT: "9000", DATABASE_URL: "postgres://u@h:5432/d", FM_MIGRATE_ON_START: "false", FM_BODY_LIMIT_BYTES: "2048" });
-    expect(env).toMatchObject({ PORT: 9000, DATABASE_URL: "postgres://u@h:5432/d", FM_MIGRATE_ON_START: false, FM_BODY_LIMIT_BYTES: 2048 });
+    const env = parseEnv({
+      PORT: "9000",
+      DATABASE_URL: "postgres://u@h:5432/d",
+      FM_MIGRATE_ON_START: "false",
+      FM_BODY_LIMIT_BYTES: "2048",
+    });
+    expect(env).toMatchObject({
+      PORT: 9000,
+      DATABASE_URL: "postgres://u@h:5432/d",
+      FM_MIGRATE_ON_START: false,
+      FM_BODY_LIMIT_BYTES: 2048,
+    });
   });
 
   it("parses the identity settings and refuses FM_AUTH=none off loopback", () => {
-    const env = parseEnv({ FM_EXPECTED_SATELLITES: '[{"name":"sys1-ice2","sites":["keflavik"],"environment":"prod"}]', FM_OIDC_SCOPE_MAPPING: '{"groups":{"ops":["fleet.operate"]}}' });
+    const env = parseEnv({
+      FM_EXPECTED_SATELLITES: '[{"name":"sys1-ice2","sites":["keflavik"],"environment":"prod"}]',
+      FM_OIDC_SCOPE_MAPPING: '{"groups":{"ops":["fleet.operate"]}}',
+    });
     expect(env.FM_EXPECTED_SATELLITES).toEqual([{ name: "sys1-ice2", sites: ["keflavik"], environment: "prod" }]);
     expect(env.FM_OIDC_SCOPE_MAPPING).toEqual({ groups: { ops: ["fleet.operate"] } });
     expect(() => parseEnv({ FM_AUTH: "none", HOST: "0.0.0.0" })).toThrow(/FM_AUTH/);

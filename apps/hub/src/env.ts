@@ -1,11 +1,15 @@
 import { resolve } from "node:path";
 import { z } from "zod";
 
-const bool = z
-  .enum(["true", "false", "1", "0"])
-  .transform((v) => v === "true" || v === "1");
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
-const ExpectedSatellites = z.array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), sites: z.array(z.string()).min(1), environment: z.enum(["dev", "staging", "prod"]) }));
+const ExpectedSatellites = z.array(
+  z.strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
+    sites: z.array(z.string()).min(1),
+    environment: z.enum(["dev", "staging", "prod"]),
+  }),
+);
 const ScopeMappingSchema = z.strictObject({
   emailDomains: z.record(z.string(), z.array(z.string())).optional(),
   groups: z.record(z.string(), z.array(z.string())).optional(),
@@ -23,7 +27,11 @@ export const EnvSchema = z.object({
   /** Folder for the embedded database and generated local secrets. */
   FM_DATA_DIR: z.string().min(1).default(".data"),
   /** Largest accepted request body, bytes (reflection pushes need several MiB). */
-  FM_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  FM_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
   /** Connections in the hub's PostgreSQL pool. */
   FM_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** How long /readyz waits for the database before answering 503, milliseconds. */
@@ -56,7 +64,10 @@ export const EnvSchema = z.object({
       try {
         return ExpectedSatellites.parse(JSON.parse(v));
       } catch (err) {
-        ctx.addIssue({ code: "custom", message: `must be a JSON list of {name, sites, environment}: ${(err as Error).message.slice(0, 200)}` });
+        ctx.addIssue({
+          code: "custom",
+          message: `must be a JSON list of {name, sites, environment}: ${(err as Error).message.slice(0, 200)}`,
+        });
         return z.NEVER;
       }
     })
@@ -76,7 +87,10 @@ export const EnvSchema = z.object({
       try {
         return ScopeMappingSchema.parse(JSON.parse(v));
       } catch (err) {
-        ctx.addIssue({ code: "custom", message: `must be JSON like {"emailDomains":{…},"groups":{…}}: ${(err as Error).message.slice(0, 200)}` });
+        ctx.addIssue({
+          code: "custom",
+          message: `must be JSON like {"emailDomains":{…},"groups":{…}}: ${(err as Error).message.slice(0, 200)}`,
+        });
         return z.NEVER;
       }
     })
@@ -100,7 +114,9 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   }
   const env = { ...result.data, FM_DATA_DIR: resolve(result.data.FM_DATA_DIR) };
   if (env.FM_AUTH === "none" && !["127.0.0.1", "::1", "localhost"].includes(env.HOST)) {
-    throw new EnvError("invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)");
+    throw new EnvError(
+      "invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)",
+    );
   }
   return env;
 }

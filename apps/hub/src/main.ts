@@ -28,7 +28,10 @@ const logger = pino({
   name: "hub",
   level: env.LOG_LEVEL,
   // Never log credentials, whatever a caller sends.
-  redact: { paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.secret", "*.clientSecret"], censor: "[redacted]" },
+  redact: {
+    paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.secret", "*.clientSecret"],
+    censor: "[redacted]",
+  },
 });
 
 let embedded: EmbeddedPostgres | undefined;
@@ -40,14 +43,24 @@ async function start() {
   const databaseUrl = env.DATABASE_URL ?? embedded!.url;
   if (env.FM_MIGRATE_ON_START) await migrate(databaseUrl, logger);
 
-  const db = createDatabase(databaseUrl, { poolMax: env.FM_DB_POOL_MAX, connectTimeoutMs: env.FM_READINESS_TIMEOUT_MS });
+  const db = createDatabase(databaseUrl, {
+    poolMax: env.FM_DB_POOL_MAX,
+    connectTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
+  });
   const identityConfig = {
     issuer: env.FM_ISSUER_URL?.replace(/\/+$/, "") ?? "",
     audience: env.FM_TOKEN_AUDIENCE,
     tokenLifetimeS: env.FM_TOKEN_LIFETIME_S,
-    external: env.FM_OIDC_ISSUER ? { issuer: env.FM_OIDC_ISSUER.replace(/\/+$/, ""), audience: env.FM_OIDC_AUDIENCE, mapping: env.FM_OIDC_SCOPE_MAPPING } : undefined,
+    external: env.FM_OIDC_ISSUER
+      ? {
+          issuer: env.FM_OIDC_ISSUER.replace(/\/+$/, ""),
+          audience: env.FM_OIDC_AUDIENCE,
+          mapping: env.FM_OIDC_SCOPE_MAPPING,
+        }
+      : undefined,
   };
-  if (env.FM_AUTH === "none") logger.warn("FM_AUTH=none: authentication is OFF and every caller is an administrator (local development only)");
+  if (env.FM_AUTH === "none")
+    logger.warn("FM_AUTH=none: authentication is OFF and every caller is an administrator (local development only)");
   const app = await buildApp({
     identity: {
       config: identityConfig,
@@ -68,11 +81,20 @@ async function start() {
   app.addHook("onClose", async () => db.close());
   await app.ready();
   await ensureAdminClient(db.prisma, { secret: env.FM_BOOTSTRAP_ADMIN_SECRET, dataDir: env.FM_DATA_DIR, log: logger });
-  if (env.FM_EXPECTED_SATELLITES) await reconcileExpectedSatellites(db.prisma, app.identity.satellites, env.FM_EXPECTED_SATELLITES, logger);
+  if (env.FM_EXPECTED_SATELLITES)
+    await reconcileExpectedSatellites(db.prisma, app.identity.satellites, env.FM_EXPECTED_SATELLITES, logger);
   const address = await app.listen({ port: env.PORT, host: env.HOST });
   // Without FM_ISSUER_URL the issuer is the address the hub listens on.
   if (!identityConfig.issuer) identityConfig.issuer = address.replace("0.0.0.0", "127.0.0.1");
-  logger.info({ address, issuer: identityConfig.issuer, embeddedDatabase: Boolean(embedded), startupMs: Math.round(performance.now() - t0) }, "hub ready");
+  logger.info(
+    {
+      address,
+      issuer: identityConfig.issuer,
+      embeddedDatabase: Boolean(embedded),
+      startupMs: Math.round(performance.now() - t0),
+    },
+    "hub ready",
+  );
 
   const shutdown = async (signal: string) => {
     if (shuttingDown) return;

@@ -14,11 +14,20 @@ export const END = "<!-- routes:end -->";
 
 export async function routeTableMarkdown(): Promise<string> {
   // Never connects: building the app only registers its routes.
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: "postgres://unused@127.0.0.1:1/unused" }) });
-  const app = await buildApp({ prisma, logger: pino({ level: "silent" }), identity: { config: { issuer: "", audience: "", tokenLifetimeS: 600 }, kek: randomBytes(32) } });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: "postgres://unused@127.0.0.1:1/unused" }),
+  });
+  const app = await buildApp({
+    prisma,
+    logger: pino({ level: "silent" }),
+    identity: { config: { issuer: "", audience: "", tokenLifetimeS: 600 }, kek: randomBytes(32) },
+  });
   const rows = app.routeTable
     .filter((r) => r.url.startsWith("/api/v1"))
     .sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method))
-    .map((r) => `| \`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")}\` | ${r.scope === "agent" ? "agent (own satellite and agent only)" : `\`${r.scope}\``} | ${r.summary ?? ""} |`);
+    .map(
+      (r) =>
+        `| \`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")}\` | ${r.scope === "agent" ? "agent (own satellite and agent only)" : `\`${r.scope}\``} | ${r.summary ?? ""} |`,
+    );
   return [START, "| route | scope | what |", "|---|---|---|", ...rows, END].join("\n");
 }

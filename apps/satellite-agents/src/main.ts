@@ -8,7 +8,11 @@ import { netboxAgent } from "./netbox/agent.ts";
 import { workflowAgent } from "./workflow/agent.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const AGENTS: Record<string, AgentDefinition<any>> = { openstack: openstackAgent, netbox: netboxAgent, workflow: workflowAgent };
+const AGENTS: Record<string, AgentDefinition<any>> = {
+  openstack: openstackAgent,
+  netbox: netboxAgent,
+  workflow: workflowAgent,
+};
 const names = [...Object.keys(AGENTS), "temporal-worker"];
 
 const name = process.argv[2];

@@ -5,7 +5,8 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A zod error as `path: message; …`, for messages that say which field of a response was wrong. */
 export function describeParseError(err: unknown): string {
-  if (err instanceof z.ZodError) return err.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
+  if (err instanceof z.ZodError)
+    return err.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
   return err instanceof Error ? err.message : String(err);
 }
 

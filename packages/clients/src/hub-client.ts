@@ -74,18 +74,31 @@ interface RequestOptions {
   retry?: boolean;
 }
 
-
 export class HubClient {
-  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> & Pick<HubClientOptions, "token" | "onUnauthorized">;
+  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> &
+    Pick<HubClientOptions, "token" | "onUnauthorized">;
 
   constructor(opts: HubClientOptions) {
-    this.opts = { maxAttempts: 5, backoffMs: 200, timeoutMs: 30_000, fetch: globalThis.fetch, ...opts, baseUrl: opts.baseUrl.replace(/\/+$/, "") };
+    this.opts = {
+      maxAttempts: 5,
+      backoffMs: 200,
+      timeoutMs: 30_000,
+      fetch: globalThis.fetch,
+      ...opts,
+      baseUrl: opts.baseUrl.replace(/\/+$/, ""),
+    };
   }
 
-  async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions = {}): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
+  async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S | undefined,
+    o: RequestOptions = {},
+  ): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
     const url = new URL(this.opts.baseUrl + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const retryable = method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
+    const retryable =
+      method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
     const attempts = retryable ? this.opts.maxAttempts : 1;
     let lastError: unknown;
     let reauthenticated = false;
@@ -132,7 +145,9 @@ export class HubClient {
     throw lastError instanceof Error ? lastError : new Error(String(lastError));
   }
 
-  listSites(query: { limit?: number; cursor?: string; slug?: string; region?: string; q?: string } = {}): Promise<SiteList> {
+  listSites(
+    query: { limit?: number; cursor?: string; slug?: string; region?: string; q?: string } = {},
+  ): Promise<SiteList> {
     return this.request("GET", "/api/v1/sites/", SiteListSchema, { query }).then((r) => r.body);
   }
 
@@ -141,15 +156,24 @@ export class HubClient {
   }
 
   getSite(id: string): Promise<{ site: Site; etag: string | null }> {
-    return this.request("GET", `/api/v1/sites/${id}/`, SiteSchema).then((r) => ({ site: r.body, etag: r.headers.get("etag") }));
+    return this.request("GET", `/api/v1/sites/${id}/`, SiteSchema).then((r) => ({
+      site: r.body,
+      etag: r.headers.get("etag"),
+    }));
   }
 
   createSite(input: SiteCreate, idempotencyKey?: string): Promise<Site> {
-    return this.request("POST", "/api/v1/sites/", SiteSchema, { body: input, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }).then((r) => r.body);
+    return this.request("POST", "/api/v1/sites/", SiteSchema, {
+      body: input,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
+    }).then((r) => r.body);
   }
 
   updateSite(id: string, patch: SitePatch, ifMatch?: string): Promise<Site> {
-    return this.request("PATCH", `/api/v1/sites/${id}/`, SiteSchema, { body: patch, headers: ifMatch ? { "if-match": ifMatch } : {} }).then((r) => r.body);
+    return this.request("PATCH", `/api/v1/sites/${id}/`, SiteSchema, {
+      body: patch,
+      headers: ifMatch ? { "if-match": ifMatch } : {},
+    }).then((r) => r.body);
   }
 
   /** The site with this slug, or undefined. */
@@ -160,7 +184,12 @@ export class HubClient {
   /** Device roles, with `inUse`/`deviceCount` counted at `site` when given. */
   async deviceRoles(query: { site?: string; inUse?: boolean } = {}): Promise<DeviceRole[]> {
     const roles: DeviceRole[] = [];
-    for await (const r of everyPage((cursor) => this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, { query: { ...query, limit: 1000, cursor } }).then((res) => res.body))) roles.push(r);
+    for await (const r of everyPage((cursor) =>
+      this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, {
+        query: { ...query, limit: 1000, cursor },
+      }).then((res) => res.body),
+    ))
+      roles.push(r);
     return roles;
   }
 
@@ -173,12 +202,25 @@ export class HubClient {
   }
 
   /** A source's complete view of a site (PUT is idempotent, so it is retried). */
-  pushReflection(siteId: string, source: ReflectionSource, body: { observedAt: string; items: unknown[] }): Promise<ReflectionResult> {
-    return this.request("PUT", `/api/v1/sites/${siteId}/reflections/${source}/`, ReflectionResultSchema, { body: { observedAt: body.observedAt, complete: true, items: body.items } }).then((r) => r.body);
+  pushReflection(
+    siteId: string,
+    source: ReflectionSource,
+    body: { observedAt: string; items: unknown[] },
+  ): Promise<ReflectionResult> {
+    return this.request("PUT", `/api/v1/sites/${siteId}/reflections/${source}/`, ReflectionResultSchema, {
+      body: { observedAt: body.observedAt, complete: true, items: body.items },
+    }).then((r) => r.body);
   }
 
-  async heartbeat(satellite: string, agent: AgentKind, body: { reflectors: Record<string, number>; version?: string }): Promise<void> {
-    await this.request("POST", `/api/v1/satellites/${satellite}/agents/${agent}/heartbeat/`, undefined, { body, retry: true }); // repeating a heartbeat only moves its time
+  async heartbeat(
+    satellite: string,
+    agent: AgentKind,
+    body: { reflectors: Record<string, number>; version?: string },
+  ): Promise<void> {
+    await this.request("POST", `/api/v1/satellites/${satellite}/agents/${agent}/heartbeat/`, undefined, {
+      body,
+      retry: true,
+    }); // repeating a heartbeat only moves its time
   }
 
   getDevice(id: string): Promise<Device> {
@@ -186,7 +228,10 @@ export class HubClient {
   }
 
   createJob(input: JobCreate, idempotencyKey?: string): Promise<Job> {
-    return this.request("POST", "/api/v1/jobs/", JobSchema, { body: input, headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {} }).then((r) => r.body);
+    return this.request("POST", "/api/v1/jobs/", JobSchema, {
+      body: input,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
+    }).then((r) => r.body);
   }
 
   getJob(id: string): Promise<Job> {
@@ -207,16 +252,22 @@ export class HubClient {
 
   /** Agents only. Reports are idempotent on the hub (a repeat changes nothing), so they are retried. */
   reportJob(id: string, report: JobReport): Promise<Job> {
-    return this.request("POST", `/api/v1/jobs/${id}/report/`, JobSchema, { body: report, retry: true }).then((r) => r.body);
+    return this.request("POST", `/api/v1/jobs/${id}/report/`, JobSchema, { body: report, retry: true }).then(
+      (r) => r.body,
+    );
   }
 
   async deleteSite(id: string, ifMatch?: string): Promise<void> {
-    await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, { headers: ifMatch ? { "if-match": ifMatch } : {} });
+    await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, {
+      headers: ifMatch ? { "if-match": ifMatch } : {},
+    });
   }
 }
 
 /** Every item of a keyset-paginated hub list, page after page. */
-async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | null }>): AsyncGenerator<T> {
+async function* everyPage<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | null }>,
+): AsyncGenerator<T> {
   let cursor: string | undefined;
   do {
     const p = await page(cursor);
@@ -225,7 +276,15 @@ async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ ite
   } while (cursor);
 }
 
-export type JobQuery = { status?: JobStatus; kind?: JobKind; site?: string; device?: string; active?: boolean; limit?: number; cursor?: string };
+export type JobQuery = {
+  status?: JobStatus;
+  kind?: JobKind;
+  site?: string;
+  device?: string;
+  active?: boolean;
+  limit?: number;
+  cursor?: string;
+};
 
 export type DeviceQuery = {
   site?: string;

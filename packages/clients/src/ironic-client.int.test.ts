@@ -1,6 +1,15 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNode, failClean, freePort, setProvisionState, startIronic, waitForProvisionState, type IronicPeer, type RawIronicNode } from "../../../test/support/ironic.ts";
+import {
+  createNode,
+  failClean,
+  freePort,
+  setProvisionState,
+  startIronic,
+  waitForProvisionState,
+  type IronicPeer,
+  type RawIronicNode,
+} from "../../../test/support/ironic.ts";
 import { IronicApiError, IronicClient, IronicUnavailableError, ironicErrorMessage } from "./ironic-client.ts";
 
 let ironic: IronicPeer;
@@ -30,7 +39,9 @@ afterAll(() => ironic?.stop());
  * A stand-in in front of the real Ironic: records each request's headers and answers with
  * `script` while it lasts (a status per request), then forwards to Ironic.
  */
-async function frontOfIronic(script: number[]): Promise<{ url: string; seen: IncomingHttpHeaders[]; paths: string[]; close(): Promise<void> }> {
+async function frontOfIronic(
+  script: number[],
+): Promise<{ url: string; seen: IncomingHttpHeaders[]; paths: string[]; close(): Promise<void> }> {
   const seen: IncomingHttpHeaders[] = [];
   const paths: string[] = [];
   const server: Server = createServer((req, res) => {
@@ -39,10 +50,16 @@ async function frontOfIronic(script: number[]): Promise<{ url: string; seen: Inc
     const status = script.shift();
     if (status !== undefined) {
       res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error_message: JSON.stringify({ faultcode: "Server", faultstring: `scripted ${status}`, debuginfo: null }) }));
+      res.end(
+        JSON.stringify({
+          error_message: JSON.stringify({ faultcode: "Server", faultstring: `scripted ${status}`, debuginfo: null }),
+        }),
+      );
       return;
     }
-    void fetch(`${ironic.url}${req.url}`, { headers: { "x-openstack-ironic-api-version": String(req.headers["x-openstack-ironic-api-version"] ?? "") } }).then(async (r) => {
+    void fetch(`${ironic.url}${req.url}`, {
+      headers: { "x-openstack-ironic-api-version": String(req.headers["x-openstack-ironic-api-version"] ?? "") },
+    }).then(async (r) => {
       res.writeHead(r.status, { "content-type": "application/json" });
       res.end(await r.text());
     });
@@ -58,9 +75,17 @@ describe("IronicClient against a real Ironic", () => {
     expect(nodes).toHaveLength(7);
     expect(new Set(nodes.map((n) => n.uuid)).size).toBe(7);
     const byName = new Map(nodes.map((n) => [n.name, n]));
-    expect(byName.get("int-0")).toMatchObject({ provision_state: "manageable", maintenance: false, driver: "fake-hardware" });
+    expect(byName.get("int-0")).toMatchObject({
+      provision_state: "manageable",
+      maintenance: false,
+      driver: "fake-hardware",
+    });
     expect(byName.get("int-1")).toMatchObject({ provision_state: "available", maintenance: false });
-    expect(byName.get("int-2")).toMatchObject({ provision_state: "clean failed", maintenance: true, fault: "clean failure" });
+    expect(byName.get("int-2")).toMatchObject({
+      provision_state: "clean failed",
+      maintenance: true,
+      fault: "clean failure",
+    });
     expect(byName.get("int-2")!.last_error).toContain("apply_configuration");
     for (const name of ["int-3", "int-4", "int-5", "int-6"]) expect(byName.get(name)!.provision_state).toBe("enroll");
     // Detail fields: only present because the microversion header was sent (?detail needs 1.43).
@@ -108,7 +133,12 @@ describe("IronicClient against a real Ironic", () => {
       calls++;
       return fetch(input, init);
     };
-    const down = new IronicClient({ endpoint: `http://127.0.0.1:${port}`, backoffMs: 5, maxAttempts: 3, fetch: counting });
+    const down = new IronicClient({
+      endpoint: `http://127.0.0.1:${port}`,
+      backoffMs: 5,
+      maxAttempts: 3,
+      fetch: counting,
+    });
     const err = await down.listNodes().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IronicUnavailableError);
     expect(err).not.toBeInstanceOf(IronicApiError);
@@ -135,7 +165,9 @@ describe("IronicClient against a real Ironic", () => {
     }
     const front429 = await frontOfIronic([429]);
     try {
-      expect(await new IronicClient({ endpoint: front429.url, backoffMs: 5 }).getNode("int-6")).toMatchObject({ name: "int-6" });
+      expect(await new IronicClient({ endpoint: front429.url, backoffMs: 5 }).getNode("int-6")).toMatchObject({
+        name: "int-6",
+      });
       expect(front429.paths).toHaveLength(2);
     } finally {
       await front429.close();
@@ -158,7 +190,13 @@ describe("IronicClient against a real Ironic", () => {
   });
 
   it("reads the message out of other error shapes", () => {
-    expect(ironicErrorMessage(JSON.stringify({ error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." } }))).toBe("The request you have made requires authentication.");
+    expect(
+      ironicErrorMessage(
+        JSON.stringify({
+          error: { code: 401, title: "Unauthorized", message: "The request you have made requires authentication." },
+        }),
+      ),
+    ).toBe("The request you have made requires authentication.");
     expect(ironicErrorMessage(JSON.stringify({ error_message: "plain text" }))).toBe("plain text");
     expect(ironicErrorMessage("<html>Bad Gateway</html>")).toBe("<html>Bad Gateway</html>");
     expect(ironicErrorMessage("")).toBeUndefined();

@@ -106,16 +106,24 @@ interface RequestOptions {
   idempotent: boolean;
 }
 
-
 export class IronicClient {
   readonly endpoint: string;
-  private readonly opts: Required<Omit<IronicClientOptions, "token" | "invalidateToken">> & Pick<IronicClientOptions, "token" | "invalidateToken">;
+  private readonly opts: Required<Omit<IronicClientOptions, "token" | "invalidateToken">> &
+    Pick<IronicClientOptions, "token" | "invalidateToken">;
 
   constructor(opts: IronicClientOptions) {
     // Keystone catalogs list Ironic with or without the version; paths below add /v1.
     const endpoint = opts.endpoint.replace(/\/+$/, "").replace(/\/v1$/, "");
     this.endpoint = endpoint;
-    this.opts = { microversion: "1.82", timeoutMs: 30_000, maxAttempts: 4, backoffMs: 200, fetch: globalThis.fetch, ...opts, endpoint };
+    this.opts = {
+      microversion: "1.82",
+      timeoutMs: 30_000,
+      maxAttempts: 4,
+      backoffMs: 200,
+      fetch: globalThis.fetch,
+      ...opts,
+      endpoint,
+    };
   }
 
   /**
@@ -125,26 +133,45 @@ export class IronicClient {
    * together (400), hence the two forms.
    */
   listNodes(opts?: { limit?: number }): Promise<IronicNode[]>;
-  listNodes<F extends IronicNodeField>(opts: { limit?: number; fields: readonly F[] }): Promise<Array<Pick<IronicNode, F | "uuid">>>;
-  async listNodes(opts: { limit?: number; fields?: readonly IronicNodeField[] } = {}): Promise<Array<Partial<IronicNode>>> {
+  listNodes<F extends IronicNodeField>(opts: {
+    limit?: number;
+    fields: readonly F[];
+  }): Promise<Array<Pick<IronicNode, F | "uuid">>>;
+  async listNodes(
+    opts: { limit?: number; fields?: readonly IronicNodeField[] } = {},
+  ): Promise<Array<Partial<IronicNode>>> {
     const limit = opts.limit ?? 1000;
     const fields = opts.fields ? [...new Set<IronicNodeField>(["uuid", ...opts.fields])] : undefined;
-    const schema = fields ? IronicNodeSchema.pick(Object.fromEntries(fields.map((f) => [f, true])) as Record<IronicNodeField, true>) : IronicNodeSchema;
+    const schema = fields
+      ? IronicNodeSchema.pick(Object.fromEntries(fields.map((f) => [f, true])) as Record<IronicNodeField, true>)
+      : IronicNodeSchema;
     const query = fields ? { fields: fields.join(","), limit } : { detail: true, limit };
     const nodes: Array<Partial<IronicNode>> = [];
     const seen = new Set<string>();
     let marker: string | undefined;
     for (;;) {
       const path = "/v1/nodes";
-      const { body, status, text } = await this.request("GET", path, NodePageSchema, { query: { ...query, marker }, idempotent: true });
+      const { body, status, text } = await this.request("GET", path, NodePageSchema, {
+        query: { ...query, marker },
+        idempotent: true,
+      });
       for (const raw of body.nodes) nodes.push(parseNode(schema, raw, "GET", path, status, text));
       // Only the marker is taken from `next`, not its URL: behind a proxy or TLS terminator
       // Ironic builds that URL from its own view of the host. A full page without `next`
       // (some proxies drop it) is followed with the last UUID as the marker.
       const last = nodes.at(-1)?.uuid;
-      const nextMarker = body.next ? (new URL(body.next, this.endpoint).searchParams.get("marker") ?? undefined) : body.nodes.length >= limit ? last : undefined;
+      const nextMarker = body.next
+        ? (new URL(body.next, this.endpoint).searchParams.get("marker") ?? undefined)
+        : body.nodes.length >= limit
+          ? last
+          : undefined;
       if (!nextMarker || body.nodes.length === 0) return nodes;
-      if (seen.has(nextMarker)) throw new IronicApiError(status, text, `GET ${path}: pagination does not advance (marker ${nextMarker} repeated)`);
+      if (seen.has(nextMarker))
+        throw new IronicApiError(
+          status,
+          text,
+          `GET ${path}: pagination does not advance (marker ${nextMarker} repeated)`,
+        );
       seen.add(nextMarker);
       marker = nextMarker;
     }
@@ -171,13 +198,26 @@ export class IronicClient {
    * Enrols a node (it starts in `enroll`). Not retried: a create that reached Ironic and lost
    * its answer would otherwise make a second node. Callers look the node up by name first.
    */
-  async createNode(node: { name: string; driver: string; driver_info?: Record<string, unknown>; resource_class?: string; properties?: Record<string, unknown>; extra?: Record<string, unknown> }): Promise<IronicNode> {
-    const { body, status, text } = await this.request("POST", "/v1/nodes", z.unknown(), { body: node, idempotent: false });
+  async createNode(node: {
+    name: string;
+    driver: string;
+    driver_info?: Record<string, unknown>;
+    resource_class?: string;
+    properties?: Record<string, unknown>;
+    extra?: Record<string, unknown>;
+  }): Promise<IronicNode> {
+    const { body, status, text } = await this.request("POST", "/v1/nodes", z.unknown(), {
+      body: node,
+      idempotent: false,
+    });
     return parseNode(IronicNodeSchema, body, "POST", "/v1/nodes", status, text) as IronicNode;
   }
 
   /** JSON-patches a node (RFC 6902, as Ironic takes it). Setting the same values again is harmless. */
-  async patchNode(id: string, ops: Array<{ op: "add" | "replace" | "remove"; path: string; value?: unknown }>): Promise<IronicNode> {
+  async patchNode(
+    id: string,
+    ops: Array<{ op: "add" | "replace" | "remove"; path: string; value?: unknown }>,
+  ): Promise<IronicNode> {
     const path = `/v1/nodes/${encodeURIComponent(id)}`;
     const { body, status, text } = await this.request("PATCH", path, z.unknown(), { body: ops, idempotent: true });
     return parseNode(IronicNodeSchema, body, "PATCH", path, status, text) as IronicNode;
@@ -189,18 +229,29 @@ export class IronicClient {
    * request the node's state does not allow is a 400, a locked node a 409.
    */
   async setProvisionState(id: string, target: string): Promise<void> {
-    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/states/provision`, undefined, { body: { target }, idempotent: false });
+    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/states/provision`, undefined, {
+      body: { target },
+      idempotent: false,
+    });
   }
 
   /** Ironic's check of each interface (power, management, deploy...), e.g. after the BMC is configured. */
   async validateNode(id: string): Promise<Record<string, { result: boolean | null; reason?: string | null }>> {
-    const { body } = await this.request("GET", `/v1/nodes/${encodeURIComponent(id)}/validate`, z.record(z.string(), z.looseObject({ result: z.boolean().nullable(), reason: z.string().nullable().optional() })), { idempotent: true });
+    const { body } = await this.request(
+      "GET",
+      `/v1/nodes/${encodeURIComponent(id)}/validate`,
+      z.record(z.string(), z.looseObject({ result: z.boolean().nullable(), reason: z.string().nullable().optional() })),
+      { idempotent: true },
+    );
     return body;
   }
 
   /** Puts the node into maintenance with this reason (again: the reason is replaced). */
   async setMaintenance(id: string, reason: string): Promise<void> {
-    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/maintenance`, undefined, { body: { reason }, idempotent: true });
+    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/maintenance`, undefined, {
+      body: { reason },
+      idempotent: true,
+    });
   }
 
   /** Takes the node out of maintenance (also when it is not in maintenance). */
@@ -208,7 +259,12 @@ export class IronicClient {
     await this.request("DELETE", `/v1/nodes/${encodeURIComponent(id)}/maintenance`, undefined, { idempotent: true });
   }
 
-  async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
+  async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S | undefined,
+    o: RequestOptions,
+  ): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
     const url = new URL(this.opts.endpoint + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const attempts = o.idempotent ? this.opts.maxAttempts : 1;
@@ -224,11 +280,19 @@ export class IronicClient {
       backoffMs: this.opts.backoffMs,
       headers: async () => {
         token = await this.opts.token?.();
-        return { accept: "application/json", "x-openstack-ironic-api-version": this.opts.microversion, ...(token ? { "x-auth-token": token } : {}) };
+        return {
+          accept: "application/json",
+          "x-openstack-ironic-api-version": this.opts.microversion,
+          ...(token ? { "x-auth-token": token } : {}),
+        };
       },
       judge: (res, text) => {
         if (res.ok) return { kind: "ok" };
-        const error = new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} ${ironicErrorMessage(text) ?? res.statusText}`);
+        const error = new IronicApiError(
+          res.status,
+          text,
+          `${method} ${path} -> ${res.status} ${ironicErrorMessage(text) ?? res.statusText}`,
+        );
         if (res.status === 401 && token && this.opts.invalidateToken && !reauthenticated) {
           reauthenticated = true;
           this.opts.invalidateToken();
@@ -236,27 +300,46 @@ export class IronicClient {
         }
         return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
       },
-      unavailable: (cause, n) => new IronicUnavailableError(`${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`, n, { cause }),
+      unavailable: (cause, n) =>
+        new IronicUnavailableError(
+          `${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
+          n,
+          { cause },
+        ),
     });
     let body: unknown;
     if (schema) {
       try {
         body = schema.parse(text ? JSON.parse(text) : undefined);
       } catch (err) {
-        throw new IronicApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
+        throw new IronicApiError(
+          res.status,
+          text,
+          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
+        );
       }
     }
     return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 }
 
-function parseNode(schema: z.ZodType, raw: unknown, method: string, path: string, status: number, text: string): Partial<IronicNode> {
+function parseNode(
+  schema: z.ZodType,
+  raw: unknown,
+  method: string,
+  path: string,
+  status: number,
+  text: string,
+): Partial<IronicNode> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data as Partial<IronicNode>;
   const uuid = typeof raw === "object" && raw !== null && "uuid" in raw ? String(raw.uuid) : "?";
-  throw new IronicApiError(status, text, `${method} ${path}: unexpected node ${uuid}: ${describeParseError(parsed.error)}`);
+  throw new IronicApiError(
+    status,
+    text,
+    `${method} ${path}: unexpected node ${uuid}: ${describeParseError(parsed.error)}`,
+  );
 }
-
 
 /**
  * The readable part of an Ironic error body. Ironic (WSME) wraps a JSON document in a JSON

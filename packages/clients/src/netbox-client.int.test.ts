@@ -30,7 +30,9 @@ const listRequests = (path: string) => nb.requests.filter((r) => r.method === "G
  * A stand-in in front of the NetBox stand-in: answers with `script` while it lasts (a status
  * per request, or "drop" to cut the connection), then forwards.
  */
-async function frontOfNetbox(script: Array<number | "drop">): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+async function frontOfNetbox(
+  script: Array<number | "drop">,
+): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const server: Server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
@@ -47,7 +49,11 @@ async function frontOfNetbox(script: Array<number | "drop">): Promise<{ url: str
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
-      void fetch(`${nb.url}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" }, body: body || undefined }).then(async (r) => {
+      void fetch(`${nb.url}${req.url}`, {
+        method: req.method,
+        headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" },
+        body: body || undefined,
+      }).then(async (r) => {
         res.writeHead(r.status, { "content-type": "application/json" });
         res.end(await r.text());
       });
@@ -85,16 +91,35 @@ describe("NetboxClient reads", () => {
     expect((await client.sites()).length).toBe(nb.data.sites.length);
     expect((await client.locations()).length).toBe(nb.data.locations.length);
     expect((await client.racks()).length).toBe(nb.data.racks.length);
-    expect((await client.deviceTypes()).map((t) => t.model)).toEqual(["GB300 NVL72 Compute Tray", "SYS-821GE-TNHR HGX H200", "PowerEdge R760", "SN5600"]);
-    expect((await client.deviceRoles()).map((r) => r.slug)).toEqual(["gpu-node", "cpu-node", "hypervisor", "leaf-switch"]);
+    expect((await client.deviceTypes()).map((t) => t.model)).toEqual([
+      "GB300 NVL72 Compute Tray",
+      "SYS-821GE-TNHR HGX H200",
+      "PowerEdge R760",
+      "SN5600",
+    ]);
+    expect((await client.deviceRoles()).map((r) => r.slug)).toEqual([
+      "gpu-node",
+      "cpu-node",
+      "hypervisor",
+      "leaf-switch",
+    ]);
     expect((await client.clusters()).length).toBe(nb.data.clusters.length);
     expect((await client.configContexts()).length).toBe(nb.data.configContexts.length);
   });
 
   it("parses NetBox's objects, keeping fields it does not name", async () => {
     const [gpu] = await client.devices({ role: "gpu-node" });
-    expect(gpu).toMatchObject({ status: { value: "active" }, device_type: { model: "GB300 NVL72 Compute Tray", manufacturer: { slug: "nvidia" } }, site: { slug: "iad1" }, cluster: { name: "iad1-compute" } });
-    expect(gpu!.config_context).toMatchObject({ mlxconfig_config: { LINK_TYPE_P1: "IB" }, bios_config: { BootMode: "Uefi" }, firmware_config: { bmc: "25.04-1" } });
+    expect(gpu).toMatchObject({
+      status: { value: "active" },
+      device_type: { model: "GB300 NVL72 Compute Tray", manufacturer: { slug: "nvidia" } },
+      site: { slug: "iad1" },
+      cluster: { name: "iad1-compute" },
+    });
+    expect(gpu!.config_context).toMatchObject({
+      mlxconfig_config: { LINK_TYPE_P1: "IB" },
+      bios_config: { BootMode: "Uefi" },
+      firmware_config: { bmc: "25.04-1" },
+    });
     expect(gpu).toHaveProperty("console_port_count", 0); // not in the schema, kept
     const ifaces = await client.interfaces({ device_id: gpu!.id });
     const eth0 = ifaces.find((i) => i.name === "eth0")!;
@@ -102,13 +127,23 @@ describe("NetboxClient reads", () => {
     expect(eth0.link_peers_type).toBe("dcim.interface");
     expect(ifaces.filter((i) => i.type.value === "infiniband-ndr")).toHaveLength(4);
     const [mac] = await client.macAddresses({ interface_id: eth0.id });
-    expect(mac).toMatchObject({ assigned_object_type: "dcim.interface", assigned_object_id: eth0.id, assigned_object: { name: "eth0", device: { id: gpu!.id } } });
+    expect(mac).toMatchObject({
+      assigned_object_type: "dcim.interface",
+      assigned_object_id: eth0.id,
+      assigned_object: { name: "eth0", device: { id: gpu!.id } },
+    });
   });
 
   it("follows `next` on the configured URL when NetBox names another host (behind a proxy)", async () => {
-    const proxied = await startNetboxServer({ token: V1, data: nb.data, publicUrl: "http://netbox.internal.invalid:8443" });
+    const proxied = await startNetboxServer({
+      token: V1,
+      data: nb.data,
+      publicUrl: "http://netbox.internal.invalid:8443",
+    });
     try {
-      const page = (await (await fetch(`${proxied.url}/api/dcim/devices/?limit=7`, { headers: { authorization: `Token ${V1}` } })).json()) as { next: string };
+      const page = (await (
+        await fetch(`${proxied.url}/api/dcim/devices/?limit=7`, { headers: { authorization: `Token ${V1}` } })
+      ).json()) as { next: string };
       expect(page.next).toBe("http://netbox.internal.invalid:8443/api/dcim/devices/?limit=7&offset=7");
       const c = new NetboxClient({ url: `${proxied.url}/api/`, token: V1, pageSize: 7, maxAttempts: 1 });
       expect((await c.devices()).length).toBe(nb.data.devices.length);
@@ -130,7 +165,9 @@ describe("NetboxClient reads", () => {
     expect(roles.length).toBe(d.filter((x) => x.role === 3 || x.role === 4).length);
     expect(new Set(roles.map((x) => x.role.slug))).toEqual(new Set(["hypervisor", "leaf-switch"]));
 
-    expect((await client.devices({ status: "planned" })).map((x) => x.id)).toEqual(d.filter((x) => x.status === "planned").map((x) => x.id));
+    expect((await client.devices({ status: "planned" })).map((x) => x.id)).toEqual(
+      d.filter((x) => x.status === "planned").map((x) => x.id),
+    );
     expect((await client.devices({ name: d[5]!.name! }))[0]!.id).toBe(d[5]!.id);
 
     // The fleet's last_updated values are spread over hours: take the middle one.
@@ -142,8 +179,12 @@ describe("NetboxClient reads", () => {
     expect(recent.length).toBeLessThan(d.length);
 
     const gpu = d.find((x) => x.role === 1)!;
-    expect((await client.interfaces({ device_id: gpu.id })).length).toBe(nb.data.interfaces.filter((i) => i.device === gpu.id).length);
-    expect((await client.interfaces({ site_id: 2 })).length).toBe(nb.data.interfaces.filter((i) => d.find((x) => x.id === i.device)!.site === 2).length);
+    expect((await client.interfaces({ device_id: gpu.id })).length).toBe(
+      nb.data.interfaces.filter((i) => i.device === gpu.id).length,
+    );
+    expect((await client.interfaces({ site_id: 2 })).length).toBe(
+      nb.data.interfaces.filter((i) => d.find((x) => x.id === i.device)!.site === 2).length,
+    );
     expect((await client.ipAddresses({ device_id: gpu.id })).length).toBe(2); // primary and out-of-band
     expect((await client.cables({ device_id: gpu.id })).length).toBe(2); // the two uplinks
   });
@@ -152,7 +193,10 @@ describe("NetboxClient reads", () => {
     const before = listRequests("/api/dcim/devices/").length;
     const err = await client.devices({ cluster_id: 999 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetboxApiError);
-    expect(err).toMatchObject({ status: 400, message: expect.stringContaining("cluster_id: Select a valid choice. 999 is not one of the available choices.") });
+    expect(err).toMatchObject({
+      status: 400,
+      message: expect.stringContaining("cluster_id: Select a valid choice. 999 is not one of the available choices."),
+    });
     expect(listRequests("/api/dcim/devices/").length).toBe(before + 1);
   });
 
@@ -211,13 +255,16 @@ describe("NetboxClient authentication and permissions", () => {
     expect(objectTypeForPath("/api/core/object-changes/")).toBe("core.objectchange");
     expect(objectTypeForPath("/api/extras/config-contexts/")).toBe("extras.configcontext");
     expect(netboxErrorMessage('{"detail": "Invalid v2 token"}')).toBe("Invalid v2 token");
-    expect(netboxErrorMessage('{"status": ["\\"x\\" is not a valid choice."]}')).toBe('status: "x" is not a valid choice.');
+    expect(netboxErrorMessage('{"status": ["\\"x\\" is not a valid choice."]}')).toBe(
+      'status: "x" is not a valid choice.',
+    );
   });
 });
 
 describe("NetboxClient writes", () => {
   const since = new Date(Date.now() - 1000);
-  const changesOf = (type: string, id: number) => nb.data.objectChanges.filter((c) => c.changed_object_type === type && c.changed_object_id === id);
+  const changesOf = (type: string, id: number) =>
+    nb.data.objectChanges.filter((c) => c.changed_object_type === type && c.changed_object_id === id);
   const patches = () => nb.requests.filter((r) => r.method === "PATCH").length;
   let deviceId: number;
   let ibId: number;
@@ -292,7 +339,11 @@ describe("NetboxClient writes", () => {
       ["dcim.device", deviceId, "update"],
       ["dcim.interface", ibId, "update"],
     ]);
-    expect(changes[0]).toMatchObject({ prechange_data: { status: "active" }, postchange_data: { status: "offline" }, user_name: "fleet-agent" });
+    expect(changes[0]).toMatchObject({
+      prechange_data: { status: "active" },
+      postchange_data: { status: "offline" },
+      user_name: "fleet-agent",
+    });
     expect(changes[3]).toMatchObject({ postchange_data: { label: "0x1070fd0300a1b2c3" } });
     expect(await client.objectChanges({ since, changedObjectType: "dcim.interface" })).toHaveLength(1);
     expect(await client.objectChanges({ since: new Date(Date.now() + 60_000) })).toEqual([]);
@@ -319,14 +370,19 @@ describe("NetboxClient retries", () => {
     // The read goes through; the PATCH meets a 502 once (a proxy that lost NetBox for a moment).
     let patchesSeen = 0;
     const flaky: typeof fetch = async (input, init) => {
-      if (init?.method === "PATCH" && patchesSeen++ === 0) return new Response("<h1>502 Bad Gateway</h1>", { status: 502 });
+      if (init?.method === "PATCH" && patchesSeen++ === 0)
+        return new Response("<h1>502 Bad Gateway</h1>", { status: 502 });
       return fetch(input, init);
     };
     const c = new NetboxClient({ url: nb.url, token: V1, backoffMs: 5, fetch: flaky });
     const result = await c.setInterfaceLabel(iface.id, "0x1070fd0300a1b2c4");
     expect(result).toMatchObject({ changed: true, object: { label: "0x1070fd0300a1b2c4" } });
     expect(patchesSeen).toBe(2);
-    expect(nb.data.objectChanges.filter((x) => x.changed_object_id === iface.id && x.changed_object_type === "dcim.interface")).toHaveLength(1);
+    expect(
+      nb.data.objectChanges.filter(
+        (x) => x.changed_object_id === iface.id && x.changed_object_type === "dcim.interface",
+      ),
+    ).toHaveLength(1);
     expect((await client.interface(iface.id)).label).toBe("0x1070fd0300a1b2c4");
   });
 
@@ -352,7 +408,13 @@ describe("NetboxClient retries", () => {
     await new Promise<void>((r) => hang.listen(0, "127.0.0.1", () => r()));
     try {
       const { port } = hang.address() as { port: number };
-      const c = new NetboxClient({ url: `http://127.0.0.1:${port}`, token: V1, timeoutMs: 100, maxAttempts: 2, backoffMs: 1 });
+      const c = new NetboxClient({
+        url: `http://127.0.0.1:${port}`,
+        token: V1,
+        timeoutMs: 100,
+        maxAttempts: 2,
+        backoffMs: 1,
+      });
       const err = await c.status().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NetboxUnavailableError);
       expect((err as Error).message).toContain("timed out");

@@ -67,7 +67,9 @@ export class NetboxUnavailableError extends SourceUnavailableError {}
 /** addDeviceTags was given tags NetBox does not have; it does not create them. */
 export class NetboxMissingTagsError extends Error {
   constructor(readonly missing: Array<string | number>) {
-    super(`NetBox has no tag ${missing.map((t) => (typeof t === "number" ? `#${t}` : `"${t}"`)).join(", ")}: create the tag(s) in NetBox first`);
+    super(
+      `NetBox has no tag ${missing.map((t) => (typeof t === "number" ? `#${t}` : `"${t}"`)).join(", ")}: create the tag(s) in NetBox first`,
+    );
     this.name = "NetboxMissingTagsError";
   }
 }
@@ -84,7 +86,12 @@ const Ref = { id: Id, url: z.string(), display: z.string() };
 const NamedRef = z.looseObject({ ...Ref, name: z.string() });
 const SlugRef = z.looseObject({ ...Ref, name: z.string(), slug: z.string() });
 
-export const NetboxNestedTagSchema = z.looseObject({ ...Ref, name: z.string(), slug: z.string(), color: z.string().optional() });
+export const NetboxNestedTagSchema = z.looseObject({
+  ...Ref,
+  name: z.string(),
+  slug: z.string(),
+  color: z.string().optional(),
+});
 const Tags = z.array(NetboxNestedTagSchema);
 const CustomFields = z.record(z.string(), z.unknown());
 const BriefDevice = z.looseObject({ ...Ref, name: z.string().nullable() });
@@ -179,7 +186,10 @@ export const NetboxClusterSchema = z.looseObject({
   // 4.2 replaced `site` with a generic scope (region, site group, site or location).
   scope_type: z.string().nullable().optional(),
   scope_id: z.number().int().nullable().optional(),
-  scope: z.looseObject({ ...Ref }).nullable().optional(),
+  scope: z
+    .looseObject({ ...Ref })
+    .nullable()
+    .optional(),
   description: z.string(),
   device_count: z.number().int().optional(),
 });
@@ -238,8 +248,14 @@ export const NetboxInterfaceSchema = z.looseObject({
   label: z.string(),
   type: Choice,
   enabled: z.boolean(),
-  parent: z.looseObject({ ...Ref }).nullable().optional(),
-  lag: z.looseObject({ ...Ref }).nullable().optional(),
+  parent: z
+    .looseObject({ ...Ref })
+    .nullable()
+    .optional(),
+  lag: z
+    .looseObject({ ...Ref })
+    .nullable()
+    .optional(),
   mtu: z.number().int().nullable(),
   // Since 4.2 MAC addresses are dcim.macaddress objects; `mac_address` is the primary one's, read-only.
   mac_address: z.string().nullable(),
@@ -402,9 +418,9 @@ interface RequestOptions {
   idempotent: boolean;
 }
 
-
 /** Details NetBox (DRF) gives for authentication, as opposed to authorization, failures. */
-const AUTHENTICATION_FAILURE = /^(Authentication credentials were not provided|Invalid (v[12] )?token|Token expired|Token disabled|User inactive|Invalid token header|Source IP .* is not allowed)/i;
+const AUTHENTICATION_FAILURE =
+  /^(Authentication credentials were not provided|Invalid (v[12] )?token|Token expired|Token disabled|User inactive|Invalid token header|Source IP .* is not allowed)/i;
 
 export class NetboxClient {
   readonly url: string;
@@ -438,7 +454,11 @@ export class NetboxClient {
   }
 
   /** list(), one object at a time, a page fetched only once the previous one is consumed. */
-  async *iterate<S extends z.ZodType>(path: string, schema: S, filters: NetboxFilters = {}): AsyncGenerator<z.infer<S>> {
+  async *iterate<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    filters: NetboxFilters = {},
+  ): AsyncGenerator<z.infer<S>> {
     const apiPath = normalizePath(path);
     // An explicit `limit` filter sets the page size; every page is still fetched.
     let query = toQuery({ limit: this.opts.pageSize, ...filters });
@@ -448,7 +468,8 @@ export class NetboxClient {
       seenPages.add(query.toString());
       const { body, status, text } = await this.request("GET", apiPath, PageSchema, { query, idempotent: true });
       for (const raw of body.results) {
-        const id = typeof raw === "object" && raw !== null && "id" in raw && typeof raw.id === "number" ? raw.id : undefined;
+        const id =
+          typeof raw === "object" && raw !== null && "id" in raw && typeof raw.id === "number" ? raw.id : undefined;
         if (id !== undefined && seenIds.has(id)) continue;
         if (id !== undefined) seenIds.add(id);
         yield parseObject(schema, raw, "GET", apiPath, status, text);
@@ -456,7 +477,12 @@ export class NetboxClient {
       if (!body.next || body.results.length === 0) return;
       // Only the query of `next` is used: NetBox builds its host from the request it saw.
       const next = new URL(body.next, this.url).searchParams;
-      if (seenPages.has(next.toString())) throw new NetboxApiError(status, text, `GET ${apiPath}: pagination does not advance (next repeats ${next.toString()})`);
+      if (seenPages.has(next.toString()))
+        throw new NetboxApiError(
+          status,
+          text,
+          `GET ${apiPath}: pagination does not advance (next repeats ${next.toString()})`,
+        );
       query = next;
     }
   }
@@ -522,7 +548,11 @@ export class NetboxClient {
    * changes keep arriving: new records land after the last page instead of shifting all pages.
    */
   objectChanges(opts: { since: Date; changedObjectType?: string | string[] }): Promise<NetboxObjectChange[]> {
-    return this.list("core/object-changes", NetboxObjectChangeSchema, { time_after: opts.since, changed_object_type: opts.changedObjectType, ordering: "time" });
+    return this.list("core/object-changes", NetboxObjectChangeSchema, {
+      time_after: opts.since,
+      changed_object_type: opts.changedObjectType,
+      ordering: "time",
+    });
   }
 
   /** GET /api/status/: NetBox, Django and Python versions, plugins, RQ workers. */
@@ -550,22 +580,34 @@ export class NetboxClient {
     // is not defined the PATCH below fails with NetBox's own 400, which names the field.
     if (device.custom_fields.platform_class === value) return { changed: false, object: device };
     // A PATCH of custom_fields merges into the stored ones: other custom fields are kept.
-    return { changed: true, object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { custom_fields: { platform_class: value } }) };
+    return {
+      changed: true,
+      object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { custom_fields: { platform_class: value } }),
+    };
   }
 
   /** Adds tags (slugs or ids) to the device, keeping its others. The tags must exist in NetBox. */
   async addDeviceTags(id: number, tags: ReadonlyArray<string | number>): Promise<NetboxWriteResult<NetboxDevice>> {
     const slugs = [...new Set(tags.filter((t): t is string => typeof t === "string"))];
     const ids = [...new Set(tags.filter((t): t is number => typeof t === "number"))];
-    const [bySlug, byId] = await Promise.all([slugs.length ? this.tags({ slug: slugs }) : [], ids.length ? this.tags({ id: ids }) : []]);
-    const missing = [...slugs.filter((s) => !bySlug.some((t) => t.slug === s)), ...ids.filter((i) => !byId.some((t) => t.id === i))];
+    const [bySlug, byId] = await Promise.all([
+      slugs.length ? this.tags({ slug: slugs }) : [],
+      ids.length ? this.tags({ id: ids }) : [],
+    ]);
+    const missing = [
+      ...slugs.filter((s) => !bySlug.some((t) => t.slug === s)),
+      ...ids.filter((i) => !byId.some((t) => t.id === i)),
+    ];
     if (missing.length) throw new NetboxMissingTagsError(missing);
     const device = await this.device(id);
     const current = device.tags.map((t) => t.id);
     const wanted = [...new Set([...bySlug, ...byId].map((t) => t.id))];
     const added = wanted.filter((t) => !current.includes(t));
     if (!added.length) return { changed: false, object: device };
-    return { changed: true, object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { tags: [...current, ...added] }) };
+    return {
+      changed: true,
+      object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { tags: [...current, ...added] }),
+    };
   }
 
   /** Sets an interface's label (used for InfiniBand port GUIDs, which NetBox has no field for). */
@@ -575,7 +617,12 @@ export class NetboxClient {
     return { changed: true, object: await this.patch("dcim/interfaces", id, NetboxInterfaceSchema, { label }) };
   }
 
-  private async patch<S extends z.ZodType>(path: string, id: number, schema: S, body: Record<string, unknown>): Promise<z.infer<S>> {
+  private async patch<S extends z.ZodType>(
+    path: string,
+    id: number,
+    schema: S,
+    body: Record<string, unknown>,
+  ): Promise<z.infer<S>> {
     const apiPath = `${normalizePath(path)}${id}/`;
     const res = await this.request("PATCH", apiPath, z.unknown(), { body, idempotent: true });
     return parseObject(schema, res.body, "PATCH", apiPath, res.status, res.text);
@@ -585,7 +632,12 @@ export class NetboxClient {
   // Transport
   // -------------------------------------------------------------------------------------------
 
-  async request<S extends z.ZodType>(method: string, path: string, schema: S | undefined, o: RequestOptions): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
+  async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S | undefined,
+    o: RequestOptions,
+  ): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
     const url = new URL(this.url + path);
     if (o.query) url.search = o.query.toString();
     const { res, text } = await sendWithRetries({
@@ -602,16 +654,27 @@ export class NetboxClient {
       judge: (res, text) => {
         if (res.ok) return { kind: "ok" };
         const error = this.toError(res.status, text, method, path, res.statusText);
-        return res.status === 429 || res.status >= 500 ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) } : { kind: "fail", error };
+        return res.status === 429 || res.status >= 500
+          ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
+          : { kind: "fail", error };
       },
-      unavailable: (cause, n) => new NetboxUnavailableError(`${method} ${path}: NetBox at ${this.url} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`, n, { cause }),
+      unavailable: (cause, n) =>
+        new NetboxUnavailableError(
+          `${method} ${path}: NetBox at ${this.url} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
+          n,
+          { cause },
+        ),
     });
     let body: unknown;
     if (schema) {
       try {
         body = schema.parse(text ? JSON.parse(text) : undefined);
       } catch (err) {
-        throw new NetboxApiError(res.status, text, `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`);
+        throw new NetboxApiError(
+          res.status,
+          text,
+          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
+        );
       }
     }
     return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
@@ -622,12 +685,22 @@ export class NetboxClient {
     const pathOnly = path.replace(/\?.*$/, "");
     if (status === 401 || (status === 403 && AUTHENTICATION_FAILURE.test(detail))) {
       const scheme = this.opts.token.startsWith("nbt_") ? "a v2 token (Bearer nbt_...)" : "a v1 token (Token ...)";
-      return new NetboxAuthenticationError(status, text, `${method} ${pathOnly} -> ${status} ${detail} (NetBox at ${this.url} rejected ${scheme})`);
+      return new NetboxAuthenticationError(
+        status,
+        text,
+        `${method} ${pathOnly} -> ${status} ${detail} (NetBox at ${this.url} rejected ${scheme})`,
+      );
     }
     if (status === 403) {
       const objectType = objectTypeForPath(pathOnly);
       const [app, model] = objectType.split(".");
-      return new NetboxPermissionError(status, text, `${method} ${pathOnly} -> 403 ${detail} (the token's user needs the ${app}.${method === "GET" ? "view" : "change"}_${model} permission on ${objectType})`, objectType, pathOnly);
+      return new NetboxPermissionError(
+        status,
+        text,
+        `${method} ${pathOnly} -> 403 ${detail} (the token's user needs the ${app}.${method === "GET" ? "view" : "change"}_${model} permission on ${objectType})`,
+        objectType,
+        pathOnly,
+      );
     }
     return new NetboxApiError(status, text, `${method} ${pathOnly} -> ${status} ${detail}`);
   }
@@ -635,7 +708,10 @@ export class NetboxClient {
 
 /** "dcim/devices", "/api/dcim/devices/" -> "/api/dcim/devices/". */
 function normalizePath(path: string): string {
-  const bare = path.replace(/^\/+/, "").replace(/^api\//, "").replace(/\/+$/, "");
+  const bare = path
+    .replace(/^\/+/, "")
+    .replace(/^api\//, "")
+    .replace(/\/+$/, "");
   return `/api/${bare}/`;
 }
 
@@ -660,16 +736,28 @@ function toQuery(filters: NetboxFilters): URLSearchParams {
   const q = new URLSearchParams();
   for (const [key, value] of Object.entries(filters)) {
     if (value === undefined || value === null) continue;
-    for (const v of Array.isArray(value) ? value : [value]) q.append(key, v instanceof Date ? v.toISOString() : String(v));
+    for (const v of Array.isArray(value) ? value : [value])
+      q.append(key, v instanceof Date ? v.toISOString() : String(v));
   }
   return q;
 }
 
-function parseObject<S extends z.ZodType>(schema: S, raw: unknown, method: string, path: string, status: number, text: string): z.infer<S> {
+function parseObject<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  method: string,
+  path: string,
+  status: number,
+  text: string,
+): z.infer<S> {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const id = typeof raw === "object" && raw !== null && "id" in raw ? String(raw.id) : "?";
-  throw new NetboxApiError(status, text, `${method} ${path}: unexpected object ${id}: ${describeParseError(parsed.error)}`);
+  throw new NetboxApiError(
+    status,
+    text,
+    `${method} ${path}: unexpected object ${id}: ${describeParseError(parsed.error)}`,
+  );
 }
 
 function retryAfterMs(header: string | null): number | undefined {
@@ -678,7 +766,6 @@ function retryAfterMs(header: string | null): number | undefined {
   // Bounded: a far-off Retry-After is better handled by the caller's next run than by sleeping.
   return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
 }
-
 
 /**
  * The readable part of a NetBox error body: DRF's `{"detail": "..."}`, or a validation error
@@ -697,7 +784,10 @@ export function netboxErrorMessage(text: string): string | undefined {
   if (doc && typeof doc === "object" && !Array.isArray(doc)) {
     const o = doc as Record<string, unknown>;
     if (typeof o.error === "string") return typeof o.exception === "string" ? `${o.exception}: ${o.error}` : o.error;
-    const parts = Object.entries(o).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ") : JSON.stringify(v)}`);
+    const parts = Object.entries(o).map(
+      ([k, v]) =>
+        `${k}: ${Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ") : JSON.stringify(v)}`,
+    );
     if (parts.length) return parts.join("; ");
   }
   return text.trim().slice(0, 300) || undefined;

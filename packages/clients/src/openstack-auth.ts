@@ -80,7 +80,13 @@ export interface NoAuthCloud extends CloudBase {
 export interface ApplicationCredentialCloud extends CloudBase {
   authType: "v3applicationcredential";
   authUrl: string;
-  credential: { id: string; secret: Secret } | { name: string; user: { id: string } | { name: string; domain: { id: string } | { name: string } }; secret: Secret };
+  credential:
+    | { id: string; secret: Secret }
+    | {
+        name: string;
+        user: { id: string } | { name: string; domain: { id: string } | { name: string } };
+        secret: Secret;
+      };
   /** `baremetal_endpoint_override`: use this instead of the catalog's endpoint. */
   endpointOverride?: string;
 }
@@ -100,7 +106,9 @@ export function loadCloud(file: string, cloudName?: string): Cloud {
     text = readFileSync(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new CloudConfigError(`cannot read clouds file ${file}: ${code === "ENOENT" ? "no such file" : (code ?? String(err))}`);
+    throw new CloudConfigError(
+      `cannot read clouds file ${file}: ${code === "ENOENT" ? "no such file" : (code ?? String(err))}`,
+    );
   }
   // The parser's own messages quote the offending source line, which may hold a secret: only
   // its error code and position are reported.
@@ -108,7 +116,9 @@ export function loadCloud(file: string, cloudName?: string): Cloud {
   const yamlError = doc.errors[0];
   if (yamlError) {
     const before = text.slice(0, yamlError.pos[0]).split("\n");
-    throw new CloudConfigError(`cannot parse clouds file ${file}: invalid YAML (${yamlError.code} at line ${before.length}, column ${before.at(-1)!.length + 1})`);
+    throw new CloudConfigError(
+      `cannot parse clouds file ${file}: invalid YAML (${yamlError.code} at line ${before.length}, column ${before.at(-1)!.length + 1})`,
+    );
   }
   const root: unknown = doc.toJS();
   const clouds = isRecord(root) ? root.clouds : undefined;
@@ -117,12 +127,15 @@ export function loadCloud(file: string, cloudName?: string): Cloud {
   const available = names.length ? names.map((n) => JSON.stringify(n)).join(", ") : "none";
   let name: string;
   if (cloudName !== undefined && cloudName !== "") {
-    if (!Object.hasOwn(clouds, cloudName)) throw new CloudConfigError(`cloud ${JSON.stringify(cloudName)} is not in ${file}; available: ${available}`);
+    if (!Object.hasOwn(clouds, cloudName))
+      throw new CloudConfigError(`cloud ${JSON.stringify(cloudName)} is not in ${file}; available: ${available}`);
     name = cloudName;
   } else if (names.length === 1) {
     name = names[0]!;
   } else {
-    throw new CloudConfigError(`${file} holds ${names.length ? "several clouds" : "no cloud"}: name one (--cloud or OS_CLOUD); available: ${available}`);
+    throw new CloudConfigError(
+      `${file} holds ${names.length ? "several clouds" : "no cloud"}: name one (--cloud or OS_CLOUD); available: ${available}`,
+    );
   }
   return parseCloud(clouds[name], name, file);
 }
@@ -141,24 +154,31 @@ function parseCloud(entry: unknown, name: string, file: string): Cloud {
   };
   const required = (obj: Record<string, unknown>, key: string, label: string): string => {
     const v = str(obj, key, label);
-    if (v === undefined) throw new CloudConfigError(`${where}: \`${label}\` is required for auth_type ${String(entry.auth_type)}`);
+    if (v === undefined)
+      throw new CloudConfigError(`${where}: \`${label}\` is required for auth_type ${String(entry.auth_type)}`);
     return v;
   };
   const url = (v: string | undefined, label: string): string | undefined => {
     if (v === undefined) return undefined;
-    if (!URL.canParse(v) || !/^https?:$/.test(new URL(v).protocol)) throw new CloudConfigError(`${where}: \`${label}\` is not an http(s) URL`);
+    if (!URL.canParse(v) || !/^https?:$/.test(new URL(v).protocol))
+      throw new CloudConfigError(`${where}: \`${label}\` is not an http(s) URL`);
     return v;
   };
 
   const iface = (str(entry, "interface", "interface") ?? "public").replace(/URL$/, ""); // "publicURL" is the v2 spelling
-  if (iface !== "public" && iface !== "internal" && iface !== "admin") throw new CloudConfigError(`${where}: \`interface\` must be public, internal or admin`);
+  if (iface !== "public" && iface !== "internal" && iface !== "admin")
+    throw new CloudConfigError(`${where}: \`interface\` must be public, internal or admin`);
   const base: CloudBase = { name, file, interface: iface, regionName: str(entry, "region_name", "region_name") };
-  const endpointOverride = url(str(entry, "baremetal_endpoint_override", "baremetal_endpoint_override"), "baremetal_endpoint_override");
+  const endpointOverride = url(
+    str(entry, "baremetal_endpoint_override", "baremetal_endpoint_override"),
+    "baremetal_endpoint_override",
+  );
 
   const authType = entry.auth_type;
   if (authType === "none") {
     const endpoint = endpointOverride ?? url(str(auth, "endpoint", "auth.endpoint"), "auth.endpoint");
-    if (!endpoint) throw new CloudConfigError(`${where}: auth_type none needs \`baremetal_endpoint_override\` or \`auth.endpoint\``);
+    if (!endpoint)
+      throw new CloudConfigError(`${where}: auth_type none needs \`baremetal_endpoint_override\` or \`auth.endpoint\``);
     return { ...base, authType: "none", endpoint };
   }
   if (authType === "v3applicationcredential") {
@@ -170,7 +190,10 @@ function parseCloud(entry: unknown, name: string, file: string): Cloud {
       credential = { id, secret };
     } else {
       const credName = str(auth, "application_credential_name", "auth.application_credential_name");
-      if (!credName) throw new CloudConfigError(`${where}: \`auth.application_credential_id\` or \`auth.application_credential_name\` is required`);
+      if (!credName)
+        throw new CloudConfigError(
+          `${where}: \`auth.application_credential_id\` or \`auth.application_credential_name\` is required`,
+        );
       // A credential name is only unique per user, so Keystone needs the user too.
       const userId = str(auth, "user_id", "auth.user_id");
       const username = str(auth, "username", "auth.username");
@@ -178,14 +201,21 @@ function parseCloud(entry: unknown, name: string, file: string): Cloud {
       const domainName = str(auth, "user_domain_name", "auth.user_domain_name");
       let user: { id: string } | { name: string; domain: { id: string } | { name: string } };
       if (userId) user = { id: userId };
-      else if (username && (domainId || domainName)) user = { name: username, domain: domainId ? { id: domainId } : { name: domainName! } };
-      else throw new CloudConfigError(`${where}: \`auth.application_credential_name\` needs \`auth.user_id\`, or \`auth.username\` with \`auth.user_domain_name\` or \`auth.user_domain_id\``);
+      else if (username && (domainId || domainName))
+        user = { name: username, domain: domainId ? { id: domainId } : { name: domainName! } };
+      else
+        throw new CloudConfigError(
+          `${where}: \`auth.application_credential_name\` needs \`auth.user_id\`, or \`auth.username\` with \`auth.user_domain_name\` or \`auth.user_domain_id\``,
+        );
       credential = { name: credName, user, secret };
     }
     return { ...base, authType: "v3applicationcredential", authUrl, credential, endpointOverride };
   }
-  const given = typeof authType === "string" ? JSON.stringify(authType) : authType === undefined ? "missing" : "not a string";
-  throw new CloudConfigError(`${where}: auth_type ${given} is not supported (supported: ${SUPPORTED_AUTH_TYPES.join(", ")})`);
+  const given =
+    typeof authType === "string" ? JSON.stringify(authType) : authType === undefined ? "missing" : "not a string";
+  throw new CloudConfigError(
+    `${where}: auth_type ${given} is not supported (supported: ${SUPPORTED_AUTH_TYPES.join(", ")})`,
+  );
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -289,7 +319,8 @@ export class KeystoneSession {
   private async requestToken(): Promise<{ token: string; catalog: ServiceCatalog }> {
     const c = this.opts.credential;
     const who = "id" in c ? `application credential ${c.id}` : `application credential ${JSON.stringify(c.name)}`;
-    const application_credential = "id" in c ? { id: c.id, secret: c.secret.reveal() } : { name: c.name, user: c.user, secret: c.secret.reveal() };
+    const application_credential =
+      "id" in c ? { id: c.id, secret: c.secret.reveal() } : { name: c.name, user: c.user, secret: c.secret.reveal() };
     let res: Response;
     let text: string;
     try {
@@ -302,24 +333,40 @@ export class KeystoneSession {
       text = await res.text();
     } catch (err) {
       const cause = (err as Error).cause as { code?: string } | undefined;
-      throw new KeystoneAuthError(`cannot reach Keystone at ${this.tokensUrl}: ${(err as Error).name === "TimeoutError" ? "timed out" : (cause?.code ?? (err as Error).message)}`, undefined, { cause: err });
+      throw new KeystoneAuthError(
+        `cannot reach Keystone at ${this.tokensUrl}: ${(err as Error).name === "TimeoutError" ? "timed out" : (cause?.code ?? (err as Error).message)}`,
+        undefined,
+        { cause: err },
+      );
     }
     if (res.status === 401) {
-      throw new KeystoneAuthError(`Keystone at ${this.tokensUrl} rejected ${who} (401): ${keystoneMessage(text) ?? "unauthorized"}`, 401);
+      throw new KeystoneAuthError(
+        `Keystone at ${this.tokensUrl} rejected ${who} (401): ${keystoneMessage(text) ?? "unauthorized"}`,
+        401,
+      );
     }
     if (!res.ok) {
-      throw new KeystoneAuthError(`Keystone at ${this.tokensUrl} answered ${res.status} for ${who}: ${keystoneMessage(text) ?? res.statusText}`, res.status);
+      throw new KeystoneAuthError(
+        `Keystone at ${this.tokensUrl} answered ${res.status} for ${who}: ${keystoneMessage(text) ?? res.statusText}`,
+        res.status,
+      );
     }
     const token = res.headers.get("x-subject-token");
     let body: z.infer<typeof TokenBodySchema>;
     try {
       body = TokenBodySchema.parse(JSON.parse(text));
     } catch {
-      throw new KeystoneAuthError(`Keystone at ${this.tokensUrl} answered ${res.status} without a token document`, res.status);
+      throw new KeystoneAuthError(
+        `Keystone at ${this.tokensUrl} answered ${res.status} without a token document`,
+        res.status,
+      );
     }
     const expiresAt = Date.parse(body.token.expires_at);
     if (!token || Number.isNaN(expiresAt)) {
-      throw new KeystoneAuthError(`Keystone at ${this.tokensUrl} answered ${res.status} without ${token ? "a valid token.expires_at" : "an X-Subject-Token header"}`, res.status);
+      throw new KeystoneAuthError(
+        `Keystone at ${this.tokensUrl} answered ${res.status} without ${token ? "a valid token.expires_at" : "an X-Subject-Token header"}`,
+        res.status,
+      );
     }
     this.current = { token, expiresAt, catalog: body.token.catalog ?? [] };
     return this.current;
@@ -342,21 +389,32 @@ function keystoneMessage(text: string): string | undefined {
  * region, the endpoints for the interface must all be in one region: guessing among regions
  * would silently point an agent at another site's Ironic.
  */
-export function catalogEndpoint(catalog: ServiceCatalog, type: string, iface: EndpointInterface, region?: string): string {
+export function catalogEndpoint(
+  catalog: ServiceCatalog,
+  type: string,
+  iface: EndpointInterface,
+  region?: string,
+): string {
   const service = catalog.find((s) => s.type === type);
   if (!service) {
-    throw new CloudConfigError(`the service catalog has no ${type} service (it has: ${catalog.map((s) => s.type).join(", ") || "nothing"})`);
+    throw new CloudConfigError(
+      `the service catalog has no ${type} service (it has: ${catalog.map((s) => s.type).join(", ") || "nothing"})`,
+    );
   }
   const regionOf = (e: ServiceCatalog[number]["endpoints"][number]) => e.region_id ?? e.region ?? undefined;
   const forInterface = service.endpoints.filter((e) => e.interface === iface);
   const candidates = region === undefined ? forInterface : forInterface.filter((e) => regionOf(e) === region);
   const describe = service.endpoints.map((e) => `${e.interface}@${regionOf(e) ?? "(no region)"}`).join(", ");
   if (candidates.length === 0) {
-    throw new CloudConfigError(`the service catalog has no ${iface} ${type} endpoint${region ? ` in region ${region}` : ""} (it has: ${describe})`);
+    throw new CloudConfigError(
+      `the service catalog has no ${iface} ${type} endpoint${region ? ` in region ${region}` : ""} (it has: ${describe})`,
+    );
   }
   const regions = new Set(candidates.map(regionOf));
   if (regions.size > 1) {
-    throw new CloudConfigError(`the service catalog has ${iface} ${type} endpoints in several regions (${[...regions].join(", ")}): set region_name`);
+    throw new CloudConfigError(
+      `the service catalog has ${iface} ${type} endpoints in several regions (${[...regions].join(", ")}): set region_name`,
+    );
   }
   return candidates[0]!.url;
 }
@@ -375,14 +433,25 @@ export type IronicClientForOptions = Omit<IronicClientOptions, "endpoint" | "tok
 export async function ironicClientFor(cloud: Cloud, options: IronicClientForOptions = {}): Promise<IronicClient> {
   const { keystone, ...clientOptions } = options;
   if (cloud.authType === "none") return new IronicClient({ ...clientOptions, endpoint: cloud.endpoint });
-  const session = new KeystoneSession({ authUrl: cloud.authUrl, credential: cloud.credential, fetch: clientOptions.fetch, ...keystone });
+  const session = new KeystoneSession({
+    authUrl: cloud.authUrl,
+    credential: cloud.credential,
+    fetch: clientOptions.fetch,
+    ...keystone,
+  });
   const catalog = await session.catalog();
   let endpoint = cloud.endpointOverride;
   try {
     endpoint ??= catalogEndpoint(catalog, "baremetal", cloud.interface, cloud.regionName);
   } catch (err) {
-    if (err instanceof CloudConfigError) throw new CloudConfigError(`cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: ${err.message}`);
+    if (err instanceof CloudConfigError)
+      throw new CloudConfigError(`cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: ${err.message}`);
     throw err;
   }
-  return new IronicClient({ ...clientOptions, endpoint, token: () => session.token(), invalidateToken: () => session.invalidate() });
+  return new IronicClient({
+    ...clientOptions,
+    endpoint,
+    token: () => session.token(),
+    invalidateToken: () => session.invalidate(),
+  });
 }

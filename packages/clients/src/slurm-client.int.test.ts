@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../../test/support/ironic.ts";
 import { scontrolJob, startSlurm, waitForScontrolJob, type SlurmPeer } from "../../../test/support/slurm.ts";
 import { eventually } from "../../../test/support/wait.ts";
-import { SlurmApiError, SlurmClient, SlurmUnavailableError, expandHostlist, isTerminalSlurmState, type SlurmJob } from "./slurm-client.ts";
+import {
+  SlurmApiError,
+  SlurmClient,
+  SlurmUnavailableError,
+  expandHostlist,
+  isTerminalSlurmState,
+  type SlurmJob,
+} from "./slurm-client.ts";
 
 /** Jobs wait for slurmctld's first scheduling pass (~3 s after it starts), then run for seconds. */
 const JOB_TEST_TIMEOUT = 90_000;
@@ -28,7 +35,8 @@ async function waitForEnd(jobId: number): Promise<SlurmJob> {
   return eventually(
     async () => {
       const job = await client.job(jobId);
-      if (!job || !isTerminalSlurmState(job.state)) throw new Error(`job ${jobId} not finished: ${job?.state ?? "unknown"}`);
+      if (!job || !isTerminalSlurmState(job.state))
+        throw new Error(`job ${jobId} not finished: ${job?.state ?? "unknown"}`);
       return job;
     },
     JOB_WAIT,
@@ -44,7 +52,8 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
 
     const nodes = await client.nodes();
     expect(nodes.map((n) => n.name).sort()).toEqual(slurm.nodes);
-    for (const node of nodes) expect(node).toEqual({ name: node.name, state: "idle", stateFlags: [], reason: null, partitions: ["gpu"] });
+    for (const node of nodes)
+      expect(node).toEqual({ name: node.name, state: "idle", stateFlags: [], reason: null, partitions: ["gpu"] });
   });
 
   it(
@@ -65,12 +74,25 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
       expect(jobId).toBeGreaterThan(0);
 
       const job = await waitForEnd(jobId);
-      expect(job).toMatchObject({ jobId, name, state: "COMPLETED", exitCode: 0, signal: null, nodes: ["gpu002"], partition: "gpu", comment: "fleet-manager integration test" });
+      expect(job).toMatchObject({
+        jobId,
+        name,
+        state: "COMPLETED",
+        exitCode: 0,
+        signal: null,
+        nodes: ["gpu002"],
+        partition: "gpu",
+        comment: "fleet-manager integration test",
+      });
       expect(job.startTime).toBeInstanceOf(Date);
       expect(job.endTime!.getTime()).toBeGreaterThanOrEqual(job.startTime!.getTime());
       // The script really ran, on that node; slurmctld agrees.
       expect((await readFile(marker, "utf8")).trim()).toBe("gpu002");
-      expect(await scontrolJob(slurm, jobId)).toMatchObject({ state: "COMPLETED", exitCode: "0:0", nodeList: "gpu002" });
+      expect(await scontrolJob(slurm, jobId)).toMatchObject({
+        state: "COMPLETED",
+        exitCode: "0:0",
+        nodeList: "gpu002",
+      });
     },
     JOB_TEST_TIMEOUT,
   );
@@ -78,9 +100,20 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
   it(
     "reports a failing script as FAILED with its exit code",
     async () => {
-      const { jobId } = await client.submitJob({ name: uniqueName("exit3"), script: "#!/bin/bash\nsleep 2; exit 3\n", nodes: ["gpu003"], standardOutput: "/dev/null" });
+      const { jobId } = await client.submitJob({
+        name: uniqueName("exit3"),
+        script: "#!/bin/bash\nsleep 2; exit 3\n",
+        nodes: ["gpu003"],
+        standardOutput: "/dev/null",
+      });
       const job = await waitForEnd(jobId);
-      expect(job).toMatchObject({ state: "FAILED", exitCode: 3, signal: null, stateReason: "NonZeroExitCode", nodes: ["gpu003"] });
+      expect(job).toMatchObject({
+        state: "FAILED",
+        exitCode: 3,
+        signal: null,
+        stateReason: "NonZeroExitCode",
+        nodes: ["gpu003"],
+      });
       expect(await scontrolJob(slurm, jobId)).toMatchObject({ state: "FAILED", exitCode: "3:0" });
     },
     JOB_TEST_TIMEOUT,
@@ -89,7 +122,12 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
   it(
     "cancels a running job, which then ends CANCELLED",
     async () => {
-      const { jobId } = await client.submitJob({ name: uniqueName("long"), script: "#!/bin/bash\nsleep 300\n", nodes: ["gpu001"], standardOutput: "/dev/null" });
+      const { jobId } = await client.submitJob({
+        name: uniqueName("long"),
+        script: "#!/bin/bash\nsleep 300\n",
+        nodes: ["gpu001"],
+        standardOutput: "/dev/null",
+      });
       await eventually(async () => expect((await client.job(jobId))?.state).toBe("RUNNING"), JOB_WAIT, 250);
 
       expect(await client.cancelJob(jobId)).toEqual({ outcome: "cancelled", state: "RUNNING" });
@@ -99,7 +137,11 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
       expect(job.signal).toBeGreaterThan(0);
       expect((await scontrolJob(slurm, jobId))?.state).toBe("CANCELLED");
       // The node is free again.
-      await eventually(async () => expect((await client.nodes()).find((n) => n.name === "gpu001")?.state).toBe("idle"), JOB_WAIT, 250);
+      await eventually(
+        async () => expect((await client.nodes()).find((n) => n.name === "gpu001")?.state).toBe("idle"),
+        JOB_WAIT,
+        250,
+      );
     },
     JOB_TEST_TIMEOUT,
   );
@@ -107,7 +149,11 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
   it(
     "does not throw when cancelling a finished or an unknown job, and says which it was",
     async () => {
-      const { jobId } = await client.submitJob({ name: uniqueName("quick"), script: "#!/bin/bash\ntrue\n", standardOutput: "/dev/null" });
+      const { jobId } = await client.submitJob({
+        name: uniqueName("quick"),
+        script: "#!/bin/bash\ntrue\n",
+        standardOutput: "/dev/null",
+      });
       await waitForEnd(jobId);
 
       expect(await client.cancelJob(jobId)).toEqual({ outcome: "already-finished", state: "COMPLETED" });
@@ -153,7 +199,9 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
 
     // The same for every kind of request, the submit included (which says it differently).
     await expect(bad.job(1)).rejects.toMatchObject({ name: "SlurmApiError", status: 500 });
-    const submitErr = await bad.submitJob({ name: uniqueName("forged"), script: "#!/bin/bash\ntrue\n" }).catch((e: unknown) => e);
+    const submitErr = await bad
+      .submitJob({ name: uniqueName("forged"), script: "#!/bin/bash\ntrue\n" })
+      .catch((e: unknown) => e);
     expect(submitErr).toBeInstanceOf(SlurmApiError);
     expect((submitErr as Error).message).toMatch(/token may be invalid/);
     expect((submitErr as Error).message).not.toContain(payload);
@@ -161,11 +209,24 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
 
   it("gives SlurmUnavailableError when nothing answers", async () => {
     const port = await freePort();
-    const down = new SlurmClient({ baseUrl: `http://127.0.0.1:${port}`, user: "root", token: () => slurm.token, maxAttempts: 2, backoffMs: 10 });
+    const down = new SlurmClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      user: "root",
+      token: () => slurm.token,
+      maxAttempts: 2,
+      backoffMs: 10,
+    });
     await expect(down.nodes()).rejects.toBeInstanceOf(SlurmUnavailableError);
-    await expect(down.job(1)).rejects.toMatchObject({ name: "SlurmUnavailableError", attempts: 2, message: expect.stringMatching(/ECONNREFUSED/) });
+    await expect(down.job(1)).rejects.toMatchObject({
+      name: "SlurmUnavailableError",
+      attempts: 2,
+      message: expect.stringMatching(/ECONNREFUSED/),
+    });
     // A refused connection sent nothing, so even a submit may try again.
-    await expect(down.submitJob({ name: uniqueName("nowhere"), script: "#!/bin/bash\ntrue\n" })).rejects.toMatchObject({ name: "SlurmUnavailableError", attempts: 2 });
+    await expect(down.submitJob({ name: uniqueName("nowhere"), script: "#!/bin/bash\ntrue\n" })).rejects.toMatchObject({
+      name: "SlurmUnavailableError",
+      attempts: 2,
+    });
   });
 
   it("sends a submit only once when the connection drops after the request went out", async () => {
@@ -181,8 +242,16 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     try {
       const { port } = server.address() as { port: number };
-      const flaky = new SlurmClient({ baseUrl: `http://127.0.0.1:${port}`, user: "root", token: () => slurm.token, maxAttempts: 4, backoffMs: 10 });
-      const err = await flaky.submitJob({ name: uniqueName("once"), script: "#!/bin/bash\ntrue\n" }).catch((e: unknown) => e);
+      const flaky = new SlurmClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        user: "root",
+        token: () => slurm.token,
+        maxAttempts: 4,
+        backoffMs: 10,
+      });
+      const err = await flaky
+        .submitJob({ name: uniqueName("once"), script: "#!/bin/bash\ntrue\n" })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SlurmUnavailableError);
       expect((err as Error).message).toMatch(/may have reached slurmrestd/);
       expect(received).toBe(1);

@@ -86,7 +86,19 @@ export type SlurmJobState =
   | "OUT_OF_MEMORY"
   | (string & {});
 
-const TERMINAL_STATES: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", "REVOKED", "SPECIAL_EXIT"]);
+const TERMINAL_STATES: ReadonlySet<string> = new Set([
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMEOUT",
+  "NODE_FAIL",
+  "PREEMPTED",
+  "BOOT_FAIL",
+  "DEADLINE",
+  "OUT_OF_MEMORY",
+  "REVOKED",
+  "SPECIAL_EXIT",
+]);
 
 /** Whether a job in this state has ended for good (its exit code is known). */
 export function isTerminalSlurmState(state: string): boolean {
@@ -229,7 +241,8 @@ export class SlurmClient {
     const baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.baseUrl = baseUrl;
     this.apiVersion = opts.apiVersion ?? "v0.0.38";
-    if (!/^v\d+\.\d+\.\d+$/.test(this.apiVersion)) throw new Error(`apiVersion must look like v0.0.38, got "${this.apiVersion}"`);
+    if (!/^v\d+\.\d+\.\d+$/.test(this.apiVersion))
+      throw new Error(`apiVersion must look like v0.0.38, got "${this.apiVersion}"`);
     this.opts = {
       ...opts,
       baseUrl,
@@ -247,7 +260,11 @@ export class SlurmClient {
     const controllers = body.pings.map((raw) => {
       const p = (raw ?? {}) as { hostname?: unknown; ping?: unknown; pinged?: unknown; mode?: unknown };
       const answer = p.ping ?? p.pinged; // v0.0.38: ping, v0.0.40+: pinged
-      return { hostname: String(p.hostname ?? ""), up: answer === "UP", mode: typeof p.mode === "string" ? p.mode : null };
+      return {
+        hostname: String(p.hostname ?? ""),
+        up: answer === "UP",
+        mode: typeof p.mode === "string" ? p.mode : null,
+      };
     });
     const meta = body.meta as { Slurm?: { release?: unknown }; slurm?: { release?: unknown } } | undefined;
     const release = meta?.Slurm?.release ?? meta?.slurm?.release;
@@ -261,7 +278,13 @@ export class SlurmClient {
       const n = this.parseItem(RawNodeSchema, raw, "GET", path, "node");
       const states = Array.isArray(n.state) ? n.state : [n.state];
       const flags = [...states.slice(1), ...(n.state_flags ?? [])].map((f) => f.toUpperCase());
-      return { name: n.name, state: (states[0] ?? "unknown").toLowerCase(), stateFlags: [...new Set(flags)], reason: n.reason || null, partitions: n.partitions ?? [] };
+      return {
+        name: n.name,
+        state: (states[0] ?? "unknown").toLowerCase(),
+        stateFlags: [...new Set(flags)],
+        reason: n.reason || null,
+        partitions: n.partitions ?? [],
+      };
     });
   }
 
@@ -270,7 +293,10 @@ export class SlurmClient {
    * request went out (a timeout), the job may exist; look it up with jobsByName(spec.name).
    */
   async submitJob(spec: SlurmJobSpec): Promise<{ jobId: number }> {
-    const body = await this.parsed("POST", "/job/submit", SubmitResponseSchema, { body: this.submitBody(spec), idempotent: false });
+    const body = await this.parsed("POST", "/job/submit", SubmitResponseSchema, {
+      body: this.submitBody(spec),
+      idempotent: false,
+    });
     return { jobId: body.job_id };
   }
 
@@ -284,7 +310,9 @@ export class SlurmClient {
       if (isUnknownJob(err)) return null;
       throw err;
     }
-    const raw = body.jobs.map((j) => this.parseItem(RawJobSchema, j, "GET", path, "job")).find((j) => j.job_id === jobId);
+    const raw = body.jobs
+      .map((j) => this.parseItem(RawJobSchema, j, "GET", path, "job"))
+      .find((j) => j.job_id === jobId);
     return raw ? normaliseJob(raw) : null;
   }
 
@@ -331,27 +359,49 @@ export class SlurmClient {
       else job.nodelist = spec.nodes.join(",");
     }
     if (spec.partition !== undefined) job.partition = spec.partition;
-    if (spec.timeLimitMinutes !== undefined) job.time_limit = timeAsObject ? { set: true, infinite: false, number: spec.timeLimitMinutes } : spec.timeLimitMinutes;
+    if (spec.timeLimitMinutes !== undefined)
+      job.time_limit = timeAsObject
+        ? { set: true, infinite: false, number: spec.timeLimitMinutes }
+        : spec.timeLimitMinutes;
     if (spec.comment !== undefined) job.comment = spec.comment;
     if (spec.standardOutput !== undefined) job.standard_output = spec.standardOutput;
     if (spec.standardError !== undefined) job.standard_error = spec.standardError;
     return { script: spec.script, job };
   }
 
-  private parseItem<S extends z.ZodType>(schema: S, raw: unknown, method: string, path: string, what: string): z.infer<S> {
+  private parseItem<S extends z.ZodType>(
+    schema: S,
+    raw: unknown,
+    method: string,
+    path: string,
+    what: string,
+  ): z.infer<S> {
     const parsed = schema.safeParse(raw);
     if (parsed.success) return parsed.data;
-    throw new SlurmApiError(200, [], `${method} ${this.fullPath(path)}: unexpected ${what}: ${describeParseError(parsed.error)}`);
+    throw new SlurmApiError(
+      200,
+      [],
+      `${method} ${this.fullPath(path)}: unexpected ${what}: ${describeParseError(parsed.error)}`,
+    );
   }
 
-  private async parsed<S extends z.ZodType>(method: string, path: string, schema: S, o: RequestOptions): Promise<z.infer<S>> {
+  private async parsed<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    o: RequestOptions,
+  ): Promise<z.infer<S>> {
     const { status, json } = await this.request(method, path, o);
     const parsed = schema.safeParse(json);
     if (parsed.success) return parsed.data;
     // A 2xx without the data, but with errors, is a failure slurmrestd did not map to a status.
     const errors = parseErrors(json);
     const detail = errors.length ? errorSummary(errors) : describeParseError(parsed.error);
-    throw new SlurmApiError(status, errors, `${method} ${this.fullPath(path)} -> ${status} with an unexpected body: ${detail}`);
+    throw new SlurmApiError(
+      status,
+      errors,
+      `${method} ${this.fullPath(path)} -> ${status} with an unexpected body: ${detail}`,
+    );
   }
 
   private fullPath(path: string): string {
@@ -369,7 +419,11 @@ export class SlurmClient {
       timeoutMs: this.opts.timeoutMs,
       attempts: Math.max(1, this.opts.maxAttempts),
       backoffMs: this.opts.backoffMs,
-      headers: async () => ({ accept: "application/json", "x-slurm-user-name": this.opts.user, "x-slurm-user-token": await this.opts.token() }),
+      headers: async () => ({
+        accept: "application/json",
+        "x-slurm-user-name": this.opts.user,
+        "x-slurm-user-token": await this.opts.token(),
+      }),
       judge: (res, text) => {
         try {
           json = text ? JSON.parse(text) : undefined;
@@ -378,14 +432,22 @@ export class SlurmClient {
         }
         if (res.ok) return { kind: "ok" };
         const errors = parseErrors(json);
-        const error = new SlurmApiError(res.status, errors, `${method} ${fullPath} -> ${res.status} ${describeFailure(res, text, errors)}`);
+        const error = new SlurmApiError(
+          res.status,
+          errors,
+          `${method} ${fullPath} -> ${res.status} ${describeFailure(res, text, errors)}`,
+        );
         return o.idempotent && retryable(res.status, errors) ? { kind: "retry", error } : { kind: "fail", error };
       },
       // A refused connection carried nothing, so even a submit may be sent again.
       resendable: (error) => o.idempotent || connectionRefused(error),
       unavailable: (cause, n) => {
         const maybeSent = !o.idempotent && !connectionRefused(cause) ? "; the request may have reached slurmrestd" : "";
-        return new SlurmUnavailableError(`${method} ${fullPath}: slurmrestd at ${this.baseUrl} did not answer after ${n} attempt(s): ${describeFetchError(cause)}${maybeSent}`, n, { cause });
+        return new SlurmUnavailableError(
+          `${method} ${fullPath}: slurmrestd at ${this.baseUrl} did not answer after ${n} attempt(s): ${describeFetchError(cause)}${maybeSent}`,
+          n,
+          { cause },
+        );
       },
     });
     return { status: res.status, json };
@@ -408,7 +470,13 @@ function connectionRefused(err: unknown): boolean {
 function retryable(status: number, errors: SlurmErrorEntry[]): boolean {
   if (status === 429 || status === 502 || status === 503 || status === 504) return true;
   if (status !== 500) return false;
-  return errors.every((e) => e.errorNumber === null || e.errorNumber === SLURM_ERRNO.UNSPECIFIED || (e.errorNumber >= 1000 && e.errorNumber < 2000) || (e.errorNumber >= 5000 && e.errorNumber < 6000));
+  return errors.every(
+    (e) =>
+      e.errorNumber === null ||
+      e.errorNumber === SLURM_ERRNO.UNSPECIFIED ||
+      (e.errorNumber >= 1000 && e.errorNumber < 2000) ||
+      (e.errorNumber >= 5000 && e.errorNumber < 6000),
+  );
 }
 
 function parseErrors(json: unknown): SlurmErrorEntry[] {
@@ -418,25 +486,41 @@ function parseErrors(json: unknown): SlurmErrorEntry[] {
     const e = (raw ?? {}) as Record<string, unknown>;
     const num = e.error_number ?? e.error_code ?? e.errno;
     const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-    return { error: str(e.error), errorNumber: typeof num === "number" ? num : null, description: str(e.description), source: str(e.source) };
+    return {
+      error: str(e.error),
+      errorNumber: typeof num === "number" ? num : null,
+      description: str(e.description),
+      source: str(e.source),
+    };
   });
 }
 
 function errorSummary(errors: SlurmErrorEntry[]): string {
   return errors
     .map((e) => {
-      const text = e.description && e.error && !e.description.includes(e.error) ? `${e.description}: ${e.error}` : (e.description ?? e.error ?? "error");
+      const text =
+        e.description && e.error && !e.description.includes(e.error)
+          ? `${e.description}: ${e.error}`
+          : (e.description ?? e.error ?? "error");
       return e.errorNumber !== null ? `${text} (${e.errorNumber})` : text;
     })
     .join("; ");
 }
 
 function describeFailure(res: Response, text: string, errors: SlurmErrorEntry[]): string {
-  if (res.status === 401) return `${text.trim().slice(0, 200) || res.statusText}: slurmrestd needs both X-SLURM-USER-NAME and X-SLURM-USER-TOKEN`;
+  if (res.status === 401)
+    return `${text.trim().slice(0, 200) || res.statusText}: slurmrestd needs both X-SLURM-USER-NAME and X-SLURM-USER-TOKEN`;
   const summary = errors.length ? errorSummary(errors) : text.trim().slice(0, 300) || res.statusText;
-  const opaque = res.status === 500 && errors.length > 0 && errors.every((e) => e.errorNumber === SLURM_ERRNO.UNSPECIFIED || e.errorNumber === SLURM_ERRNO.ZERO_BYTES_TRANSMITTED);
+  const opaque =
+    res.status === 500 &&
+    errors.length > 0 &&
+    errors.every(
+      (e) => e.errorNumber === SLURM_ERRNO.UNSPECIFIED || e.errorNumber === SLURM_ERRNO.ZERO_BYTES_TRANSMITTED,
+    );
   // slurmrestd 22.05 says no more than this when slurmctld rejects the JWT.
-  return opaque ? `${summary} (slurmctld rejected the request: the token may be invalid, expired or for another user, or slurmctld is not answering)` : summary;
+  return opaque
+    ? `${summary} (slurmctld rejected the request: the token may be invalid, expired or for another user, or slurmctld is not answering)`
+    : summary;
 }
 
 /** "v0.0.40" vs "v0.0.39": -1, 0, 1. */

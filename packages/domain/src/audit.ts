@@ -8,7 +8,9 @@ export const AuditEntrySchema = z
     action: z.string().describe("e.g. site.create, device.update, slurm_bootstrap_config.delete"),
     resourceType: z.string(),
     resourceId: z.string(),
-    diff: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })).describe("Changed fields with their old and new values"),
+    diff: z
+      .record(z.string(), z.object({ before: z.unknown(), after: z.unknown() }))
+      .describe("Changed fields with their old and new values"),
     requestId: z.string().nullable(),
     createdAt: Timestamp,
   })

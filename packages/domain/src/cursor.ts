@@ -16,7 +16,13 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function decodeCursor(cursor: string): string {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (parsed && typeof parsed === "object" && "after" in parsed && typeof parsed.after === "string" && UUID_RE.test(parsed.after)) {
+    if (
+      parsed &&
+      typeof parsed === "object" &&
+      "after" in parsed &&
+      typeof parsed.after === "string" &&
+      UUID_RE.test(parsed.after)
+    ) {
       return parsed.after.toLowerCase();
     }
   } catch {

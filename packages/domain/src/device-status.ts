@@ -73,7 +73,17 @@
  */
 import { z } from "zod";
 
-export const OPERATIONAL_STATUSES = ["AVAILABLE", "ALLOCATED", "ENROLLING", "BURN_IN", "IMPAIRED", "QUARANTINED", "FAILED", "STALE", "UNKNOWN"] as const;
+export const OPERATIONAL_STATUSES = [
+  "AVAILABLE",
+  "ALLOCATED",
+  "ENROLLING",
+  "BURN_IN",
+  "IMPAIRED",
+  "QUARANTINED",
+  "FAILED",
+  "STALE",
+  "UNKNOWN",
+] as const;
 export const OperationalStatus = z.enum(OPERATIONAL_STATUSES);
 export type OperationalStatus = z.infer<typeof OperationalStatus>;
 
@@ -135,11 +145,44 @@ export interface DerivedStatus {
 }
 
 /** Ironic provision states that mean the last operation failed. */
-export const IRONIC_FAILED_STATES: readonly string[] = ["clean failed", "deploy failed", "inspect failed", "rescue failed", "unrescue failed", "error", "adopt failed", "service failed"];
+export const IRONIC_FAILED_STATES: readonly string[] = [
+  "clean failed",
+  "deploy failed",
+  "inspect failed",
+  "rescue failed",
+  "unrescue failed",
+  "error",
+  "adopt failed",
+  "service failed",
+];
 /** Ironic provision states on the way into (or back to) `available`. */
-export const IRONIC_ENROLLING_STATES: readonly string[] = ["enroll", "verifying", "manageable", "inspecting", "inspect wait", "cleaning", "clean wait", "clean hold", "adopting"];
+export const IRONIC_ENROLLING_STATES: readonly string[] = [
+  "enroll",
+  "verifying",
+  "manageable",
+  "inspecting",
+  "inspect wait",
+  "cleaning",
+  "clean wait",
+  "clean hold",
+  "adopting",
+];
 /** Ironic provision states in which an instance owns the node. */
-export const IRONIC_ALLOCATED_STATES: readonly string[] = ["active", "deploying", "wait call-back", "deploy wait", "deploy hold", "deleting", "rescue", "rescuing", "rescue wait", "unrescuing", "servicing", "service wait", "service hold"];
+export const IRONIC_ALLOCATED_STATES: readonly string[] = [
+  "active",
+  "deploying",
+  "wait call-back",
+  "deploy wait",
+  "deploy hold",
+  "deleting",
+  "rescue",
+  "rescuing",
+  "rescue wait",
+  "unrescuing",
+  "servicing",
+  "service wait",
+  "service hold",
+];
 const IRONIC_SETTLED_STATES: readonly string[] = ["available", "active"];
 
 const SLURM_FAILED = ["FAIL"];
@@ -187,7 +230,8 @@ function observationAges(obs: Obs, now: Date): { source: string; ageMs: number }
   return seen.flatMap(([source, at]) => (at ? [{ source, ageMs: now.getTime() - at.getTime() }] : []));
 }
 
-const staleSources = (obs: Obs, now: Date, staleAfterMs: number) => observationAges(obs, now).filter((a) => a.ageMs > staleAfterMs);
+const staleSources = (obs: Obs, now: Date, staleAfterMs: number) =>
+  observationAges(obs, now).filter((a) => a.ageMs > staleAfterMs);
 
 /**
  * True when a source that has observed the device last did so more than `staleAfterMs` before
@@ -244,12 +288,21 @@ function deriveOperationalStatus(obs: Obs, now: Date, staleAfterMs: number): Ope
   return "UNKNOWN";
 }
 
-const notObserved = (source: string): ConditionBody => ({ status: "Unknown", reason: "NotObserved", message: `${source} has not observed this device` });
+const notObserved = (source: string): ConditionBody => ({
+  status: "Unknown",
+  reason: "NotObserved",
+  message: `${source} has not observed this device`,
+});
 
 function inventoried(obs: Obs): ConditionBody {
   const nb = netboxSeen(obs);
   if (!nb) return notObserved("NetBox");
-  if (nb.missing) return { status: "False", reason: "MissingFromNetBox", message: `NetBox no longer lists this device (last status '${nb.status}')` };
+  if (nb.missing)
+    return {
+      status: "False",
+      reason: "MissingFromNetBox",
+      message: `NetBox no longer lists this device (last status '${nb.status}')`,
+    };
   return { status: "True", reason: `NetBoxStatus${camel(nb.status)}`, message: `NetBox status is '${nb.status}'` };
 }
 
@@ -262,10 +315,15 @@ function provisioned(obs: Obs): ConditionBody {
     return { status: "False", reason: "IronicFault", message: `Ironic reports fault '${ir.fault}'${why}` };
   }
   const state = ir.provisionState?.toLowerCase();
-  if (state === undefined) return { status: "Unknown", reason: "ProvisionStateUnknown", message: "Ironic reports no provision state" };
+  if (state === undefined)
+    return { status: "Unknown", reason: "ProvisionStateUnknown", message: "Ironic reports no provision state" };
   const message = `Ironic provision state is '${state}'`;
   if (IRONIC_FAILED_STATES.includes(state)) {
-    return { status: "False", reason: state.endsWith("failed") ? camel(state) : `ProvisionState${camel(state)}`, message: message + detail };
+    return {
+      status: "False",
+      reason: state.endsWith("failed") ? camel(state) : `ProvisionState${camel(state)}`,
+      message: message + detail,
+    };
   }
   const reason = `ProvisionState${camel(state)}`;
   if (IRONIC_SETTLED_STATES.includes(state)) return { status: "True", reason, message };
@@ -310,11 +368,16 @@ function cordoned(obs: Obs): ConditionBody {
 
 function fresh(obs: Obs, now: Date, staleAfterMs: number): ConditionBody {
   const ages = observationAges(obs, now);
-  if (ages.length === 0) return { status: "Unknown", reason: "NotObserved", message: "No source has observed this device" };
+  if (ages.length === 0)
+    return { status: "Unknown", reason: "NotObserved", message: "No source has observed this device" };
   const limit = Number.isFinite(staleAfterMs) ? `${Math.floor(staleAfterMs / 1000)}s` : "no limit";
   const stale = ages.filter((a) => a.ageMs > staleAfterMs);
   if (stale.length === 0) {
-    return { status: "True", reason: "AllSourcesFresh", message: `${ages.map((a) => a.source).join(", ")} observed within the limit (${limit})` };
+    return {
+      status: "True",
+      reason: "AllSourcesFresh",
+      message: `${ages.map((a) => a.source).join(", ")} observed within the limit (${limit})`,
+    };
   }
   const list = stale.map((a) => `${a.source} last observed ${Math.floor(a.ageMs / 1000)}s ago`).join(", ");
   return { status: "False", reason: "SourceStale", message: `${list} (limit ${limit})` };

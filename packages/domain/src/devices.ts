@@ -19,7 +19,12 @@ export const DeviceSchema = z
     tags: z.array(z.string()),
     bmcAddress: z.string().nullable(),
     interfaces: z.array(InterfaceSchema),
-    netbox: z.object({ id: z.number().int().nullable(), status: NetboxDeviceStatus, missing: z.boolean().describe("NetBox no longer lists the device"), ...Observed }),
+    netbox: z.object({
+      id: z.number().int().nullable(),
+      status: NetboxDeviceStatus,
+      missing: z.boolean().describe("NetBox no longer lists the device"),
+      ...Observed,
+    }),
     ironic: z.object({
       instance: IronicInstance.nullable(),
       nodeUuid: Uuid.nullable(),
@@ -32,8 +37,19 @@ export const DeviceSchema = z
       fault: z.string().nullable(),
       ...Observed,
     }),
-    slurm: z.object({ nodeName: z.string().nullable(), state: z.string().nullable(), stateFlags: z.array(z.string()), reason: z.string().nullable(), partitions: z.array(z.string()), ...Observed }),
-    health: z.object({ status: z.string().nullable(), conditions: z.array(z.object({ name: z.string(), status: z.string(), message: z.string().optional() })), ...Observed }),
+    slurm: z.object({
+      nodeName: z.string().nullable(),
+      state: z.string().nullable(),
+      stateFlags: z.array(z.string()),
+      reason: z.string().nullable(),
+      partitions: z.array(z.string()),
+      ...Observed,
+    }),
+    health: z.object({
+      status: z.string().nullable(),
+      conditions: z.array(z.object({ name: z.string(), status: z.string(), message: z.string().optional() })),
+      ...Observed,
+    }),
     cordoned: z.boolean(),
     cordonReason: z.string().nullable(),
     cordonedBy: z.string().nullable(),
@@ -78,16 +94,30 @@ export const DevicePatchSchema = z
     notes: z.string().max(10_000).nullable().optional(),
   })
   .refine((v) => Object.keys(v).length > 0, { message: "at least one field is required" })
-  .refine((v) => v.cordoned !== true || (v.cordonReason != null && v.cordonReason !== ""), { message: "cordoning needs a cordonReason", path: ["cordonReason"] })
+  .refine((v) => v.cordoned !== true || (v.cordonReason != null && v.cordonReason !== ""), {
+    message: "cordoning needs a cordonReason",
+    path: ["cordonReason"],
+  })
   .meta({ id: "DevicePatch" });
 export type DevicePatch = z.infer<typeof DevicePatchSchema>;
 
-export const HISTORY_FIELDS = ["provisionState", "operationalStatus", "slurmState", "healthStatus", "cordoned", "netboxStatus", "maintenance", "powerState"] as const;
+export const HISTORY_FIELDS = [
+  "provisionState",
+  "operationalStatus",
+  "slurmState",
+  "healthStatus",
+  "cordoned",
+  "netboxStatus",
+  "maintenance",
+  "powerState",
+] as const;
 export const DeviceHistoryEntrySchema = z
   .object({
     id: z.string().describe("Increasing id; page with ?cursor="),
     field: z.string(),
-    source: z.string().describe("netbox, ironic-overcloud, ironic-undercloud, slurm, health, operator, or hub (derived)"),
+    source: z
+      .string()
+      .describe("netbox, ironic-overcloud, ironic-undercloud, slurm, health, operator, or hub (derived)"),
     oldValue: z.unknown(),
     newValue: z.unknown(),
     principal: z.string().nullable(),

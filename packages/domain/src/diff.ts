@@ -7,7 +7,11 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
  * Top-level fields whose value differs. A created resource has `before` null (every field
  * appears with before: null), a deleted one `after` null. `ignore` drops bookkeeping fields.
  */
-export function diffFields(before: Record<string, unknown> | null, after: Record<string, unknown> | null, ignore: readonly string[] = ["version", "updatedAt", "createdAt"]): FieldDiff {
+export function diffFields(
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+  ignore: readonly string[] = ["version", "updatedAt", "createdAt"],
+): FieldDiff {
   const out: FieldDiff = {};
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
   for (const k of keys) {

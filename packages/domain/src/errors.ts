@@ -14,7 +14,11 @@ export abstract class DomainError extends Error {
   readonly errors?: FieldError[];
   readonly headers?: Record<string, string>;
 
-  constructor(code: string, detail: string, opts: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: string,
+    detail: string,
+    opts: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(detail, { cause: opts.cause });
     this.name = new.target.name;
     this.code = code;

@@ -18,9 +18,19 @@ export const InventoryEventSchema = z
 export type InventoryEvent = z.infer<typeof InventoryEventSchema>;
 
 export const FeedQuerySchema = z.object({
-  after: z.string().regex(/^\d{1,18}$/, "must be a position from this feed").default("0").describe("Return events after this position (0: from the start)"),
+  after: z
+    .string()
+    .regex(/^\d{1,18}$/, "must be a position from this feed")
+    .default("0")
+    .describe("Return events after this position (0: from the start)"),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  wait: z.coerce.number().int().min(0).max(FEED_MAX_WAIT_S).default(0).describe("Long-poll: wait up to this many seconds for an event when none is ready"),
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(FEED_MAX_WAIT_S)
+    .default(0)
+    .describe("Long-poll: wait up to this many seconds for an event when none is ready"),
 });
 export const FeedPageSchema = z
   .object({

@@ -20,7 +20,8 @@ export const AgentKindSchema = z.enum(Object.keys(AGENT_KINDS) as [AgentKind, ..
 
 /** The scope an agent's token carries, besides fleet.read. */
 export const agentScope = (kind: AgentKind): string => `agent:${kind}`;
-export const agentClientId = (kind: AgentKind, satellite: string): string => `${AGENT_KINDS[kind].clientPrefix}-${satellite}`;
+export const agentClientId = (kind: AgentKind, satellite: string): string =>
+  `${AGENT_KINDS[kind].clientPrefix}-${satellite}`;
 
 /** What an authenticated agent is: one satellite, one kind, the sites that satellite serves. */
 export interface AgentIdentity {
@@ -58,22 +59,41 @@ export const AgentClientSchema = z
     rotationOverlapUntil: Timestamp.nullable().describe("The previous secret keeps working until then"),
     lastTokenAt: Timestamp.nullable(),
     lastHeartbeatAt: Timestamp.nullable(),
-    reflectorAgesSeconds: z.record(z.string(), z.number()).nullable().describe("Per reflector store, seconds since its last success, as of the last heartbeat"),
+    reflectorAgesSeconds: z
+      .record(z.string(), z.number())
+      .nullable()
+      .describe("Per reflector store, seconds since its last success, as of the last heartbeat"),
   })
   .meta({ id: "AgentClient" });
 
 export const SatelliteSchema = z
-  .object({ id: Uuid, name: z.string(), environment: z.string(), siteIds: z.array(Uuid), clients: z.array(AgentClientSchema), createdAt: Timestamp })
+  .object({
+    id: Uuid,
+    name: z.string(),
+    environment: z.string(),
+    siteIds: z.array(Uuid),
+    clients: z.array(AgentClientSchema),
+    createdAt: Timestamp,
+  })
   .meta({ id: "Satellite" });
 export const SatelliteListSchema = listOf(SatelliteSchema).meta({ id: "SatelliteList" });
 export const SatelliteListQuerySchema = PageQuery;
 
-export const IssuedSecretSchema = z.object({ agent: AgentKindSchema, clientId: z.string(), clientSecret: z.string().describe("Shown once; store it in the satellite's vault") });
-export const SatelliteCreatedSchema = SatelliteSchema.extend({ secrets: z.array(IssuedSecretSchema) }).meta({ id: "SatelliteCreated" });
+export const IssuedSecretSchema = z.object({
+  agent: AgentKindSchema,
+  clientId: z.string(),
+  clientSecret: z.string().describe("Shown once; store it in the satellite's vault"),
+});
+export const SatelliteCreatedSchema = SatelliteSchema.extend({ secrets: z.array(IssuedSecretSchema) }).meta({
+  id: "SatelliteCreated",
+});
 
 export const HeartbeatSchema = z
   .strictObject({
-    reflectors: z.record(z.string().max(100), z.number().min(0)).describe("Seconds since each reflector store's last success").default({}),
+    reflectors: z
+      .record(z.string().max(100), z.number().min(0))
+      .describe("Seconds since each reflector store's last success")
+      .default({}),
     version: z.string().max(100).optional(),
   })
   .meta({ id: "Heartbeat" });

@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { PageQuery, Uuid, listOf } from "./common.ts";
 
-export const DEVICE_CLASSES = ["GPU_COMPUTE", "CPU_BAREMETAL", "CPU_HYPERVISOR", "NETWORK", "STORAGE", "OTHER"] as const;
+export const DEVICE_CLASSES = [
+  "GPU_COMPUTE",
+  "CPU_BAREMETAL",
+  "CPU_HYPERVISOR",
+  "NETWORK",
+  "STORAGE",
+  "OTHER",
+] as const;
 export const DeviceClass = z.enum(DEVICE_CLASSES);
 export type DeviceClass = z.infer<typeof DeviceClass>;
 
@@ -9,7 +16,15 @@ export const CPU_ARCHITECTURES = ["x86_64", "aarch64"] as const;
 export const CpuArchitecture = z.enum(CPU_ARCHITECTURES);
 
 /** NetBox 4.x dcim.device status choices. */
-export const NETBOX_DEVICE_STATUSES = ["planned", "staged", "active", "offline", "failed", "inventory", "decommissioning"] as const;
+export const NETBOX_DEVICE_STATUSES = [
+  "planned",
+  "staged",
+  "active",
+  "offline",
+  "failed",
+  "inventory",
+  "decommissioning",
+] as const;
 export const NetboxDeviceStatus = z.enum(NETBOX_DEVICE_STATUSES);
 export type NetboxDeviceStatus = z.infer<typeof NetboxDeviceStatus>;
 
@@ -40,13 +55,23 @@ export type DeviceRole = z.infer<typeof DeviceRoleSchema>;
 
 export const DeviceRoleListQuerySchema = PageQuery.extend({
   site: z.string().max(63).optional().describe("Site slug or id: inUse and deviceCount are counted at this site"),
-  inUse: z.enum(["true", "false"]).transform((v) => v === "true").optional(),
+  inUse: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional(),
   deviceClass: DeviceClass.optional(),
 });
 export const DeviceRoleListSchema = listOf(DeviceRoleSchema).meta({ id: "DeviceRoleList" });
 
 export const DeviceTypeSchema = z
-  .object({ id: Uuid, slug: z.string(), manufacturer: z.string(), model: z.string(), cpuArchitecture: CpuArchitecture, netboxId: z.number().int().nullable() })
+  .object({
+    id: Uuid,
+    slug: z.string(),
+    manufacturer: z.string(),
+    model: z.string(),
+    cpuArchitecture: CpuArchitecture,
+    netboxId: z.number().int().nullable(),
+  })
   .meta({ id: "DeviceType" });
 export const DeviceTypeListSchema = listOf(DeviceTypeSchema).meta({ id: "DeviceTypeList" });
 

@@ -8,11 +8,28 @@ import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
 import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 
-export const JOB_KINDS = ["ENROL", "UNENROL", "BURN_IN", "RELEASE", "TEARDOWN", "REIMAGE", "REPAIR", "NODE_SWAP"] as const;
+export const JOB_KINDS = [
+  "ENROL",
+  "UNENROL",
+  "BURN_IN",
+  "RELEASE",
+  "TEARDOWN",
+  "REIMAGE",
+  "REPAIR",
+  "NODE_SWAP",
+] as const;
 export const JobKind = z.enum(JOB_KINDS);
 export type JobKind = z.infer<typeof JobKind>;
 
-export const JOB_STATUSES = ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING", "SUCCEEDED", "FAILED", "CANCELLED"] as const;
+export const JOB_STATUSES = [
+  "PENDING",
+  "SUBMITTED",
+  "RUNNING",
+  "CANCELLING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+] as const;
 export const JobStatus = z.enum(JOB_STATUSES);
 export type JobStatus = z.infer<typeof JobStatus>;
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING"];
@@ -39,12 +56,19 @@ const Name = z.string().min(1).max(100);
 export const JOB_PARAMS = {
   ENROL: z.strictObject({
     configureDhcp: z.boolean().optional().describe("Configure DHCP for the BMC (only where the site enables it)"),
-    platformClass: Name.optional().describe("Recorded in NetBox custom_fields.platform_class once the site's gate is on"),
+    platformClass: Name.optional().describe(
+      "Recorded in NetBox custom_fields.platform_class once the site's gate is on",
+    ),
     tags: z.array(Name).max(20).optional().describe("Existing NetBox tags to attach"),
   }),
   UNENROL: z.strictObject({ reason: z.string().max(1000).optional() }),
   BURN_IN: z.strictObject({
-    durationMinutes: z.number().int().min(1).max(7 * 24 * 60).default(60),
+    durationMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(60),
     partition: Name.optional().describe("SLURM partition; default the site's"),
   }),
   RELEASE: z.strictObject({}),
@@ -79,7 +103,13 @@ export const JobStepSchema = z
   })
   .meta({ id: "JobStep" });
 
-export const JobErrorSchema = z.strictObject({ message: z.string().max(4000), cause: z.string().max(4000).optional(), step: z.string().max(100).optional() }).meta({ id: "JobError" });
+export const JobErrorSchema = z
+  .strictObject({
+    message: z.string().max(4000),
+    cause: z.string().max(4000).optional(),
+    step: z.string().max(100).optional(),
+  })
+  .meta({ id: "JobError" });
 
 export const JobSchema = z
   .object({
@@ -110,7 +140,11 @@ export const JobListQuerySchema = PageQuery.extend({
   kind: JobKind.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),
   device: Uuid.optional().describe("Jobs on this device"),
-  active: z.enum(["true", "false"]).transform((v) => v === "true").optional().describe("Only jobs still in progress (PENDING, SUBMITTED, RUNNING, CANCELLING), or only ended ones"),
+  active: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional()
+    .describe("Only jobs still in progress (PENDING, SUBMITTED, RUNNING, CANCELLING), or only ended ones"),
 });
 export type JobListQuery = z.infer<typeof JobListQuerySchema>;
 
@@ -122,7 +156,13 @@ export type JobListQuery = z.infer<typeof JobListQuerySchema>;
 export const JobDeviceObservationSchema = z
   .strictObject({
     deviceId: Uuid,
-    netbox: z.strictObject({ status: NetboxDeviceStatus, platformClass: z.string().max(100).nullable().optional(), tags: z.array(z.string().max(100)).max(100).optional() }).optional(),
+    netbox: z
+      .strictObject({
+        status: NetboxDeviceStatus,
+        platformClass: z.string().max(100).nullable().optional(),
+        tags: z.array(z.string().max(100)).max(100).optional(),
+      })
+      .optional(),
     ironic: z
       .strictObject({
         instance: IronicInstance,
@@ -180,7 +220,9 @@ export function jobRefusal(kind: JobKind, d: Pick<Device, "name" | "netbox" | "i
       return d.cordoned && kind === "RELEASE" ? `${d.name} is cordoned: uncordon it before handing it over` : null;
     case "TEARDOWN":
     case "REIMAGE":
-      return state === "active" ? null : `${d.name} has no instance to ${kind === "TEARDOWN" ? "tear down" : "reimage"} (Ironic ${state ?? "unknown"})`;
+      return state === "active"
+        ? null
+        : `${d.name} has no instance to ${kind === "TEARDOWN" ? "tear down" : "reimage"} (Ironic ${state ?? "unknown"})`;
     case "REPAIR":
     case "NODE_SWAP":
       return null;

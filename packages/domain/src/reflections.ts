@@ -42,9 +42,28 @@ export const NetboxItemSchema = z
     serial: z.string().max(100).nullable(),
     assetTag: z.string().max(100).nullable(),
     status: NetboxDeviceStatus,
-    role: z.strictObject({ slug: z.string().min(1).max(100), name: z.string().min(1).max(100), netboxId: NetboxId.nullable(), deviceClass: DeviceClass }),
-    deviceType: z.strictObject({ slug: z.string().min(1).max(100), manufacturer: z.string().min(1).max(100), model: z.string().min(1).max(100), cpuArchitecture: CpuArchitecture, netboxId: NetboxId.nullable() }).nullable(),
-    location: z.strictObject({ slug: z.string().min(1).max(63), name: z.string().min(1).max(200), netboxId: NetboxId.nullable() }).nullable(),
+    role: z.strictObject({
+      slug: z.string().min(1).max(100),
+      name: z.string().min(1).max(100),
+      netboxId: NetboxId.nullable(),
+      deviceClass: DeviceClass,
+    }),
+    deviceType: z
+      .strictObject({
+        slug: z.string().min(1).max(100),
+        manufacturer: z.string().min(1).max(100),
+        model: z.string().min(1).max(100),
+        cpuArchitecture: CpuArchitecture,
+        netboxId: NetboxId.nullable(),
+      })
+      .nullable(),
+    location: z
+      .strictObject({
+        slug: z.string().min(1).max(63),
+        name: z.string().min(1).max(200),
+        netboxId: NetboxId.nullable(),
+      })
+      .nullable(),
     rack: z.strictObject({ name: z.string().min(1).max(100), netboxId: NetboxId.nullable() }).nullable(),
     rackPosition: z.number().min(0).max(99999).nullable(),
     platformClass: z.string().max(100).nullable(),
@@ -55,7 +74,10 @@ export const NetboxItemSchema = z
         z.strictObject({
           name: z.string().min(1).max(64),
           type: z.string().max(50).nullable(),
-          macAddress: z.string().regex(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/).nullable(),
+          macAddress: z
+            .string()
+            .regex(/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$/)
+            .nullable(),
           ibGuid: z.string().max(23).nullable(),
           mgmtOnly: z.boolean(),
           peerDevice: z.string().max(200).nullable(),
@@ -70,7 +92,13 @@ export type NetboxItem = z.infer<typeof NetboxItemSchema>;
 
 /** One SLURM node as slurmrestd reports it. */
 export const SlurmItemSchema = z
-  .strictObject({ name: z.string().min(1).max(200), state: z.string().max(40).nullable(), flags: z.array(z.string().max(40)).max(50), reason: Text, partitions: z.array(z.string().max(100)).max(100) })
+  .strictObject({
+    name: z.string().min(1).max(200),
+    state: z.string().max(40).nullable(),
+    flags: z.array(z.string().max(40)).max(50),
+    reason: Text,
+    partitions: z.array(z.string().max(100)).max(100),
+  })
   .meta({ id: "SlurmReflectionItem" });
 export type SlurmItem = z.infer<typeof SlurmItemSchema>;
 
@@ -79,16 +107,31 @@ export const HealthItemSchema = z
   .strictObject({
     name: z.string().min(1).max(200),
     status: z.enum(["ok", "warning", "critical", "unknown"]),
-    conditions: z.array(z.strictObject({ name: z.string().max(100), status: z.string().max(40), message: z.string().max(2000).optional() })).max(100),
+    conditions: z
+      .array(
+        z.strictObject({
+          name: z.string().max(100),
+          status: z.string().max(40),
+          message: z.string().max(2000).optional(),
+        }),
+      )
+      .max(100),
   })
   .meta({ id: "HealthReflectionItem" });
 export type HealthItem = z.infer<typeof HealthItemSchema>;
 
 export const ReflectionBodySchema = z
   .strictObject({
-    observedAt: Timestamp.describe("When the source was read: a push older than the last accepted one is refused (409)"),
+    observedAt: Timestamp.describe(
+      "When the source was read: a push older than the last accepted one is refused (409)",
+    ),
     complete: z.literal(true).describe("The items are the source's whole view of the site"),
-    items: z.array(z.record(z.string(), z.unknown())).max(100_000).describe("Items of the source's shape: NetboxReflectionItem, IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem"),
+    items: z
+      .array(z.record(z.string(), z.unknown()))
+      .max(100_000)
+      .describe(
+        "Items of the source's shape: NetboxReflectionItem, IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem",
+      ),
   })
   .meta({ id: "ReflectionPush" });
 export type ReflectionBody = z.infer<typeof ReflectionBodySchema>;

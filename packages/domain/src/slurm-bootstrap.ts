@@ -8,7 +8,8 @@ export const USER_DATA_MAX_BYTES = 64 * 1024;
  * SLURM GRES, as in gres.conf / `--gres`: comma-separated `name[:type]:count`, e.g. `gpu:8`,
  * `gpu:h100:8`, `gpu:h100:8,nic:2`.
  */
-export const GRES_PATTERN = /^[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5}(,[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5})*$/;
+export const GRES_PATTERN =
+  /^[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5}(,[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5})*$/;
 const Gres = z.string().regex(GRES_PATTERN, "must be a GRES list such as gpu:8, gpu:h100:8 or gpu:h100:8,nic:2");
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -17,7 +18,8 @@ const UserData = z
   .superRefine((v, ctx) => {
     const compact = v.replace(/\s+/g, "");
     if (!BASE64.test(compact)) ctx.addIssue({ code: "custom", message: "must be valid base64" });
-    else if (Buffer.from(compact, "base64").length > USER_DATA_MAX_BYTES) ctx.addIssue({ code: "custom", message: `decodes to more than ${USER_DATA_MAX_BYTES} bytes` });
+    else if (Buffer.from(compact, "base64").length > USER_DATA_MAX_BYTES)
+      ctx.addIssue({ code: "custom", message: `decodes to more than ${USER_DATA_MAX_BYTES} bytes` });
   })
   .transform((v) => v.replace(/\s+/g, ""))
   .describe("base64-encoded cloud-init user-data, at most 64 KiB decoded");
@@ -42,17 +44,31 @@ export const SlurmBootstrapConfigSchema = z
 export type SlurmBootstrapConfig = z.infer<typeof SlurmBootstrapConfigSchema>;
 
 export const SlurmBootstrapConfigCreateSchema = z
-  .strictObject({ deviceRoleId: Uuid, image: Image, flavor: Flavor, gres: Gres.nullable().optional(), userData: UserData.nullable().optional() })
+  .strictObject({
+    deviceRoleId: Uuid,
+    image: Image,
+    flavor: Flavor,
+    gres: Gres.nullable().optional(),
+    userData: UserData.nullable().optional(),
+  })
   .meta({ id: "SlurmBootstrapConfigCreate" });
 export type SlurmBootstrapConfigCreate = z.infer<typeof SlurmBootstrapConfigCreateSchema>;
 
 /** PUT replaces the row: every field is given again (the role is its identity and stays). */
 export const SlurmBootstrapConfigReplaceSchema = z
-  .strictObject({ deviceRoleId: Uuid.optional(), image: Image, flavor: Flavor, gres: Gres.nullable().optional(), userData: UserData.nullable().optional() })
+  .strictObject({
+    deviceRoleId: Uuid.optional(),
+    image: Image,
+    flavor: Flavor,
+    gres: Gres.nullable().optional(),
+    userData: UserData.nullable().optional(),
+  })
   .meta({ id: "SlurmBootstrapConfigReplace" });
 export type SlurmBootstrapConfigReplace = z.infer<typeof SlurmBootstrapConfigReplaceSchema>;
 
-export const SlurmBootstrapConfigListSchema = listOf(SlurmBootstrapConfigSchema).meta({ id: "SlurmBootstrapConfigList" });
+export const SlurmBootstrapConfigListSchema = listOf(SlurmBootstrapConfigSchema).meta({
+  id: "SlurmBootstrapConfigList",
+});
 export const SlurmBootstrapConfigListQuerySchema = PageQuery;
 export const SiteIdParams = z.strictObject({ site_id: Uuid });
 export const SiteConfigParams = z.strictObject({ site_id: Uuid, id: Uuid });

@@ -24,7 +24,17 @@ export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_
 
 /** Steps of each workflow, in order. Every job shows all of them from the start (PENDING). */
 export const WORKFLOW_STEPS = {
-  ENROL: ["preflight", "netbox-check", "ironic-enroll", "ironic-inspect", "bmc-configure", "dhcp-configure", "ironic-provide", "netbox-activate", "hub-record"],
+  ENROL: [
+    "preflight",
+    "netbox-check",
+    "ironic-enroll",
+    "ironic-inspect",
+    "bmc-configure",
+    "dhcp-configure",
+    "ironic-provide",
+    "netbox-activate",
+    "hub-record",
+  ],
   UNENROL: ["preflight", "netbox-stage", "hub-record"],
   BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],

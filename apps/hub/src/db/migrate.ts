@@ -35,7 +35,12 @@ export async function migrate(databaseUrl: string, log?: Pick<Logger, "info" | "
         noLock: true,
         singleTransaction: true,
         log: () => {},
-        logger: { debug: () => {}, info: () => {}, warn: (m: string) => log?.warn(m), error: (m: string) => log?.warn(m) },
+        logger: {
+          debug: () => {},
+          info: () => {},
+          warn: (m: string) => log?.warn(m),
+          error: (m: string) => log?.warn(m),
+        },
       });
       const names = applied.map((m) => m.name);
       if (names.length > 0) log?.info({ migrations: names }, "applied database migrations");

@@ -10,7 +10,15 @@ import type { RequestContext } from "./context.ts";
 
 export type ChangeVerb = "created" | "updated" | "deleted";
 /** Resource types with feed events; audit-only resources are recorded with `feed: false`. */
-export type ResourceType = "site" | "device_role" | "device" | "job" | "slurm_bootstrap_config" | "topology_sync_request" | "satellite" | "oauth_client";
+export type ResourceType =
+  | "site"
+  | "device_role"
+  | "device"
+  | "job"
+  | "slurm_bootstrap_config"
+  | "topology_sync_request"
+  | "satellite"
+  | "oauth_client";
 
 export interface Change {
   resourceType: ResourceType;
@@ -27,12 +35,20 @@ export interface Change {
 
 const ACTION_VERB: Record<ChangeVerb, string> = { created: "create", updated: "update", deleted: "delete" };
 
-export async function recordChange(db: Db, ctx: Pick<RequestContext, "principal" | "requestId">, change: Change): Promise<void> {
+export async function recordChange(
+  db: Db,
+  ctx: Pick<RequestContext, "principal" | "requestId">,
+  change: Change,
+): Promise<void> {
   await recordChanges(db, ctx, [change]);
 }
 
 /** Many changes of one request in two statements (audit, feed): reflections change thousands. */
-export async function recordChanges(db: Db, ctx: Pick<RequestContext, "principal" | "requestId">, changes: Change[]): Promise<void> {
+export async function recordChanges(
+  db: Db,
+  ctx: Pick<RequestContext, "principal" | "requestId">,
+  changes: Change[],
+): Promise<void> {
   if (!changes.length) return;
   const audit = changes.map((change) => ({
     principal: ctx.principal.id,

@@ -17,6 +17,9 @@ export function checkIfMatch(ifMatch: string | undefined, current: { id: string;
   if (trimmed === "*") return;
   const tags = trimmed.split(",").map((t) => t.trim());
   if (!tags.includes(etagOf(current))) {
-    throw new PreconditionFailed("etag_mismatch", "The resource changed since you read it (If-Match does not match its ETag); read it again and retry");
+    throw new PreconditionFailed(
+      "etag_mismatch",
+      "The resource changed since you read it (If-Match does not match its ETag); read it again and retry",
+    );
   }
 }

@@ -1,7 +1,10 @@
 import { STATUS_CODES } from "node:http";
 import { ProblemSchema } from "@fm/domain";
 
-type ProblemResponse = { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } };
+type ProblemResponse = {
+  description: string;
+  content: { "application/problem+json": { schema: typeof ProblemSchema } };
+};
 
 /**
  * Declares a route's problem+json error responses (500 always included), so the OpenAPI
@@ -10,6 +13,9 @@ type ProblemResponse = { description: string; content: { "application/problem+js
 export function errorResponses<S extends number>(...statuses: S[]): Record<S | 500, ProblemResponse> {
   const all = [...new Set<number>([...statuses, 500])];
   return Object.fromEntries(
-    all.map((s) => [s, { description: STATUS_CODES[s] ?? "Error", content: { "application/problem+json": { schema: ProblemSchema } } }]),
+    all.map((s) => [
+      s,
+      { description: STATUS_CODES[s] ?? "Error", content: { "application/problem+json": { schema: ProblemSchema } } },
+    ]),
   ) as Record<S | 500, ProblemResponse>;
 }

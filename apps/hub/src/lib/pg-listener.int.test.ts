@@ -19,7 +19,8 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const listeners = async () =>
-  (await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN%'", [db.name])).rows as { pid: number }[];
+  (await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN%'", [db.name]))
+    .rows as { pid: number }[];
 const terminate = async (pids: number[]) => {
   for (const pid of pids) await adminQuery("SELECT pg_terminate_backend($1)", [pid]);
 };
@@ -47,7 +48,11 @@ it("delivers notifications, reconnects after the server drops it, and survives e
   // terminating everything then cannot reach it (this used to crash on a double release).
   await listener.close();
   expect(await listeners()).toEqual([]);
-  await terminate((await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [db.name])).rows.map((r: { pid: number }) => r.pid));
+  await terminate(
+    (
+      await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [db.name])
+    ).rows.map((r: { pid: number }) => r.pid),
+  );
   await sleep(200);
   expect(pool.totalCount).toBeLessThanOrEqual(3);
 });

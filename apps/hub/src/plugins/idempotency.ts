@@ -19,7 +19,6 @@ declare module "fastify" {
   }
 }
 
-
 /**
  * Idempotency-Key for mutating POSTs (draft-ietf-httpapi-idempotency-key-header): the first
  * request with a key is recorded before it runs; a repeat with the same key and body gets the
@@ -39,7 +38,9 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
       }
       const principal = request.ctx.principal.id;
       const path = request.url.split("?")[0]!.replace(/\/+$/, "");
-      const requestHash = createHash("sha256").update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`).digest("hex");
+      const requestHash = createHash("sha256")
+        .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
+        .digest("hex");
 
       const inserted = await prisma.$queryRaw<{ id: string }[]>`
         INSERT INTO idempotency_keys (principal, key, method, path, request_hash)
@@ -55,18 +56,31 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         return;
       }
       const existing = await prisma.idempotencyKey.findUnique({ where: { principal_key: { principal, key } } });
-      if (!existing) throw new Conflict("idempotency_key_in_progress", "A request with this Idempotency-Key is being processed; retry shortly");
+      if (!existing)
+        throw new Conflict(
+          "idempotency_key_in_progress",
+          "A request with this Idempotency-Key is being processed; retry shortly",
+        );
       if (existing.requestHash !== requestHash) {
-        throw new Unprocessable("idempotency_key_reused", "This Idempotency-Key was already used with a different request");
+        throw new Unprocessable(
+          "idempotency_key_reused",
+          "This Idempotency-Key was already used with a different request",
+        );
       }
       if (existing.responseStatus === null) {
-        throw new Conflict("idempotency_key_in_progress", "A request with this Idempotency-Key is being processed; retry shortly", {
-          headers: { "retry-after": "1" },
-        });
+        throw new Conflict(
+          "idempotency_key_in_progress",
+          "A request with this Idempotency-Key is being processed; retry shortly",
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
       }
       const headers = (existing.responseHeaders ?? {}) as Record<string, string>;
       reply.headers(headers).header("idempotent-replayed", "true").code(existing.responseStatus);
-      return reply.serializer((p: unknown) => (typeof p === "string" ? p : JSON.stringify(p))).send(JSON.stringify(existing.responseBody));
+      return reply
+        .serializer((p: unknown) => (typeof p === "string" ? p : JSON.stringify(p)))
+        .send(JSON.stringify(existing.responseBody));
     });
 
     app.addHook("onSend", async (request, reply, payload) => {
@@ -101,7 +115,12 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
       }
       await prisma.idempotencyKey.update({
         where: { id },
-        data: { responseStatus: reply.statusCode, responseBody: body, responseHeaders: headers, completedAt: new Date() },
+        data: {
+          responseStatus: reply.statusCode,
+          responseBody: body,
+          responseHeaders: headers,
+          completedAt: new Date(),
+        },
       });
       return payload;
     });

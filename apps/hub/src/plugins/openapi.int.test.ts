@@ -11,14 +11,21 @@ afterAll(() => hub.close());
 it("serves an OpenAPI 3.1 document listing every /api/v1 operation with its error responses", async () => {
   const res = await hub.app.inject({ url: "/openapi.json" });
   expect(res.statusCode).toBe(200);
-  const doc = res.json() as { openapi: string; paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
+  const doc = res.json() as {
+    openapi: string;
+    paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+  };
   expect(doc.openapi).toBe("3.1.0");
-  const ops = Object.entries(doc.paths).filter(([p]) => p.startsWith("/api/v1")).flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => ({ p, m, op })));
+  const ops = Object.entries(doc.paths)
+    .filter(([p]) => p.startsWith("/api/v1"))
+    .flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => ({ p, m, op })));
   expect(ops.length).toBeGreaterThanOrEqual(20);
   for (const { p, m, op } of ops) {
     for (const status of ["400", "401", "403", "500"]) {
       expect(op.responses[status], `${m} ${p} ${status}`).toBeDefined();
-      expect(Object.keys(op.responses[status]!.content ?? {}), `${m} ${p} ${status}`).toEqual(["application/problem+json"]);
+      expect(Object.keys(op.responses[status]!.content ?? {}), `${m} ${p} ${status}`).toEqual([
+        "application/problem+json",
+      ]);
     }
   }
   const docs = await hub.app.inject({ url: "/docs/" });

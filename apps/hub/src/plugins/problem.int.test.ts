@@ -11,18 +11,32 @@ beforeAll(async () => {
 });
 afterAll(() => hub.close());
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number, code: string) {
+function expectProblem(
+  res: { statusCode: number; headers: Record<string, unknown>; json(): unknown },
+  status: number,
+  code: string,
+) {
   expect(res.statusCode).toBe(status);
   expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
   const body = res.json() as Record<string, unknown>;
-  expect(body).toMatchObject({ status, code, type: expect.stringContaining(code.replace(/_/g, "-")), title: expect.any(String), detail: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    code,
+    type: expect.stringContaining(code.replace(/_/g, "-")),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
   expect(body.requestId).toBe(res.headers["x-request-id"]);
   return body;
 }
 
 describe("problem+json for every error", () => {
   it("400 lists each invalid and unknown field", async () => {
-    const res = await hub.app.inject({ method: "POST", url: "/api/v1/sites/", payload: { slug: "Not A Slug", name: 5, colour: "red" } });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites/",
+      payload: { slug: "Not A Slug", name: 5, colour: "red" },
+    });
     const body = expectProblem(res, 400, "validation_failed");
     expect(body.errors).toEqual(
       expect.arrayContaining([
@@ -34,7 +48,12 @@ describe("problem+json for every error", () => {
   });
 
   it("400 for malformed JSON and for a bad query parameter", async () => {
-    const res = await hub.app.inject({ method: "POST", url: "/api/v1/sites", headers: { "content-type": "application/json" }, payload: "{nope" });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites",
+      headers: { "content-type": "application/json" },
+      payload: "{nope",
+    });
     expectProblem(res, 400, "malformed_json");
     const q = await hub.app.inject({ url: "/api/v1/sites?limit=5000" });
     const body = expectProblem(q, 400, "validation_failed");
@@ -45,7 +64,11 @@ describe("problem+json for every error", () => {
 
   it("404 for an unknown route and for an unknown id, 400 for a malformed id", async () => {
     expectProblem(await hub.app.inject({ url: "/api/v1/nothing-here" }), 404, "route_not_found");
-    expectProblem(await hub.app.inject({ url: "/api/v1/sites/0190a5b4-0000-7000-8000-000000000000/" }), 404, "site_not_found");
+    expectProblem(
+      await hub.app.inject({ url: "/api/v1/sites/0190a5b4-0000-7000-8000-000000000000/" }),
+      404,
+      "site_not_found",
+    );
     expectProblem(await hub.app.inject({ url: "/api/v1/sites/not-a-uuid" }), 400, "validation_failed");
   });
 
@@ -56,26 +79,50 @@ describe("problem+json for every error", () => {
   });
 
   it("409 for a duplicate slug", async () => {
-    const first = await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "dup-site", name: "A" } });
+    const first = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites",
+      payload: { slug: "dup-site", name: "A" },
+    });
     expect(first.statusCode).toBe(201);
-    const body = expectProblem(await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "dup-site", name: "B" } }), 409, "site_slug_taken");
+    const body = expectProblem(
+      await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "dup-site", name: "B" } }),
+      409,
+      "site_slug_taken",
+    );
     expect(body.detail).toContain("dup-site");
   });
 
   it("412 for a stale If-Match", async () => {
-    const site = (await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "etag-site", name: "E" } })).json() as { id: string };
-    const res = await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${site.id}`, headers: { "if-match": '"stale"' }, payload: { name: "F" } });
+    const site = (
+      await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "etag-site", name: "E" } })
+    ).json() as { id: string };
+    const res = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      headers: { "if-match": '"stale"' },
+      payload: { name: "F" },
+    });
     expectProblem(res, 412, "etag_mismatch");
   });
 
   it("413 above the configured body limit, and nothing is written", async () => {
-    const res = await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "big", name: "x".repeat(70 * 1024) } });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites",
+      payload: { slug: "big", name: "x".repeat(70 * 1024) },
+    });
     expectProblem(res, 413, "payload_too_large");
     expect(await hub.db.prisma.site.count({ where: { slug: "big" } })).toBe(0);
   });
 
   it("415 for a body that is not JSON", async () => {
-    const res = await hub.app.inject({ method: "POST", url: "/api/v1/sites", headers: { "content-type": "text/plain" }, payload: "slug=x" });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites",
+      headers: { "content-type": "text/plain" },
+      payload: "slug=x",
+    });
     expectProblem(res, 415, "unsupported_media_type");
   });
 

@@ -38,7 +38,12 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: stri
 const UNAVAILABLE_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
-  return err instanceof Error && err.name === "PrismaClientKnownRequestError" && typeof code === "string" && UNAVAILABLE_CODES.has(code);
+  return (
+    err instanceof Error &&
+    err.name === "PrismaClientKnownRequestError" &&
+    typeof code === "string" &&
+    UNAVAILABLE_CODES.has(code)
+  );
 }
 
 /**
@@ -60,7 +65,8 @@ function validationErrors(err: FastifyError): FieldError[] {
     const base = v.instancePath.replace(/^\//, "").replace(/\//g, ".");
     const keys = (v.params as { keys?: unknown }).keys;
     if (v.keyword === "unrecognized_keys" && Array.isArray(keys)) {
-      for (const k of keys) out.push({ path: [part, base, String(k)].filter(Boolean).join("."), message: "unknown field" });
+      for (const k of keys)
+        out.push({ path: [part, base, String(k)].filter(Boolean).join("."), message: "unknown field" });
     } else {
       out.push({ path: [part, base].filter(Boolean).join("."), message: v.message ?? "invalid" });
     }
@@ -97,7 +103,13 @@ export const problemPlugin = fp(
       );
       if (allowed.length > 0) {
         reply.header("allow", allowed.join(", "));
-        return sendProblem(reply, 405, "Method Not Allowed", "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`);
+        return sendProblem(
+          reply,
+          405,
+          "Method Not Allowed",
+          "method_not_allowed",
+          `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`,
+        );
       }
       return sendProblem(reply, 404, "Not Found", "route_not_found", `No route ${request.method} ${path}`);
     });
@@ -106,12 +118,24 @@ export const problemPlugin = fp(
       if (isDatabaseBusy(err)) {
         request.log.warn({ err: err.message }, "database connection pool busy; shedding the request");
         reply.header("retry-after", "1");
-        return sendProblem(reply, 503, "Service Unavailable", "database_busy", "Every database connection is busy; nothing was changed, retry shortly");
+        return sendProblem(
+          reply,
+          503,
+          "Service Unavailable",
+          "database_busy",
+          "Every database connection is busy; nothing was changed, retry shortly",
+        );
       }
       if (isDatabaseUnavailable(err)) {
         request.log.warn({ err: err.message }, "database unavailable");
         reply.header("retry-after", "5");
-        return sendProblem(reply, 503, "Service Unavailable", "database_unavailable", "The database is unreachable; retry shortly");
+        return sendProblem(
+          reply,
+          503,
+          "Service Unavailable",
+          "database_unavailable",
+          "The database is unreachable; retry shortly",
+        );
       }
       if (err instanceof DomainError) {
         if (err.headers) reply.headers(err.headers);
@@ -121,15 +145,34 @@ export const problemPlugin = fp(
       if (hasZodFastifySchemaValidationErrors(err)) {
         const errors = validationErrors(err);
         const detail = errors.map((e) => `${e.path}: ${e.message}`).join("; ");
-        return sendProblem(reply, 400, "Bad Request", "validation_failed", detail || "The request is not valid", errors);
+        return sendProblem(
+          reply,
+          400,
+          "Bad Request",
+          "validation_failed",
+          detail || "The request is not valid",
+          errors,
+        );
       }
       const known = err.code ? FASTIFY_ERRORS[err.code] : undefined;
       if (known) return sendProblem(reply, known.status, known.title, known.code, err.message);
       if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-        return sendProblem(reply, err.statusCode, STATUS_CODES[err.statusCode] ?? "Bad Request", (err.code ?? "bad_request").toLowerCase(), err.message);
+        return sendProblem(
+          reply,
+          err.statusCode,
+          STATUS_CODES[err.statusCode] ?? "Bad Request",
+          (err.code ?? "bad_request").toLowerCase(),
+          err.message,
+        );
       }
       request.log.error({ err }, "unhandled error");
-      return sendProblem(reply, 500, "Internal Server Error", "internal_error", `An unexpected error occurred; quote request id ${request.id} when reporting it`);
+      return sendProblem(
+        reply,
+        500,
+        "Internal Server Error",
+        "internal_error",
+        `An unexpected error occurred; quote request id ${request.id} when reporting it`,
+      );
     });
   },
   { name: "problem" },

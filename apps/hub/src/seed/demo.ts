@@ -18,24 +18,54 @@ export const DEMO_ROLES = [
 ] as const;
 
 export const DEMO_TYPES = [
-  { slug: "nvidia-gb300-nvl72-tray", manufacturer: "NVIDIA", model: "GB300 NVL72 compute tray", cpuArchitecture: "aarch64" },
-  { slug: "supermicro-sys-821ge-hgx-h200", manufacturer: "Supermicro", model: "SYS-821GE-TNHR (HGX H200)", cpuArchitecture: "x86_64" },
+  {
+    slug: "nvidia-gb300-nvl72-tray",
+    manufacturer: "NVIDIA",
+    model: "GB300 NVL72 compute tray",
+    cpuArchitecture: "aarch64",
+  },
+  {
+    slug: "supermicro-sys-821ge-hgx-h200",
+    manufacturer: "Supermicro",
+    model: "SYS-821GE-TNHR (HGX H200)",
+    cpuArchitecture: "x86_64",
+  },
   { slug: "dell-r760", manufacturer: "Dell", model: "PowerEdge R760", cpuArchitecture: "x86_64" },
   { slug: "nvidia-sn5600", manufacturer: "NVIDIA", model: "Spectrum-4 SN5600", cpuArchitecture: "x86_64" },
 ] as const;
 
 /** (provision state, SLURM state, health, netbox status) combinations devices cycle through. */
-const STATES: { ironic: string | null; slurm: string | null; health: string | null; netbox: DeviceBase["netboxStatus"]; maintenance?: string; lastError?: string }[] = [
+const STATES: {
+  ironic: string | null;
+  slurm: string | null;
+  health: string | null;
+  netbox: DeviceBase["netboxStatus"];
+  maintenance?: string;
+  lastError?: string;
+}[] = [
   { ironic: "available", slurm: "IDLE", health: "ok", netbox: "active" },
   { ironic: "active", slurm: "ALLOCATED", health: "ok", netbox: "active" },
   { ironic: "active", slurm: "MIXED", health: "ok", netbox: "active" },
   { ironic: "available", slurm: "IDLE", health: "ok", netbox: "active" },
   { ironic: "manageable", slurm: null, health: null, netbox: "staged" },
   { ironic: "enroll", slurm: null, health: null, netbox: "staged" },
-  { ironic: "clean failed", slurm: "DOWN", health: "critical", netbox: "active", maintenance: "clean failed", lastError: "Clean step erase_devices failed: disk /dev/nvme3n1 timed out" },
+  {
+    ironic: "clean failed",
+    slurm: "DOWN",
+    health: "critical",
+    netbox: "active",
+    maintenance: "clean failed",
+    lastError: "Clean step erase_devices failed: disk /dev/nvme3n1 timed out",
+  },
   { ironic: "available", slurm: "DRAIN", health: "warning", netbox: "active" },
   { ironic: null, slurm: null, health: null, netbox: "planned" },
-  { ironic: "active", slurm: "ALLOCATED", health: "ok", netbox: "active", maintenance: "fan tray 3 replacement scheduled" },
+  {
+    ironic: "active",
+    slurm: "ALLOCATED",
+    health: "ok",
+    netbox: "active",
+    maintenance: "fan tray 3 replacement scheduled",
+  },
 ];
 
 export interface DemoOptions {
@@ -44,7 +74,10 @@ export interface DemoOptions {
   now?: Date;
 }
 
-export async function seedDemo(prisma: PrismaClient, opts: DemoOptions = {}): Promise<{ sites: number; devices: number }> {
+export async function seedDemo(
+  prisma: PrismaClient,
+  opts: DemoOptions = {},
+): Promise<{ sites: number; devices: number }> {
   const sites = opts.sites ?? [
     { slug: "keflavik", name: "Keflavik (ICE2)", region: "eu-north-ice" },
     { slug: "stavanger", name: "Stavanger (STA1)", region: null },
@@ -53,29 +86,65 @@ export async function seedDemo(prisma: PrismaClient, opts: DemoOptions = {}): Pr
   const now = opts.now ?? new Date();
   const existingRoles = new Set((await prisma.deviceRole.findMany({ select: { slug: true } })).map((r) => r.slug));
   const roles = await prisma.$transaction(async (tx) => {
-    const rows = await Promise.all(DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })));
+    const rows = await Promise.all(
+      DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })),
+    );
     const fresh = rows.filter((r) => !existingRoles.has(r.slug));
-    await feedRepo.append(tx, fresh.map((r) => ({ type: "device_role.created", resourceType: "device_role", resourceId: r.id, siteId: null, data: { id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass }, requestId: null })));
+    await feedRepo.append(
+      tx,
+      fresh.map((r) => ({
+        type: "device_role.created",
+        resourceType: "device_role",
+        resourceId: r.id,
+        siteId: null,
+        data: { id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass },
+        requestId: null,
+      })),
+    );
     return rows;
   });
-  const types = await Promise.all(DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })));
+  const types = await Promise.all(
+    DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })),
+  );
   let created = 0;
   for (const [si, s] of sites.entries()) {
-    const site = await prisma.site.upsert({ where: { slug: s.slug }, update: {}, create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 } });
+    const site = await prisma.site.upsert({
+      where: { slug: s.slug },
+      update: {},
+      create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
+    });
     const racks = await Promise.all(
       Array.from({ length: Math.max(1, Math.ceil(perSite / 18)) }, (_, ri) =>
-        prisma.rack.upsert({ where: { siteId_name: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } }, update: {}, create: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } }),
+        prisma.rack.upsert({
+          where: { siteId_name: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } },
+          update: {},
+          create: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` },
+        }),
       ),
     );
     for (let start = 0; start < perSite; start += 1000) {
       const batch: Prisma.DeviceCreateManyInput[] = [];
-      for (let i = start; i < Math.min(perSite, start + 1000); i++) batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
+      for (let i = start; i < Math.min(perSite, start + 1000); i++)
+        batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
       await prisma.$transaction(async (tx) => {
         const res = await tx.device.createMany({ data: batch, skipDuplicates: true });
         created += res.count;
         if (res.count) {
-          const rows = await tx.device.findMany({ where: { siteId: site.id, name: { in: batch.map((b) => b.name) } }, select: { id: true, name: true, operationalStatus: true } });
-          await feedRepo.append(tx, rows.map((r) => ({ type: "device.created", resourceType: "device", resourceId: r.id, siteId: site.id, data: { id: r.id, name: r.name, operationalStatus: r.operationalStatus }, requestId: null })));
+          const rows = await tx.device.findMany({
+            where: { siteId: site.id, name: { in: batch.map((b) => b.name) } },
+            select: { id: true, name: true, operationalStatus: true },
+          });
+          await feedRepo.append(
+            tx,
+            rows.map((r) => ({
+              type: "device.created",
+              resourceType: "device",
+              resourceId: r.id,
+              siteId: site.id,
+              data: { id: r.id, name: r.name, operationalStatus: r.operationalStatus },
+              requestId: null,
+            })),
+          );
         }
       });
     }
@@ -128,6 +197,19 @@ function demoDevice(
     cordonedBy: i % 97 === 5 ? "demo" : null,
     cordonedAt: i % 97 === 5 ? now : null,
   };
-  const derived = storedStatus({ ...data, netboxMissing: false, slurmStateFlags: [], conditions: [], healthConditions: null } as unknown as DeviceBase, now);
-  return { ...data, operationalStatus: derived.operationalStatus, conditions: derived.conditions as unknown as Prisma.InputJsonValue };
+  const derived = storedStatus(
+    {
+      ...data,
+      netboxMissing: false,
+      slurmStateFlags: [],
+      conditions: [],
+      healthConditions: null,
+    } as unknown as DeviceBase,
+    now,
+  );
+  return {
+    ...data,
+    operationalStatus: derived.operationalStatus,
+    conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+  };
 }

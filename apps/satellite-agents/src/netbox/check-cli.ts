@@ -12,12 +12,20 @@ import { checkNetboxSite } from "./check.ts";
 const usage = "usage: npm run netbox:check -- --site <slug> --cluster <name|id> [--json]";
 let args;
 try {
-  args = parseArgs({ options: { site: { type: "string" }, cluster: { type: "string" }, json: { type: "boolean", default: false } } }).values;
+  args = parseArgs({
+    options: { site: { type: "string" }, cluster: { type: "string" }, json: { type: "boolean", default: false } },
+  }).values;
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n${usage}\n`);
   process.exit(2);
 }
-const env = z.object({ NETBOX_URL: z.url(), NETBOX_TOKEN: z.string().min(1), NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: RoleClassMapping }).safeParse(process.env);
+const env = z
+  .object({
+    NETBOX_URL: z.url(),
+    NETBOX_TOKEN: z.string().min(1),
+    NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: RoleClassMapping,
+  })
+  .safeParse(process.env);
 if (!args.site || !args.cluster || !env.success) {
   if (!env.success) for (const i of env.error.issues) process.stderr.write(`${i.path.join(".")}: ${i.message}\n`);
   process.stderr.write(`${usage}\n`);
@@ -25,12 +33,19 @@ if (!args.site || !args.cluster || !env.success) {
 }
 const netbox = new NetboxClient({ url: env.data.NETBOX_URL, token: env.data.NETBOX_TOKEN, maxAttempts: 2 });
 try {
-  const findings = await checkNetboxSite(netbox, { site: args.site, cluster: args.cluster, mapping: env.data.NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING });
+  const findings = await checkNetboxSite(netbox, {
+    site: args.site,
+    cluster: args.cluster,
+    mapping: env.data.NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING,
+  });
   const failed = findings.filter((f) => f.severity === "fail").length;
   if (args.json) process.stdout.write(`${JSON.stringify({ ok: failed === 0, findings }, null, 2)}\n`);
   else {
-    for (const f of findings) process.stdout.write(`${f.severity.toUpperCase().padEnd(4)} ${f.check.padEnd(14)} ${f.message}\n`);
-    process.stdout.write(failed ? `\n${failed} problem(s): fix them in NetBox before rollout.\n` : "\nNetBox is ready for this site.\n");
+    for (const f of findings)
+      process.stdout.write(`${f.severity.toUpperCase().padEnd(4)} ${f.check.padEnd(14)} ${f.message}\n`);
+    process.stdout.write(
+      failed ? `\n${failed} problem(s): fix them in NetBox before rollout.\n` : "\nNetBox is ready for this site.\n",
+    );
   }
   process.exit(failed ? 1 : 0);
 } catch (err) {

@@ -6,15 +6,26 @@ import { REPO_ROOT } from "../../../../test/support/process.ts";
 import { checkNetboxSite } from "./check.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
-const MAPPING = { "gpu-node": "GPU_COMPUTE", "cpu-node": "CPU_BAREMETAL", hypervisor: "CPU_HYPERVISOR", "leaf-switch": "NETWORK" } as const;
+const MAPPING = {
+  "gpu-node": "GPU_COMPUTE",
+  "cpu-node": "CPU_BAREMETAL",
+  hypervisor: "CPU_HYPERVISOR",
+  "leaf-switch": "NETWORK",
+} as const;
 let nb: NetboxServer;
 beforeAll(async () => {
   nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 2, devicesPerSite: 24 }) });
 });
 afterAll(() => nb.stop());
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = spawn(process.execPath, ["--import", "tsx", "apps/satellite-agents/src/netbox/check-cli.ts", ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env } });
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = spawn(process.execPath, ["--import", "tsx", "apps/satellite-agents/src/netbox/check-cli.ts", ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, ...env },
+  });
   let stdout = "";
   let stderr = "";
   p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -26,10 +37,20 @@ describe("NetBox pre-rollout check", () => {
   it("passes a site whose devices are staged, roles mapped and config context complete", async () => {
     // The generated fleet has a device still 'planned' at iad1, as real sites do: stage it.
     for (const d of nb.data.devices) if (d.status === "planned") d.status = "staged";
-    const findings = await checkNetboxSite(new NetboxClient({ url: nb.url, token: TOKEN }), { site: "iad1", cluster: "iad1-compute", mapping: MAPPING });
+    const findings = await checkNetboxSite(new NetboxClient({ url: nb.url, token: TOKEN }), {
+      site: "iad1",
+      cluster: "iad1-compute",
+      mapping: MAPPING,
+    });
     expect(findings.filter((f) => f.severity === "fail")).toEqual([]);
-    expect(findings.map((f) => f.check)).toEqual(expect.arrayContaining(["site", "cluster", "devices", "status", "roles", "config-context", "permissions"]));
-    const r = await cli(["--site", "iad1", "--cluster", "iad1-compute"], { NETBOX_URL: nb.url, NETBOX_TOKEN: TOKEN, NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: JSON.stringify(MAPPING) });
+    expect(findings.map((f) => f.check)).toEqual(
+      expect.arrayContaining(["site", "cluster", "devices", "status", "roles", "config-context", "permissions"]),
+    );
+    const r = await cli(["--site", "iad1", "--cluster", "iad1-compute"], {
+      NETBOX_URL: nb.url,
+      NETBOX_TOKEN: TOKEN,
+      NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: JSON.stringify(MAPPING),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("NetBox is ready for this site.");
   });
@@ -39,10 +60,17 @@ describe("NetBox pre-rollout check", () => {
     device.status = "planned";
     for (const c of nb.data.configContexts) delete (c.data as Record<string, unknown>).bios_config;
     const { hypervisor: _h, ...partial } = MAPPING;
-    const env = { NETBOX_URL: nb.url, NETBOX_TOKEN: TOKEN, NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: JSON.stringify(partial) };
+    const env = {
+      NETBOX_URL: nb.url,
+      NETBOX_TOKEN: TOKEN,
+      NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: JSON.stringify(partial),
+    };
     const r = await cli(["--site", "iad1", "--cluster", "iad1-compute", "--json"], env);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { ok: boolean; findings: { severity: string; check: string; message: string }[] };
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      findings: { severity: string; check: string; message: string }[];
+    };
     expect(report.ok).toBe(false);
     const fails = report.findings.filter((f) => f.severity === "fail");
     expect(fails.some((f) => f.check === "roles" && f.message.includes("'hypervisor'"))).toBe(true);

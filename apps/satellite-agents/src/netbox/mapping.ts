@@ -29,7 +29,9 @@ const ARM = /gb[23]00|grace|aarch64|arm64|altra|ampere/i;
  * NetBox has no CPU architecture field: a `cpu_architecture` custom field on the device type
  * wins; otherwise the model tells (Grace-based trays are aarch64); otherwise x86_64.
  */
-export function cpuArchitectureOf(type: Pick<NetboxDeviceType, "model" | "slug" | "custom_fields"> | undefined): "x86_64" | "aarch64" {
+export function cpuArchitectureOf(
+  type: Pick<NetboxDeviceType, "model" | "slug" | "custom_fields"> | undefined,
+): "x86_64" | "aarch64" {
   const declared = type?.custom_fields?.["cpu_architecture"];
   if (declared === "x86_64" || declared === "aarch64") return declared;
   return type && (ARM.test(type.model) || ARM.test(type.slug)) ? "aarch64" : "x86_64";
@@ -44,7 +46,8 @@ export interface Peer {
 export function peerOf(iface: NetboxInterface, cablePeers: Map<number, Peer>): Peer | null {
   if (iface.link_peers_type === "dcim.interface") {
     const p = iface.link_peers[0] as { name?: unknown; device?: { name?: unknown } } | undefined;
-    if (p && typeof p.name === "string" && typeof p.device?.name === "string") return { device: p.device.name, name: p.name };
+    if (p && typeof p.name === "string" && typeof p.device?.name === "string")
+      return { device: p.device.name, name: p.name };
   }
   return cablePeers.get(iface.id) ?? null;
 }
@@ -66,7 +69,8 @@ const stripPrefix = (address: string) => address.split("/")[0]!;
 export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[], ctx: MapContext): MapOutcome {
   if (!device.name) return { skipped: `#${device.id}`, reason: "unnamed device" };
   const status = device.status.value;
-  if (!(NETBOX_DEVICE_STATUSES as readonly string[]).includes(status)) return { skipped: device.name, reason: `status '${status}' is not one of NetBox's standard device statuses` };
+  if (!(NETBOX_DEVICE_STATUSES as readonly string[]).includes(status))
+    return { skipped: device.name, reason: `status '${status}' is not one of NetBox's standard device statuses` };
   const deviceClass: DeviceClass = ctx.roles[device.role.slug] ?? "OTHER";
   const type = ctx.deviceTypes.get(device.device_type.id);
   const platformClass = device.custom_fields["platform_class"];
@@ -82,10 +86,14 @@ export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[]
         slug: device.device_type.slug,
         manufacturer: device.device_type.manufacturer.name,
         model: device.device_type.model,
-        cpuArchitecture: cpuArchitectureOf(type ?? { model: device.device_type.model, slug: device.device_type.slug, custom_fields: {} }),
+        cpuArchitecture: cpuArchitectureOf(
+          type ?? { model: device.device_type.model, slug: device.device_type.slug, custom_fields: {} },
+        ),
         netboxId: device.device_type.id,
       },
-      location: device.location ? { slug: device.location.slug, name: device.location.name, netboxId: device.location.id } : null,
+      location: device.location
+        ? { slug: device.location.slug, name: device.location.name, netboxId: device.location.id }
+        : null,
       rack: device.rack ? { name: device.rack.name, netboxId: device.rack.id } : null,
       rackPosition: device.position ?? null,
       platformClass: typeof platformClass === "string" && platformClass ? platformClass : null,

@@ -7,7 +7,14 @@
  * maintenance, and pushes the whole view to `PUT /sites/{id}/reflections/ironic-<instance>/`.
  */
 import { z } from "zod";
-import { CloudConfigError, IronicApiError, IronicUnavailableError, ironicClientFor, loadCloud, type IronicClient } from "@fm/clients";
+import {
+  CloudConfigError,
+  IronicApiError,
+  IronicUnavailableError,
+  ironicClientFor,
+  loadCloud,
+  type IronicClient,
+} from "@fm/clients";
 import { IRONIC_INSTANCES, ironicInstanceFor, type IronicInstance, type IronicItem } from "@fm/domain";
 import { FatalSetupError, type AgentContext, type AgentDefinition } from "../runtime/agent.ts";
 import type { ReflectorSpec } from "../runtime/reflector.ts";
@@ -18,8 +25,16 @@ import { toReflectionItem } from "./nodes.ts";
 const env = {
   OPENSTACK_OVERCLOUD_CLOUDS_FILE: z.string().min(1).optional().describe("clouds.yaml of the overcloud Ironic"),
   OPENSTACK_UNDERCLOUD_CLOUDS_FILE: z.string().min(1).optional().describe("clouds.yaml of the undercloud Ironic"),
-  OPENSTACK_OVERCLOUD_CLOUD: z.string().min(1).optional().describe("Cloud name in the overcloud file (default: its only cloud)"),
-  OPENSTACK_UNDERCLOUD_CLOUD: z.string().min(1).optional().describe("Cloud name in the undercloud file (default: its only cloud)"),
+  OPENSTACK_OVERCLOUD_CLOUD: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Cloud name in the overcloud file (default: its only cloud)"),
+  OPENSTACK_UNDERCLOUD_CLOUD: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Cloud name in the undercloud file (default: its only cloud)"),
   IRONIC_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(1000).describe("Nodes per Ironic list request"),
   FM_CORDON_SYNC: z
     .enum(["true", "false"])
@@ -40,23 +55,44 @@ export async function neededInstances(ctx: AgentContext<OpenStackEnv>): Promise<
   return needed;
 }
 
-function cloudsFile(config: OpenStackEnv, instance: IronicInstance): { file: string | undefined; cloud: string | undefined; variable: string } {
+function cloudsFile(
+  config: OpenStackEnv,
+  instance: IronicInstance,
+): { file: string | undefined; cloud: string | undefined; variable: string } {
   return instance === "overcloud"
-    ? { file: config.OPENSTACK_OVERCLOUD_CLOUDS_FILE, cloud: config.OPENSTACK_OVERCLOUD_CLOUD, variable: "OPENSTACK_OVERCLOUD_CLOUDS_FILE" }
-    : { file: config.OPENSTACK_UNDERCLOUD_CLOUDS_FILE, cloud: config.OPENSTACK_UNDERCLOUD_CLOUD, variable: "OPENSTACK_UNDERCLOUD_CLOUDS_FILE" };
+    ? {
+        file: config.OPENSTACK_OVERCLOUD_CLOUDS_FILE,
+        cloud: config.OPENSTACK_OVERCLOUD_CLOUD,
+        variable: "OPENSTACK_OVERCLOUD_CLOUDS_FILE",
+      }
+    : {
+        file: config.OPENSTACK_UNDERCLOUD_CLOUDS_FILE,
+        cloud: config.OPENSTACK_UNDERCLOUD_CLOUD,
+        variable: "OPENSTACK_UNDERCLOUD_CLOUDS_FILE",
+      };
 }
 
-export function ironicReflector(ctx: AgentContext<OpenStackEnv>, instance: IronicInstance, ironic: IronicClient): ReflectorSpec<IronicItem> {
+export function ironicReflector(
+  ctx: AgentContext<OpenStackEnv>,
+  instance: IronicInstance,
+  ironic: IronicClient,
+): ReflectorSpec<IronicItem> {
   const { hub, site, log, metrics, config } = ctx;
   const store = `ironic-nodes-${instance}`;
   return {
     store,
     list: async () => (await ironic.listNodes({ limit: config.IRONIC_PAGE_SIZE })).map(toReflectionItem),
-    classifyListError: (err) => (err instanceof IronicUnavailableError ? "ironic_unavailable" : err instanceof IronicApiError ? "ironic_http_error" : "list_failed"),
+    classifyListError: (err) =>
+      err instanceof IronicUnavailableError
+        ? "ironic_unavailable"
+        : err instanceof IronicApiError
+          ? "ironic_http_error"
+          : "list_failed",
     reconcile: config.FM_CORDON_SYNC
       ? async (items) => {
           const cordoned = [];
-          for await (const d of hub.allDevices({ site: site.id, cordoned: true })) cordoned.push({ name: d.name, nodeUuid: d.ironic.nodeUuid, reason: d.cordonReason });
+          for await (const d of hub.allDevices({ site: site.id, cordoned: true }))
+            cordoned.push({ name: d.name, nodeUuid: d.ironic.nodeUuid, reason: d.cordonReason });
           const plan = planMaintenance(items, cordoned);
           if (!plan.length) return items;
           const byUuid = new Map(items.map((i) => [i.uuid, i]));
@@ -66,20 +102,42 @@ export function ironicReflector(ctx: AgentContext<OpenStackEnv>, instance: Ironi
               else await ironic.clearMaintenance(step.uuid);
               // Ironic applies maintenance synchronously; push what the node now is.
               const item = byUuid.get(step.uuid)!;
-              byUuid.set(step.uuid, step.action === "set" ? { ...item, maintenance: true, maintenanceReason: step.reason } : { ...item, maintenance: false, maintenanceReason: null });
-              log.info({ store, node: step.uuid, name: step.name, action: step.action }, step.action === "set" ? "cordon: Ironic node put in maintenance" : "uncordon: Ironic maintenance cleared");
+              byUuid.set(
+                step.uuid,
+                step.action === "set"
+                  ? { ...item, maintenance: true, maintenanceReason: step.reason }
+                  : { ...item, maintenance: false, maintenanceReason: null },
+              );
+              log.info(
+                { store, node: step.uuid, name: step.name, action: step.action },
+                step.action === "set"
+                  ? "cordon: Ironic node put in maintenance"
+                  : "uncordon: Ironic maintenance cleared",
+              );
             } catch (err) {
               // One node failing must not hold back the others or the push; retried next cycle.
               metrics.errors.inc({ store, reason: "maintenance_failed" });
-              log.error({ store, node: step.uuid, action: step.action, err: describe(err) }, "could not change Ironic maintenance");
+              log.error(
+                { store, node: step.uuid, action: step.action, err: describe(err) },
+                "could not change Ironic maintenance",
+              );
             }
           }
           return [...byUuid.values()];
         }
       : undefined,
     push: async (items, observedAt) => {
-      const r = await hub.pushReflection(site.id, `ironic-${instance}`, { observedAt: observedAt.toISOString(), items });
-      return { created: r.created, updated: r.updated, unchanged: r.unchanged, missing: r.missing, unmatched: r.unmatched };
+      const r = await hub.pushReflection(site.id, `ironic-${instance}`, {
+        observedAt: observedAt.toISOString(),
+        items,
+      });
+      return {
+        created: r.created,
+        updated: r.updated,
+        unchanged: r.unchanged,
+        missing: r.missing,
+        unmatched: r.unmatched,
+      };
     },
   };
 }
@@ -93,11 +151,17 @@ export const openstackAgent: AgentDefinition<typeof env> = {
     for (const instance of IRONIC_INSTANCES) {
       const roles = needed.get(instance);
       if (!roles) {
-        ctx.log.info({ instance }, `Skipping Ironic instance '${instance}': no device at site '${ctx.site.slug}' needs it`);
+        ctx.log.info(
+          { instance },
+          `Skipping Ironic instance '${instance}': no device at site '${ctx.site.slug}' needs it`,
+        );
         continue;
       }
       const { file, cloud, variable } = cloudsFile(ctx.config, instance);
-      if (!file) throw new FatalSetupError(`${variable} is not set, but roles ${roles.join(", ")} at site '${ctx.site.slug}' need the ${instance} Ironic`);
+      if (!file)
+        throw new FatalSetupError(
+          `${variable} is not set, but roles ${roles.join(", ")} at site '${ctx.site.slug}' need the ${instance} Ironic`,
+        );
       let client: IronicClient;
       try {
         // With an application credential this authenticates to Keystone now; an unreachable
@@ -107,7 +171,10 @@ export const openstackAgent: AgentDefinition<typeof env> = {
         if (err instanceof CloudConfigError) throw new FatalSetupError(`${variable}: ${err.message}`);
         throw err;
       }
-      ctx.log.info({ instance, roles, store: `ironic-nodes-${instance}` }, `Starting reflector for Ironic instance '${instance}'`);
+      ctx.log.info(
+        { instance, roles, store: `ironic-nodes-${instance}` },
+        `Starting reflector for Ironic instance '${instance}'`,
+      );
       specs.push(ironicReflector(ctx, instance, client) as ReflectorSpec<unknown>);
     }
     return specs;

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { IronicItem } from "@fm/domain";
 import { MAINTENANCE_MARKER, planMaintenance } from "./cordon.ts";
 
-const node = (uuid: string, name: string, maintenance = false, maintenanceReason: string | null = null): IronicItem => ({
+const node = (
+  uuid: string,
+  name: string,
+  maintenance = false,
+  maintenanceReason: string | null = null,
+): IronicItem => ({
   uuid,
   name,
   serial: null,
@@ -19,10 +24,13 @@ const U2 = "00000000-0000-4000-8000-000000000002";
 
 describe("planMaintenance", () => {
   it("puts a cordoned device's node in maintenance with the cordon reason, matched by node uuid or name", () => {
-    const plan = planMaintenance([node(U1, "gpu-1"), node(U2, "gpu-2")], [
-      { name: "other-name", nodeUuid: U1, reason: "RMA 42" },
-      { name: "gpu-2", nodeUuid: null, reason: null },
-    ]);
+    const plan = planMaintenance(
+      [node(U1, "gpu-1"), node(U2, "gpu-2")],
+      [
+        { name: "other-name", nodeUuid: U1, reason: "RMA 42" },
+        { name: "gpu-2", nodeUuid: null, reason: null },
+      ],
+    );
     expect(plan).toEqual([
       { uuid: U1, name: "gpu-1", action: "set", reason: `${MAINTENANCE_MARKER}RMA 42` },
       { uuid: U2, name: "gpu-2", action: "set", reason: `${MAINTENANCE_MARKER}cordoned in Fleet Manager` },
@@ -30,18 +38,33 @@ describe("planMaintenance", () => {
   });
 
   it("clears only its own maintenance once the device is uncordoned", () => {
-    const plan = planMaintenance([node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}RMA 42`), node(U2, "gpu-2", true, "operator: swapping PSU")], []);
+    const plan = planMaintenance(
+      [node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}RMA 42`), node(U2, "gpu-2", true, "operator: swapping PSU")],
+      [],
+    );
     expect(plan).toEqual([{ uuid: U1, name: "gpu-1", action: "clear" }]);
   });
 
   it("leaves an operator's or Ironic's maintenance alone while cordoned", () => {
-    expect(planMaintenance([node(U1, "gpu-1", true, "Cleaning failed: bad step")], [{ name: "gpu-1", nodeUuid: U1, reason: "RMA" }])).toEqual([]);
+    expect(
+      planMaintenance(
+        [node(U1, "gpu-1", true, "Cleaning failed: bad step")],
+        [{ name: "gpu-1", nodeUuid: U1, reason: "RMA" }],
+      ),
+    ).toEqual([]);
   });
 
   it("refreshes its own reason when the cordon reason changes, and does nothing when in step", () => {
     const current = node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}old`);
-    expect(planMaintenance([current], [{ name: "gpu-1", nodeUuid: U1, reason: "new" }])).toEqual([{ uuid: U1, name: "gpu-1", action: "set", reason: `${MAINTENANCE_MARKER}new` }]);
-    expect(planMaintenance([node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}new`)], [{ name: "gpu-1", nodeUuid: U1, reason: "new" }])).toEqual([]);
+    expect(planMaintenance([current], [{ name: "gpu-1", nodeUuid: U1, reason: "new" }])).toEqual([
+      { uuid: U1, name: "gpu-1", action: "set", reason: `${MAINTENANCE_MARKER}new` },
+    ]);
+    expect(
+      planMaintenance(
+        [node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}new`)],
+        [{ name: "gpu-1", nodeUuid: U1, reason: "new" }],
+      ),
+    ).toEqual([]);
     expect(planMaintenance([node(U1, "gpu-1")], [])).toEqual([]);
   });
 });

@@ -19,10 +19,15 @@ export interface CordonedDevice {
   reason: string | null;
 }
 
-export type MaintenanceAction = { uuid: string; name: string | null; action: "set"; reason: string } | { uuid: string; name: string | null; action: "clear" };
+export type MaintenanceAction =
+  | { uuid: string; name: string | null; action: "set"; reason: string }
+  | { uuid: string; name: string | null; action: "clear" };
 
 /** What to change in Ironic so maintenance follows the hub's cordons. Pure. */
-export function planMaintenance(nodes: readonly IronicItem[], cordoned: readonly CordonedDevice[]): MaintenanceAction[] {
+export function planMaintenance(
+  nodes: readonly IronicItem[],
+  cordoned: readonly CordonedDevice[],
+): MaintenanceAction[] {
   const byUuid = new Map(cordoned.filter((d) => d.nodeUuid).map((d) => [d.nodeUuid!, d]));
   const byName = new Map(cordoned.map((d) => [d.name, d]));
   const actions: MaintenanceAction[] = [];
@@ -33,7 +38,8 @@ export function planMaintenance(nodes: readonly IronicItem[], cordoned: readonly
       const reason = `${MAINTENANCE_MARKER}${device.reason ?? "cordoned in Fleet Manager"}`.slice(0, 255);
       // Not in maintenance: set ours. Ours with an outdated reason: refresh it. Someone
       // else's: leave it, the node is out of service either way.
-      if (!node.maintenance || (ours && node.maintenanceReason !== reason)) actions.push({ uuid: node.uuid, name: node.name, action: "set", reason });
+      if (!node.maintenance || (ours && node.maintenanceReason !== reason))
+        actions.push({ uuid: node.uuid, name: node.name, action: "set", reason });
     } else if (ours) {
       actions.push({ uuid: node.uuid, name: node.name, action: "clear" });
     }

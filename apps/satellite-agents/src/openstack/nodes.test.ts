@@ -19,7 +19,14 @@ describe("toReflectionItem", () => {
       properties: {},
     } as unknown as IronicNode;
     const item = toReflectionItem(node);
-    expect(item).toMatchObject({ uuid: node.uuid, name: "gpu-node-001", serial: "SN-1", provisionState: "clean failed", maintenance: true, fault: "clean failure" });
+    expect(item).toMatchObject({
+      uuid: node.uuid,
+      name: "gpu-node-001",
+      serial: "SN-1",
+      provisionState: "clean failed",
+      maintenance: true,
+      fault: "clean failure",
+    });
     expect(item.lastError).toHaveLength(10_000);
     expect(IronicItemSchema.parse(item)).toEqual(item);
   });

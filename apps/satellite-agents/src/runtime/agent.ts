@@ -64,7 +64,14 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
   });
   // Two attempts per request: the reflector loop owns the longer backoff, so a hub outage is
   // counted as failed cycles (visible in metrics) rather than hidden inside one request.
-  const hub = new HubClient({ baseUrl: config.FM_HUB_URL, token: () => tokens.get(), onUnauthorized: () => tokens.invalidate(), maxAttempts: 2, backoffMs: 250, timeoutMs: config.FM_HTTP_TIMEOUT_MS });
+  const hub = new HubClient({
+    baseUrl: config.FM_HUB_URL,
+    token: () => tokens.get(),
+    onUnauthorized: () => tokens.invalidate(),
+    maxAttempts: 2,
+    backoffMs: 250,
+    timeoutMs: config.FM_HTTP_TIMEOUT_MS,
+  });
 
   const stop = new AbortController();
   const reflectors: Reflector<unknown>[] = [];
@@ -93,7 +100,15 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
       return s;
     });
     if (!site) return 0; // stopped while waiting
-    const ctx: AgentContext<z.infer<z.ZodObject<E>>> = { config, log, hub, site, satellite, metrics, signal: stop.signal };
+    const ctx: AgentContext<z.infer<z.ZodObject<E>>> = {
+      config,
+      log,
+      hub,
+      site,
+      satellite,
+      metrics,
+      signal: stop.signal,
+    };
     const specs = await withRetries(config, log, stop.signal, "setup", () => def.setup(ctx));
     if (!specs) return 0;
     const opts = {
@@ -137,21 +152,36 @@ export async function runAgent<E extends z.ZodRawShape>(def: AgentDefinition<E>)
  * show; pino's default asynchronous stream could lose it. Agents log a few lines per cycle.
  */
 export function agentLogger(kind: AgentKind, config: CommonConfig, satellite: string): Logger {
-  return pino({ level: config.LOG_LEVEL, base: { agent: kind, site: config.FM_SITE, satellite } }, pino.destination({ dest: 1, sync: true }));
+  return pino(
+    { level: config.LOG_LEVEL, base: { agent: kind, site: config.FM_SITE, satellite } },
+    pino.destination({ dest: 1, sync: true }),
+  );
 }
 
 /** A setup failure that retrying cannot fix (unknown site, missing credentials file). */
 export class FatalSetupError extends Error {}
 
 /** Setup steps retry with the same backoff and budget as reflector cycles. */
-export async function withRetries<T>(config: CommonConfig, log: Logger, signal: AbortSignal, what: string, fn: () => Promise<T>): Promise<T | undefined> {
-  for (let failures = 0; ; ) {
+export async function withRetries<T>(
+  config: CommonConfig,
+  log: Logger,
+  signal: AbortSignal,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  for (let failures = 0; ;) {
     if (signal.aborted) return undefined;
     try {
       return await fn();
     } catch (err) {
       failures++;
-      const permanent = err instanceof FatalSetupError || (err instanceof HubApiError && err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429);
+      const permanent =
+        err instanceof FatalSetupError ||
+        (err instanceof HubApiError &&
+          err.status >= 400 &&
+          err.status < 500 &&
+          err.status !== 401 &&
+          err.status !== 429);
       if (permanent || failures >= config.FM_MAX_CONSECUTIVE_FAILURES) throw err;
       const delay = backoffDelay(failures, config.FM_BACKOFF_BASE_MS, config.FM_BACKOFF_MAX_S * 1000);
       log.warn({ err: describe(err), failures, retryInMs: delay }, `${what} failed; retrying`);
@@ -160,20 +190,41 @@ export async function withRetries<T>(config: CommonConfig, log: Logger, signal: 
   }
 }
 
-export async function heartbeats(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], config: CommonConfig, log: Logger, signal: AbortSignal): Promise<void> {
+export async function heartbeats(
+  hub: HubClient,
+  kind: AgentKind,
+  satellite: string,
+  reflectors: Reflector<unknown>[],
+  config: CommonConfig,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
   while (!signal.aborted) {
-    await sendHeartbeat(hub, kind, satellite, reflectors, log).catch((err: unknown) => log.warn({ err: describe(err) }, "heartbeat failed"));
+    await sendHeartbeat(hub, kind, satellite, reflectors, log).catch((err: unknown) =>
+      log.warn({ err: describe(err) }, "heartbeat failed"),
+    );
     await sleep(config.FM_HEARTBEAT_INTERVAL_S * 1000, signal);
   }
 }
 
-export function sendHeartbeat(hub: HubClient, kind: AgentKind, satellite: string, reflectors: Reflector<unknown>[], log: Logger): Promise<void> {
+export function sendHeartbeat(
+  hub: HubClient,
+  kind: AgentKind,
+  satellite: string,
+  reflectors: Reflector<unknown>[],
+  log: Logger,
+): Promise<void> {
   const ages = Object.fromEntries(reflectors.map((r) => [r.store, Math.round(r.ageSeconds() * 10) / 10]));
   log.debug({ reflectors: ages }, "heartbeat");
   return hub.heartbeat(satellite, kind, { reflectors: ages });
 }
 
-export function listen(config: CommonConfig, metrics: AgentMetrics, state: () => { ready: boolean; reflectors: Reflector<unknown>[] }, log: Logger): Promise<Server> {
+export function listen(
+  config: CommonConfig,
+  metrics: AgentMetrics,
+  state: () => { ready: boolean; reflectors: Reflector<unknown>[] },
+  log: Logger,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
@@ -184,11 +235,20 @@ export function listen(config: CommonConfig, metrics: AgentMetrics, state: () =>
     if (path === "/healthz") {
       // Liveness: the process serves. Reflector health is in /metrics and /readyz: a failing
       // source must not make Kubernetes kill an agent that is correctly backing off.
-      const body = Object.fromEntries(reflectors.map((r) => [r.store, { ageSeconds: r.ageSeconds(), consecutiveFailures: r.consecutiveFailures, cycles: r.cycles }]));
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ status: "ok", ready, reflectors: body }));
+      const body = Object.fromEntries(
+        reflectors.map((r) => [
+          r.store,
+          { ageSeconds: r.ageSeconds(), consecutiveFailures: r.consecutiveFailures, cycles: r.cycles },
+        ]),
+      );
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ status: "ok", ready, reflectors: body }));
     } else if (path === "/readyz") {
       const ok = ready && reflectors.every((r) => r.lastSuccessAt !== undefined);
-      res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify({ status: ok ? "ready" : "not ready" }));
+      res
+        .writeHead(ok ? 200 : 503, { "content-type": "application/json" })
+        .end(JSON.stringify({ status: ok ? "ready" : "not ready" }));
     } else if (path === "/metrics") {
       for (const r of reflectors) metrics.age.set({ store: r.store }, r.ageSeconds());
       metrics.registry
@@ -196,14 +256,19 @@ export function listen(config: CommonConfig, metrics: AgentMetrics, state: () =>
         .then((text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text))
         .catch(() => res.writeHead(500).end());
     } else {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ status: 404, title: "Not Found" }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ status: 404, title: "Not Found" }));
     }
   });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.METRICS_PORT, config.METRICS_HOST, () => {
       const addr = server.address();
-      log.info({ metricsPort: typeof addr === "object" && addr ? addr.port : config.METRICS_PORT }, "agent listening for /healthz and /metrics");
+      log.info(
+        { metricsPort: typeof addr === "object" && addr ? addr.port : config.METRICS_PORT },
+        "agent listening for /healthz and /metrics",
+      );
       resolve(server);
     });
   });

@@ -3,7 +3,12 @@
  * base·2^(n-1), capped. Half the delay is guaranteed, so a failing source is not hammered;
  * the random half spreads the agents of many sites that failed together (a hub restart).
  */
-export function backoffDelay(failures: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  failures: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }

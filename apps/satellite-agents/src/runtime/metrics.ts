@@ -41,14 +41,24 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
     labelNames: ["store"],
     registers: [registry],
   });
-  const items = new Gauge({ name: "fleet_manager_reflector_items", help: "Items in the last listed view", labelNames: ["store"], registers: [registry] });
+  const items = new Gauge({
+    name: "fleet_manager_reflector_items",
+    help: "Items in the last listed view",
+    labelNames: ["store"],
+    registers: [registry],
+  });
   const age = new Gauge({
     name: "fleet_manager_reflector_age_seconds",
     help: "Seconds since the reflector's last success (since process start if it never succeeded)",
     labelNames: ["store"],
     registers: [registry],
   });
-  new Gauge({ name: "fleet_manager_agent_info", help: "Which agent, site and satellite this process is", labelNames: ["agent", "site", "satellite"], registers: [registry] }).set(labels, 1);
+  new Gauge({
+    name: "fleet_manager_agent_info",
+    help: "Which agent, site and satellite this process is",
+    labelNames: ["agent", "site", "satellite"],
+    registers: [registry],
+  }).set(labels, 1);
   return { registry, lastSuccess, listDuration, pushDuration, errors, consecutiveFailures, items, age };
 }
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;

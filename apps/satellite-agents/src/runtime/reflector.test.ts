@@ -7,7 +7,11 @@ import { Reflector, ReflectorGaveUp } from "./reflector.ts";
 const log = pino({ level: "silent" });
 const opts = { intervalMs: 5, backoffBaseMs: 1, backoffMaxMs: 4, maxConsecutiveFailures: 3 };
 
-async function metricValue(metrics: ReturnType<typeof createAgentMetrics>, name: string, labels: Record<string, string>): Promise<number | undefined> {
+async function metricValue(
+  metrics: ReturnType<typeof createAgentMetrics>,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
   const m = (await metrics.registry.getMetricsAsJSON()).find((x) => x.name === name);
   return m?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))?.value;
 }
@@ -17,11 +21,22 @@ describe("Reflector", () => {
     const metrics = createAgentMetrics({ agent: "openstack", site: "s", satellite: "x" });
     const pushed: { items: number[]; observedAt: Date }[] = [];
     const before = Date.now();
-    const r = new Reflector({ store: "st", list: async () => [1, 2, 3], push: async (items, observedAt) => (pushed.push({ items, observedAt }), { updated: 3 }) }, opts, metrics, log);
+    const r = new Reflector(
+      {
+        store: "st",
+        list: async () => [1, 2, 3],
+        push: async (items, observedAt) => (pushed.push({ items, observedAt }), { updated: 3 }),
+      },
+      opts,
+      metrics,
+      log,
+    );
     expect(await r.cycle(new AbortController().signal)).toEqual({ updated: 3 });
     expect(pushed[0]!.items).toEqual([1, 2, 3]);
     expect(pushed[0]!.observedAt.getTime()).toBeGreaterThanOrEqual(before);
-    expect(await metricValue(metrics, "fleet_manager_reflector_last_success_timestamp_seconds", { store: "st" })).toBeGreaterThanOrEqual(before / 1000);
+    expect(
+      await metricValue(metrics, "fleet_manager_reflector_last_success_timestamp_seconds", { store: "st" }),
+    ).toBeGreaterThanOrEqual(before / 1000);
     expect(await metricValue(metrics, "fleet_manager_reflector_items", { store: "st" })).toBe(3);
   });
 
@@ -52,9 +67,15 @@ describe("Reflector", () => {
     expect(err).toBeInstanceOf(ReflectorGaveUp);
     // list fail, ok (reset), push 400, push 503, list fail → third in a row.
     expect(n).toBe(5);
-    expect(await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "source_unavailable" })).toBe(2);
-    expect(await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "hub_rejected" })).toBe(1);
-    expect(await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "hub_unavailable" })).toBe(1);
+    expect(
+      await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "source_unavailable" }),
+    ).toBe(2);
+    expect(
+      await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "hub_rejected" }),
+    ).toBe(1);
+    expect(
+      await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "hub_unavailable" }),
+    ).toBe(1);
     expect(r.cycles).toBe(1);
   });
 
@@ -80,6 +101,8 @@ describe("Reflector", () => {
     );
     await r.run(stop.signal);
     expect(pushes).toBe(3);
-    expect(await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "reconcile_failed" })).toBe(3);
+    expect(
+      await metricValue(metrics, "fleet_manager_reflector_errors_total", { store: "st", reason: "reconcile_failed" }),
+    ).toBe(3);
   });
 });

@@ -83,7 +83,14 @@ export class Reflector<T> {
         this.metrics.errors.inc({ store: this.store, reason });
         delay = backoffDelay(this.consecutiveFailures, this.opts.backoffBaseMs, this.opts.backoffMaxMs);
         this.log.error(
-          { store: this.store, stage, reason, consecutiveFailures: this.consecutiveFailures, retryInMs: delay, err: describe(cause) },
+          {
+            store: this.store,
+            stage,
+            reason,
+            consecutiveFailures: this.consecutiveFailures,
+            retryInMs: delay,
+            err: describe(cause),
+          },
           `reflector cycle failed (${this.consecutiveFailures}/${this.opts.maxConsecutiveFailures})`,
         );
         if (this.consecutiveFailures >= this.opts.maxConsecutiveFailures) {
@@ -115,7 +122,10 @@ export class Reflector<T> {
         items = await this.spec.reconcile(items, signal);
       } catch (err) {
         this.metrics.errors.inc({ store: this.store, reason: "reconcile_failed" });
-        this.log.warn({ store: this.store, err: describe(err) }, "reconcile step failed; pushing the listed view anyway");
+        this.log.warn(
+          { store: this.store, err: describe(err) },
+          "reconcile step failed; pushing the listed view anyway",
+        );
       }
     }
     const t1 = performance.now();
@@ -130,7 +140,16 @@ export class Reflector<T> {
     this.lastSuccessAt = Date.now();
     this.cycles++;
     this.metrics.lastSuccess.set({ store: this.store }, this.lastSuccessAt / 1000);
-    this.log.info({ store: this.store, items: items.length, listMs: Math.round(listS * 1000), pushMs: Math.round(pushS * 1000), ...result }, "reflector cycle done");
+    this.log.info(
+      {
+        store: this.store,
+        items: items.length,
+        listMs: Math.round(listS * 1000),
+        pushMs: Math.round(pushS * 1000),
+        ...result,
+      },
+      "reflector cycle done",
+    );
     return result;
   }
 }
@@ -167,7 +186,14 @@ function hubReason(err: unknown): string {
 export function describe(err: unknown): { message: string; name?: string; code?: string } {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code ?? (err.cause as { code?: unknown } | undefined)?.code;
-    return { name: err.name, message: err.cause instanceof Error && err.message === "fetch failed" ? `fetch failed: ${err.cause.message}` : err.message, ...(typeof code === "string" ? { code } : {}) };
+    return {
+      name: err.name,
+      message:
+        err.cause instanceof Error && err.message === "fetch failed"
+          ? `fetch failed: ${err.cause.message}`
+          : err.message,
+      ...(typeof code === "string" ? { code } : {}),
+    };
   }
   return { message: String(err) };
 }

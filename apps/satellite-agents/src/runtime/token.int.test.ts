@@ -10,12 +10,25 @@ beforeAll(async () => {
 });
 afterAll(() => hub.close());
 
-const issued = () => hub.app.inject({ method: "GET", url: "/metrics" }).then((r) => r.body.split("\n").filter((l) => l.startsWith('http_requests_total{method="POST",route="/oauth/token"')).map((l) => Number(l.split(" ").at(-1))).reduce((a, b) => a + b, 0));
+const issued = () =>
+  hub.app.inject({ method: "GET", url: "/metrics" }).then((r) =>
+    r.body
+      .split("\n")
+      .filter((l) => l.startsWith('http_requests_total{method="POST",route="/oauth/token"'))
+      .map((l) => Number(l.split(" ").at(-1)))
+      .reduce((a, b) => a + b, 0),
+  );
 
 describe("TokenSource against the hub's authorization server", () => {
   it("discovers the token endpoint, caches the token, and refreshes it at 80 % of its lifetime", async () => {
     let clock = Date.now();
-    const tokens = new TokenSource({ issuer: hub.url, clientId: "fleet-admin", clientSecret: TEST_ADMIN_SECRET, scope: "fleet.read", now: () => clock });
+    const tokens = new TokenSource({
+      issuer: hub.url,
+      clientId: "fleet-admin",
+      clientSecret: TEST_ADMIN_SECRET,
+      scope: "fleet.read",
+      now: () => clock,
+    });
     const before = await issued();
     const [a, b] = await Promise.all([tokens.get(), tokens.get()]);
     expect(a).toBe(b);
@@ -31,7 +44,12 @@ describe("TokenSource against the hub's authorization server", () => {
   });
 
   it("a hub 401 drops the cached token and the request succeeds with a fresh one", async () => {
-    const tokens = new TokenSource({ issuer: hub.url, clientId: "fleet-admin", clientSecret: TEST_ADMIN_SECRET, scope: "fleet.read" });
+    const tokens = new TokenSource({
+      issuer: hub.url,
+      clientId: "fleet-admin",
+      clientSecret: TEST_ADMIN_SECRET,
+      scope: "fleet.read",
+    });
     let first = true;
     const client = new HubClient({
       baseUrl: hub.url,

@@ -42,10 +42,16 @@ export class TokenSource {
     // Plain HTTP is allowed only because in-cluster and test hubs run without TLS; production
     // charts point FM_HUB_URL at the HTTPS ingress.
     const execute = issuer.protocol === "http:" ? [oidc.allowInsecureRequests] : [];
-    this.config ??= await oidc.discovery(issuer, this.opts.clientId, undefined, oidc.ClientSecretBasic(this.opts.clientSecret), {
-      execute,
-      timeout: Math.ceil((this.opts.timeoutMs ?? 30_000) / 1000),
-    });
+    this.config ??= await oidc.discovery(
+      issuer,
+      this.opts.clientId,
+      undefined,
+      oidc.ClientSecretBasic(this.opts.clientSecret),
+      {
+        execute,
+        timeout: Math.ceil((this.opts.timeoutMs ?? 30_000) / 1000),
+      },
+    );
     const started = this.now();
     const tokens = await oidc.clientCredentialsGrant(this.config, this.opts.scope ? { scope: this.opts.scope } : {});
     const lifetimeMs = (tokens.expires_in ?? 300) * 1000;

@@ -17,10 +17,29 @@ import type { Device, Job } from "@fm/domain";
 import { NON_RETRYABLE_FAILURES, type DevicePlan } from "@fm/domain/workflows";
 import { startOAuthTestHub, type TestHub } from "../../../../test/support/hub.ts";
 import { seedNetboxOnlyDevices } from "../../../../test/support/inventory.ts";
-import { createNode, failClean, freePort, getNode, ironicRequest, startIronic, type IronicPeer } from "../../../../test/support/ironic.ts";
-import { realisticFleet, startNetboxServer, type DeviceRecord, type NetboxServer } from "../../../../test/support/netbox-server.ts";
+import {
+  createNode,
+  failClean,
+  freePort,
+  getNode,
+  ironicRequest,
+  startIronic,
+  type IronicPeer,
+} from "../../../../test/support/ironic.ts";
+import {
+  realisticFleet,
+  startNetboxServer,
+  type DeviceRecord,
+  type NetboxServer,
+} from "../../../../test/support/netbox-server.ts";
 import { bearer, clientToken } from "../../../../test/support/process.ts";
-import { scontrolJob, slurmCommand, startSlurm, waitForScontrolJob, type SlurmPeer } from "../../../../test/support/slurm.ts";
+import {
+  scontrolJob,
+  slurmCommand,
+  startSlurm,
+  waitForScontrolJob,
+  type SlurmPeer,
+} from "../../../../test/support/slurm.ts";
 import { createActivities, type ActivityDeps } from "./activities.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -42,7 +61,10 @@ function activityEnv(): { env: MockActivityEnvironment; heartbeats: unknown[] } 
 }
 
 /** Runs one activity as Temporal would, with its heartbeats. */
-async function run<P extends unknown[], R>(fn: (...args: P) => Promise<R>, ...args: P): Promise<{ result: R; heartbeats: unknown[] }> {
+async function run<P extends unknown[], R>(
+  fn: (...args: P) => Promise<R>,
+  ...args: P
+): Promise<{ result: R; heartbeats: unknown[] }> {
   const { env, heartbeats } = activityEnv();
   const result = await env.run<P, R, typeof fn>(fn, ...args);
   return { result, heartbeats };
@@ -59,7 +81,11 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 /** A failure retrying cannot fix, of this type (one the workflows' retry policy does not retry). */
-function expectFinal(err: unknown, type: (typeof NON_RETRYABLE_FAILURES)[number], message?: string | RegExp): ApplicationFailure {
+function expectFinal(
+  err: unknown,
+  type: (typeof NON_RETRYABLE_FAILURES)[number],
+  message?: string | RegExp,
+): ApplicationFailure {
   expect(err).toBeInstanceOf(ApplicationFailure);
   const f = err as ApplicationFailure;
   expect(f.type).toBe(type);
@@ -107,12 +133,22 @@ let clients: Pick<ActivityDeps, "hub" | "netbox" | "ironic" | "slurm">;
 
 /** The activities as the worker builds them, on the real clients; `over` replaces any dependency. */
 function activities(over: Partial<ActivityDeps> = {}) {
-  return createActivities({ site: "act1", ...clients, ironicDriver: "fake-hardware", dhcpHostsDir: join(scratch, "dhcp-hosts"), burnInCommand: "sleep 1", pollIntervalMs: 100, ...over });
+  return createActivities({
+    site: "act1",
+    ...clients,
+    ironicDriver: "fake-hardware",
+    dhcpHostsDir: join(scratch, "dhcp-hosts"),
+    burnInCommand: "sleep 1",
+    pollIntervalMs: 100,
+    ...over,
+  });
 }
 
 /** Every Ironic node with this name (uuids), read without the client under test. */
 async function ironicNodesNamed(name: string): Promise<string[]> {
-  const { nodes } = (await ironicRequest(ironic.url, "GET", "/v1/nodes?fields=uuid,name&limit=1000")) as { nodes: { uuid: string; name: string | null }[] };
+  const { nodes } = (await ironicRequest(ironic.url, "GET", "/v1/nodes?fields=uuid,name&limit=1000")) as {
+    nodes: { uuid: string; name: string | null }[];
+  };
   return nodes.filter((n) => n.name === name).map((n) => n.uuid);
 }
 
@@ -126,7 +162,8 @@ async function slurmJobsNamed(name: string): Promise<number[]> {
 }
 
 /** PATCH requests the NetBox server received for this device. */
-const netboxPatches = (id: number) => nb.requests.filter((r) => r.method === "PATCH" && r.path === `/api/dcim/devices/${id}/`).length;
+const netboxPatches = (id: number) =>
+  nb.requests.filter((r) => r.method === "PATCH" && r.path === `/api/dcim/devices/${id}/`).length;
 
 /** The fleet's GPU servers with an out-of-band IP (as generated), in id order. */
 let gpuList: DeviceRecord[] | undefined;
@@ -143,8 +180,17 @@ function netboxDevice(status: string): DeviceRecord {
   return d;
 }
 
-const api = async <T>(method: string, path: string, body?: unknown, token = hub.adminToken): Promise<{ status: number; body: T }> => {
-  const res = await fetch(`${hub.url}${path}`, { method, headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body: body !== undefined ? JSON.stringify(body) : undefined });
+const api = async <T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = hub.adminToken,
+): Promise<{ status: number; body: T }> => {
+  const res = await fetch(`${hub.url}${path}`, {
+    method,
+    headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
   return { status: res.status, body: (await res.json()) as T };
 };
 
@@ -152,12 +198,26 @@ beforeAll(async () => {
   const data = realisticFleet({ sites: 1, devicesPerSite: 24 });
   // NetBox tag names are labels and their slugs the identifiers: make one differ, as in real NetBox.
   data.tags.find((t) => t.slug === "gpu")!.name = "GPU";
-  [ironic, slurm, nb, hub, scratch] = await Promise.all([startIronic(), startSlurm(), startNetboxServer({ token: NETBOX_TOKEN, data }), startOAuthTestHub(), mkdtemp(join(tmpdir(), "fm-activities-"))]);
+  [ironic, slurm, nb, hub, scratch] = await Promise.all([
+    startIronic(),
+    startSlurm(),
+    startNetboxServer({ token: NETBOX_TOKEN, data }),
+    startOAuthTestHub(),
+    mkdtemp(join(tmpdir(), "fm-activities-")),
+  ]);
 
   // The hub: one site served by one satellite, whose Temporal worker token the activities use.
-  const siteId = await seedNetboxOnlyDevices(hub.db.prisma, { slug: "act1" }, [0, 1, 2, 3].map((i) => ({ name: `act-hub-${i}`, role: "gpu-node" as const })));
+  const siteId = await seedNetboxOnlyDevices(
+    hub.db.prisma,
+    { slug: "act1" },
+    [0, 1, 2, 3].map((i) => ({ name: `act-hub-${i}`, role: "gpu-node" as const })),
+  );
   await hub.db.prisma.site.update({ where: { id: siteId }, data: { slurmEnabled: true, configureDhcp: true } });
-  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("POST", "/api/v1/satellites/", { name: "sys9-act1", siteIds: [siteId], environment: "dev" });
+  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+    "POST",
+    "/api/v1/satellites/",
+    { name: "sys9-act1", siteIds: [siteId], environment: "dev" },
+  );
   const worker = sat.body.secrets.find((s) => s.agent === "temporal-worker")!;
   workerToken = await clientToken(hub.url, worker.clientId, worker.clientSecret, "fleet.read agent:temporal-worker");
 
@@ -170,7 +230,15 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.all([ironic?.stop(), slurm?.stop(), nb?.stop(), hub?.close(), scratch ? rm(scratch, { recursive: true, force: true }) : undefined].map((p) => Promise.resolve(p).catch(() => {})));
+  await Promise.all(
+    [
+      ironic?.stop(),
+      slurm?.stop(),
+      nb?.stop(),
+      hub?.close(),
+      scratch ? rm(scratch, { recursive: true, force: true }) : undefined,
+    ].map((p) => Promise.resolve(p).catch(() => {})),
+  );
 }, 60_000);
 
 // ---------------------------------------------------------------------------------------------
@@ -220,14 +288,26 @@ describe("Ironic activities", () => {
   it("ironicEnroll refuses a node of that name that belongs to another device, leaving it alone", async () => {
     const d = plan();
     const other = await createNode(ironic.url, { name: d.name, extra: { fleet_manager_device_id: randomUUID() } });
-    expectFinal(await rejection(run(activities().ironicEnroll, d)), "BadInput", /belongs to another Fleet Manager device/);
+    expectFinal(
+      await rejection(run(activities().ironicEnroll, d)),
+      "BadInput",
+      /belongs to another Fleet Manager device/,
+    );
     expect(await getNode(ironic.url, other.uuid)).toMatchObject({ provision_state: "enroll", extra: other.extra });
     expect(await ironicNodesNamed(d.name)).toEqual([other.uuid]);
   });
 
   it("refuses a device without an Ironic instance (BadInput) and one whose instance this worker lacks (NotConfigured)", async () => {
-    expectFinal(await rejection(run(activities().ironicEnroll, plan({ ironicInstance: null }))), "BadInput", /no device role that maps to an Ironic instance/);
-    expectFinal(await rejection(run(activities().ironicEnroll, plan({ ironicInstance: "undercloud" }))), "NotConfigured", /no undercloud Ironic configured/);
+    expectFinal(
+      await rejection(run(activities().ironicEnroll, plan({ ironicInstance: null }))),
+      "BadInput",
+      /no device role that maps to an Ironic instance/,
+    );
+    expectFinal(
+      await rejection(run(activities().ironicEnroll, plan({ ironicInstance: "undercloud" }))),
+      "NotConfigured",
+      /no undercloud Ironic configured/,
+    );
   });
 
   it(
@@ -241,7 +321,11 @@ describe("Ironic activities", () => {
 
       await run(acts.ironicInspect, enrolled);
       const inspected = await getNode(ironic.url, uuid);
-      expect(inspected).toMatchObject({ provision_state: "manageable", target_provision_state: null, last_error: null });
+      expect(inspected).toMatchObject({
+        provision_state: "manageable",
+        target_provision_state: null,
+        last_error: null,
+      });
       expect(inspected.inspection_finished_at).toEqual(expect.any(String));
       await run(acts.ironicInspect, enrolled);
       expect((await getNode(ironic.url, uuid)).inspection_finished_at).toBe(inspected.inspection_finished_at);
@@ -249,7 +333,10 @@ describe("Ironic activities", () => {
       await run(acts.configureBmc, enrolled);
       const configured = await getNode(ironic.url, uuid);
       expect(configured.driver_info).toMatchObject({ bmc_address: d.bmcAddress });
-      const validation = (await ironicRequest(ironic.url, "GET", `/v1/nodes/${uuid}/validate`)) as Record<string, { result: boolean | null }>;
+      const validation = (await ironicRequest(ironic.url, "GET", `/v1/nodes/${uuid}/validate`)) as Record<
+        string,
+        { result: boolean | null }
+      >;
       expect(validation.power?.result).toBe(true);
       expect(validation.management?.result).toBe(true);
       await run(acts.configureBmc, enrolled); // the same address: nothing to patch
@@ -257,7 +344,11 @@ describe("Ironic activities", () => {
 
       const { heartbeats } = await run(acts.ironicProvide, enrolled);
       const provided = await getNode(ironic.url, uuid);
-      expect(provided).toMatchObject({ provision_state: "available", target_provision_state: null, maintenance: false });
+      expect(provided).toMatchObject({
+        provision_state: "available",
+        target_provision_state: null,
+        maintenance: false,
+      });
       expect(heartbeats.at(-1)).toEqual({ provisionState: "available", target: null });
       await run(acts.ironicProvide, enrolled);
       expect((await getNode(ironic.url, uuid)).provision_updated_at).toBe(provided.provision_updated_at);
@@ -272,10 +363,17 @@ describe("Ironic activities", () => {
       const d = plan();
       const uuid = (await run(acts.ironicEnroll, d)).result;
       const failed = await failClean(ironic.url, uuid);
-      const f = expectFinal(await rejection(run(acts.ironicProvide, { ...d, ironicNodeUuid: uuid })), "SourceRejected", /clean failed/);
+      const f = expectFinal(
+        await rejection(run(acts.ironicProvide, { ...d, ironicNodeUuid: uuid })),
+        "SourceRejected",
+        /clean failed/,
+      );
       expect(f.message).toContain(failed.last_error!);
       // Nothing was asked of the node.
-      expect(await getNode(ironic.url, uuid)).toMatchObject({ provision_state: "clean failed", provision_updated_at: failed.provision_updated_at });
+      expect(await getNode(ironic.url, uuid)).toMatchObject({
+        provision_state: "clean failed",
+        provision_updated_at: failed.provision_updated_at,
+      });
     },
     WAITING,
   );
@@ -300,7 +398,13 @@ describe("SLURM activities", () => {
       const { result, heartbeats } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
       expect(result).toEqual({ device: d.name, slurmJobId: id, state: "COMPLETED", exitCode: 0 });
       expect(heartbeats.length).toBeGreaterThan(0);
-      expect(await scontrolJob(slurm, id)).toMatchObject({ name, state: "COMPLETED", exitCode: "0:0", nodeList: "gpu001", comment: expect.stringMatching(new RegExp(`^fleet-manager job ${args.jobId}\\s*$`)) });
+      expect(await scontrolJob(slurm, id)).toMatchObject({
+        name,
+        state: "COMPLETED",
+        exitCode: "0:0",
+        nodeList: "gpu001",
+        comment: expect.stringMatching(new RegExp(`^fleet-manager job ${args.jobId}\\s*$`)),
+      });
       // Submitting again after the job ended still finds it: no second burn-in.
       expect((await run(acts.slurmSubmitBurnIn, args)).result).toBe(id);
       expect(await slurmJobsNamed(name)).toEqual([id]);
@@ -313,7 +417,12 @@ describe("SLURM activities", () => {
     async () => {
       const acts = activities({ burnInCommand: "exit 3" });
       const d = plan({ name: "act-burn-fail", slurmNodeName: "gpu002" });
-      const { result: id } = await run(acts.slurmSubmitBurnIn, { jobId: randomUUID(), jobName: `burn-in-fail-${process.pid}`, device: d, durationMinutes: 1 });
+      const { result: id } = await run(acts.slurmSubmitBurnIn, {
+        jobId: randomUUID(),
+        jobName: `burn-in-fail-${process.pid}`,
+        device: d,
+        durationMinutes: 1,
+      });
       const { result } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
       expect(result).toEqual({ device: d.name, slurmJobId: id, state: "FAILED", exitCode: 3 });
       expect(await scontrolJob(slurm, id)).toMatchObject({ state: "FAILED", exitCode: "3:0" });
@@ -326,22 +435,34 @@ describe("SLURM activities", () => {
     async () => {
       const acts = activities({ burnInCommand: "sleep 300" });
       const d = plan({ name: "act-burn-cancel", slurmNodeName: "gpu004" });
-      const { result: id } = await run(acts.slurmSubmitBurnIn, { jobId: randomUUID(), jobName: `burn-in-cancel-${process.pid}`, device: d, durationMinutes: 10 });
+      const { result: id } = await run(acts.slurmSubmitBurnIn, {
+        jobId: randomUUID(),
+        jobName: `burn-in-cancel-${process.pid}`,
+        device: d,
+        durationMinutes: 10,
+      });
 
       /** An attempt of slurmWait, stopped once it has seen the job RUNNING. */
       const attempt = async (stop: (env: MockActivityEnvironment) => void): Promise<unknown> => {
         const { env } = activityEnv();
-        const running = new Promise<void>((resolve) => env.on("heartbeat", (h: { state?: string }) => h.state === "RUNNING" && resolve()));
+        const running = new Promise<void>((resolve) =>
+          env.on("heartbeat", (h: { state?: string }) => h.state === "RUNNING" && resolve()),
+        );
         const waiting = env.run(acts.slurmWait, { slurmJobId: id, device: d.name });
         // Until then, a settled slurmWait is the failure to report.
-        await Promise.race([running, waiting.then((r) => Promise.reject(new Error(`slurmWait ended before it was stopped: ${JSON.stringify(r)}`)))]);
+        await Promise.race([
+          running,
+          waiting.then((r) => Promise.reject(new Error(`slurmWait ended before it was stopped: ${JSON.stringify(r)}`))),
+        ]);
         stop(env);
         return rejection(waiting);
       };
 
       // The worker shuts down (a deploy): this attempt fails, and the next one, on another
       // worker, must find the burn-in still running.
-      const shutdown = await attempt((env) => env.cancel("WORKER_SHUTDOWN", new ActivityCancellationDetails({ workerShutdown: true })));
+      const shutdown = await attempt((env) =>
+        env.cancel("WORKER_SHUTDOWN", new ActivityCancellationDetails({ workerShutdown: true })),
+      );
       expect(shutdown).toBeInstanceOf(CancelledFailure);
       expect((await scontrolJob(slurm, id))?.state).toBe("RUNNING");
 
@@ -358,12 +479,17 @@ describe("SLURM activities", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("NetBox activities", () => {
-  const planFor = (d: DeviceRecord, over: Partial<DevicePlan> = {}) => plan({ name: d.name!, netboxId: d.id, bmcAddress: null, ...over });
+  const planFor = (d: DeviceRecord, over: Partial<DevicePlan> = {}) =>
+    plan({ name: d.name!, netboxId: d.id, bmcAddress: null, ...over });
 
   it("netboxCheckStaged passes a staged device with a BMC IP and refuses one not staged or without an out-of-band IP", async () => {
     const acts = activities();
     expect((await run(acts.netboxCheckStaged, planFor(netboxDevice("staged")))).result).toBeUndefined();
-    expectFinal(await rejection(run(acts.netboxCheckStaged, planFor(netboxDevice("active")))), "BadInput", /is active in NetBox; enrolment needs it staged/);
+    expectFinal(
+      await rejection(run(acts.netboxCheckStaged, planFor(netboxDevice("active")))),
+      "BadInput",
+      /is active in NetBox; enrolment needs it staged/,
+    );
     const noOob = netboxDevice("staged");
     noOob.oob_ip = null;
     expectFinal(await rejection(run(acts.netboxCheckStaged, planFor(noOob))), "BadInput", /out-of-band \(BMC\) IP/);
@@ -373,7 +499,12 @@ describe("NetBox activities", () => {
   it("netboxActivate with a tag NetBox does not have is BadInput and changes nothing", async () => {
     const nbd = netboxDevice("staged");
     const before = structuredClone(nbd);
-    const f = expectFinal(await rejection(run(activities().netboxActivate, planFor(nbd), { platformClass: "gb300", tags: ["gpu", "no-such-tag"] })), "BadInput");
+    const f = expectFinal(
+      await rejection(
+        run(activities().netboxActivate, planFor(nbd), { platformClass: "gb300", tags: ["gpu", "no-such-tag"] }),
+      ),
+      "BadInput",
+    );
     expect(f.message).toContain("no-such-tag");
     expect(netboxPatches(nbd.id)).toBe(0);
     expect(nbd).toEqual(before);
@@ -435,8 +566,18 @@ describe("hub activities", () => {
   async function hubDevice(i: number): Promise<{ device: Device; nbd: DeviceRecord }> {
     const nbd = netboxDevice("staged");
     const row = (await hub.db.prisma.device.findFirst({ where: { name: `act-hub-${i}` } }))!;
-    await hub.db.prisma.device.update({ where: { id: row.id }, data: { netboxStatus: "staged", netboxId: nbd.id, bmcAddress: `10.202.0.${i + 1}`, slurmNodeName: `gpu00${i + 1}` } });
-    await hub.db.prisma.deviceInterface.create({ data: { deviceId: row.id, name: "bmc", macAddress: `3c:ec:ef:00:00:0${i}`, mgmtOnly: true } });
+    await hub.db.prisma.device.update({
+      where: { id: row.id },
+      data: {
+        netboxStatus: "staged",
+        netboxId: nbd.id,
+        bmcAddress: `10.202.0.${i + 1}`,
+        slurmNodeName: `gpu00${i + 1}`,
+      },
+    });
+    await hub.db.prisma.deviceInterface.create({
+      data: { deviceId: row.id, name: "bmc", macAddress: `3c:ec:ef:00:00:0${i}`, mgmtOnly: true },
+    });
     return { device: (await api<Device>("GET", `/api/v1/devices/${row.id}/`)).body, nbd };
   }
   const createJob = async (kind: string, deviceIds: string[]) => {
@@ -452,11 +593,31 @@ describe("hub activities", () => {
     const { result } = await run(acts.preflight, { jobId: job.id, kind: "ENROL" });
     expect(result).toEqual({
       site: { slug: "act1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: false },
-      devices: [{ deviceId: device.id, name: "act-hub-0", netboxId: nbd.id, bmcAddress: "10.202.0.1", bmcMac: "3c:ec:ef:00:00:00", ironicInstance: "overcloud", ironicNodeUuid: null, slurmNodeName: "gpu001", resourceClass: "GPU_COMPUTE" }],
+      devices: [
+        {
+          deviceId: device.id,
+          name: "act-hub-0",
+          netboxId: nbd.id,
+          bmcAddress: "10.202.0.1",
+          bmcMac: "3c:ec:ef:00:00:00",
+          ironicInstance: "overcloud",
+          ironicNodeUuid: null,
+          slurmNodeName: "gpu001",
+          resourceClass: "GPU_COMPUTE",
+        },
+      ],
     });
-    expectFinal(await rejection(run(acts.preflight, { jobId: job.id, kind: "BURN_IN" })), "BadInput", /is a ENROL job, not BURN_IN/);
+    expectFinal(
+      await rejection(run(acts.preflight, { jobId: job.id, kind: "BURN_IN" })),
+      "BadInput",
+      /is a ENROL job, not BURN_IN/,
+    );
     // Another site's worker (a task queue shared by mistake) refuses the job before touching anything.
-    expectFinal(await rejection(run(activities({ site: "elsewhere" }).preflight, { jobId: job.id, kind: "ENROL" })), "BadInput", /at site act1; this worker serves elsewhere/);
+    expectFinal(
+      await rejection(run(activities({ site: "elsewhere" }).preflight, { jobId: job.id, kind: "ENROL" })),
+      "BadInput",
+      /at site act1; this worker serves elsewhere/,
+    );
 
     expect((await api<Job>("POST", `/api/v1/jobs/${job.id}/cancel/`)).body.status).toBe("CANCELLED");
     expect((await run(acts.preflight, { jobId: job.id, kind: "ENROL" })).result).toBeNull();
@@ -487,7 +648,14 @@ describe("hub activities", () => {
       expect(after).toMatchObject({
         netbox: { status: "active" },
         platformClass: "gb300",
-        ironic: { instance: "overcloud", nodeUuid: uuid, provisionState: "manageable", targetProvisionState: null, maintenance: false, lastError: null },
+        ironic: {
+          instance: "overcloud",
+          nodeUuid: uuid,
+          provisionState: "manageable",
+          targetProvisionState: null,
+          maintenance: false,
+          lastError: null,
+        },
       });
       // Tags as the NetBox reflector records them: slugs ("gpu"), not display names ("GPU").
       expect(slugs).toContain("gpu");
@@ -515,10 +683,18 @@ describe("outages", () => {
     });
     const d = plan({ netboxId: gpuServers()[0]!.id, slurmNodeName: "gpu001" });
     expectRetryable(await rejection(run(acts.netboxCheckStaged, d)), "NetboxUnavailableError");
-    expectRetryable(await rejection(run(acts.netboxActivate, d, { platformClass: null, tags: [] })), "NetboxUnavailableError");
+    expectRetryable(
+      await rejection(run(acts.netboxActivate, d, { platformClass: null, tags: [] })),
+      "NetboxUnavailableError",
+    );
     expectRetryable(await rejection(run(acts.ironicEnroll, d)), "IronicUnavailableError");
     expectRetryable(await rejection(run(acts.ironicProvide, d)), "IronicUnavailableError");
-    expectRetryable(await rejection(run(acts.slurmSubmitBurnIn, { jobId: randomUUID(), jobName: "outage", device: d, durationMinutes: 1 })), "SlurmUnavailableError");
+    expectRetryable(
+      await rejection(
+        run(acts.slurmSubmitBurnIn, { jobId: randomUUID(), jobName: "outage", device: d, durationMinutes: 1 }),
+      ),
+      "SlurmUnavailableError",
+    );
     expectRetryable(await rejection(run(acts.slurmWait, { slurmJobId: 1, device: d.name })), "SlurmUnavailableError");
   });
 });

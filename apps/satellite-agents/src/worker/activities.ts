@@ -27,7 +27,13 @@ import {
   type NetboxClient,
   type SlurmClient,
 } from "@fm/clients";
-import { ACTIVE_JOB_STATUSES, ironicInstanceFor, type Device, type IronicInstance, type JobDeviceObservation } from "@fm/domain";
+import {
+  ACTIVE_JOB_STATUSES,
+  ironicInstanceFor,
+  type Device,
+  type IronicInstance,
+  type JobDeviceObservation,
+} from "@fm/domain";
 import type { DevicePlan, JobPlan, WorkflowKind } from "@fm/domain/workflows";
 
 export interface ActivityDeps {
@@ -62,7 +68,8 @@ function classify(err: unknown): never {
   for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError]) {
     if (err instanceof E) {
       const status = (err as { status: number }).status;
-      if (status >= 400 && status < 500 && status !== 409 && status !== 429 && status !== 401) throw ApplicationFailure.nonRetryable(err.message, "SourceRejected");
+      if (status >= 400 && status < 500 && status !== 409 && status !== 429 && status !== 401)
+        throw ApplicationFailure.nonRetryable(err.message, "SourceRejected");
     }
   }
   throw err;
@@ -90,13 +97,24 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
 const RE_REQUEST_AFTER_MS = 15_000;
 
 /** Ironic states a node passes through on its own; anything else is where it stopped. */
-const FAILED_STATES = new Set(["clean failed", "inspect failed", "deploy failed", "error", "rescue failed", "unrescue failed", "service failed"]);
+const FAILED_STATES = new Set([
+  "clean failed",
+  "inspect failed",
+  "deploy failed",
+  "error",
+  "rescue failed",
+  "unrescue failed",
+  "service failed",
+]);
 
 export function createActivities(deps: ActivityDeps) {
   const ironicFor = (d: DevicePlan): IronicClient => {
     if (!d.ironicInstance) throw badInput(`${d.name} has no device role that maps to an Ironic instance`);
     const client = deps.ironic[d.ironicInstance];
-    if (!client) throw notConfigured(`this worker has no ${d.ironicInstance} Ironic configured (OPENSTACK_${d.ironicInstance.toUpperCase()}_CLOUDS_FILE), but ${d.name} needs it`);
+    if (!client)
+      throw notConfigured(
+        `this worker has no ${d.ironicInstance} Ironic configured (OPENSTACK_${d.ironicInstance.toUpperCase()}_CLOUDS_FILE), but ${d.name} needs it`,
+      );
     return client;
   };
   const netbox = (): NetboxClient => {
@@ -115,7 +133,10 @@ export function createActivities(deps: ActivityDeps) {
   /** Where the driver finds the BMC: redfish_address (https://), ipmi_address, or bmc_address. */
   const bmcDriverInfo = (d: DevicePlan): { key: string; value: string } => {
     if (!d.bmcAddress) throw badInput(`${d.name} has no BMC address`);
-    return { key: BMC_ADDRESS_FIELD[deps.ironicDriver] ?? "bmc_address", value: deps.ironicDriver === "redfish" ? `https://${d.bmcAddress}` : d.bmcAddress };
+    return {
+      key: BMC_ADDRESS_FIELD[deps.ironicDriver] ?? "bmc_address",
+      value: deps.ironicDriver === "redfish" ? `https://${d.bmcAddress}` : d.bmcAddress,
+    };
   };
 
   /**
@@ -125,7 +146,14 @@ export function createActivities(deps: ActivityDeps) {
    * RE_REQUEST_AFTER_MS is asked again: Ironic acknowledged (202) but its conductor never took
    * the request up (seen under load with 50 nodes at once), and asking again is harmless there.
    */
-  async function waitFor(client: IronicClient, ref: string, want: readonly string[], passing: readonly string[], what: string, retry?: { from: string; target: string; settled: (n: IronicNode) => boolean }): Promise<IronicNode> {
+  async function waitFor(
+    client: IronicClient,
+    ref: string,
+    want: readonly string[],
+    passing: readonly string[],
+    what: string,
+    retry?: { from: string; target: string; settled: (n: IronicNode) => boolean },
+  ): Promise<IronicNode> {
     const ctx = Context.current();
     let askedAt = Date.now();
     for (;;) {
@@ -134,7 +162,10 @@ export function createActivities(deps: ActivityDeps) {
       const resting = !node.target_provision_state;
       if (resting && want.includes(node.provision_state)) return node;
       if (FAILED_STATES.has(node.provision_state) || (resting && !passing.includes(node.provision_state))) {
-        throw ApplicationFailure.nonRetryable(`${what}: node ${node.name ?? node.uuid} is ${node.provision_state}${node.last_error ? `: ${node.last_error}` : ""}`, "SourceRejected");
+        throw ApplicationFailure.nonRetryable(
+          `${what}: node ${node.name ?? node.uuid} is ${node.provision_state}${node.last_error ? `: ${node.last_error}` : ""}`,
+          "SourceRejected",
+        );
       }
       if (retry && resting && node.provision_state === retry.from && Date.now() - askedAt > RE_REQUEST_AFTER_MS) {
         await request(client, node.uuid, retry.target, retry.settled);
@@ -150,7 +181,12 @@ export function createActivities(deps: ActivityDeps) {
    * first (Temporal retries an attempt whose heartbeat it lost, while that attempt may still be
    * running) — counts as done when `settled(node)` says the node is where the request leads.
    */
-  async function request(client: IronicClient, ref: string, target: string, settled: (n: IronicNode) => boolean): Promise<void> {
+  async function request(
+    client: IronicClient,
+    ref: string,
+    target: string,
+    settled: (n: IronicNode) => boolean,
+  ): Promise<void> {
     const ctx = Context.current();
     for (let attempt = 0; ; attempt++) {
       ctx.heartbeat({ requesting: target });
@@ -163,18 +199,29 @@ export function createActivities(deps: ActivityDeps) {
       }
     }
   }
-  const inOrPast = (...states: string[]) => (n: IronicNode) => states.includes(n.provision_state);
+  const inOrPast =
+    (...states: string[]) =>
+    (n: IronicNode) =>
+      states.includes(n.provision_state);
 
   /**
    * From a resting `from`, asks for `target` and waits until the node rests in one of `want`,
    * passing through `passing`. A node already past `from` is only waited for.
    */
-  async function drive(d: DevicePlan, t: { from: string; target: string; passing: string[]; want: string[] }): Promise<void> {
+  async function drive(
+    d: DevicePlan,
+    t: { from: string; target: string; passing: string[]; want: string[] },
+  ): Promise<void> {
     const client = ironicFor(d);
     const node = await client.getNode(nodeRef(d));
     const settled = inOrPast(...t.passing, ...t.want);
-    if (node.provision_state === t.from && !node.target_provision_state) await request(client, node.uuid, t.target, settled);
-    await waitFor(client, node.uuid, t.want, [t.from, ...t.passing], t.target, { from: t.from, target: t.target, settled });
+    if (node.provision_state === t.from && !node.target_provision_state)
+      await request(client, node.uuid, t.target, settled);
+    await waitFor(client, node.uuid, t.want, [t.from, ...t.passing], t.target, {
+      from: t.from,
+      target: t.target,
+      settled,
+    });
   }
 
   async function observe(d: DevicePlan): Promise<JobDeviceObservation> {
@@ -182,7 +229,11 @@ export function createActivities(deps: ActivityDeps) {
     if (d.netboxId !== null && deps.netbox) {
       const nb = await deps.netbox.device(d.netboxId);
       const pc = nb.custom_fields.platform_class;
-      observation.netbox = { status: nb.status.value as NonNullable<JobDeviceObservation["netbox"]>["status"], platformClass: typeof pc === "string" ? pc : null, tags: nb.tags.map((t) => t.slug) };
+      observation.netbox = {
+        status: nb.status.value as NonNullable<JobDeviceObservation["netbox"]>["status"],
+        platformClass: typeof pc === "string" ? pc : null,
+        tags: nb.tags.map((t) => t.slug),
+      };
     }
     const client = d.ironicInstance ? deps.ironic[d.ironicInstance] : undefined;
     const node = client ? await client.findNode(nodeRef(d)) : null;
@@ -210,10 +261,16 @@ export function createActivities(deps: ActivityDeps) {
         const { site } = await deps.hub.getSite(job.siteId);
         // A workflow on the wrong task queue (a misconfigured queue shared by two sites, or
         // started by hand) must not touch this site's Ironic and NetBox with another site's job.
-        if (site.slug !== deps.site) throw badInput(`job ${job.name} is at site ${site.slug}; this worker serves ${deps.site}`);
+        if (site.slug !== deps.site)
+          throw badInput(`job ${job.name} is at site ${site.slug}; this worker serves ${deps.site}`);
         const devices = await Promise.all(job.deviceIds.map((id) => deps.hub.getDevice(id)));
         return {
-          site: { slug: site.slug, slurmEnabled: site.slurmEnabled, configureDhcp: site.configureDhcp, platformClassActivityReady: site.platformClassActivityReady },
+          site: {
+            slug: site.slug,
+            slurmEnabled: site.slurmEnabled,
+            configureDhcp: site.configureDhcp,
+            platformClassActivityReady: site.platformClassActivityReady,
+          },
           devices: devices.map(planOf),
         };
       });
@@ -225,7 +282,10 @@ export function createActivities(deps: ActivityDeps) {
         const nb = await netbox().device(netboxIdOf(d));
         const status = nb.status.value;
         if (status !== "staged") throw badInput(`${d.name} is ${status} in NetBox; enrolment needs it staged`);
-        const missing = [!nb.oob_ip && !d.bmcAddress ? "an out-of-band (BMC) IP" : null, !d.ironicInstance ? "a device role that maps to an Ironic instance" : null].filter(Boolean);
+        const missing = [
+          !nb.oob_ip && !d.bmcAddress ? "an out-of-band (BMC) IP" : null,
+          !d.ironicInstance ? "a device role that maps to an Ironic instance" : null,
+        ].filter(Boolean);
         if (missing.length) throw badInput(`${d.name} cannot be enrolled: it needs ${missing.join(" and ")} in NetBox`);
         ironicFor(d);
       });
@@ -235,7 +295,8 @@ export function createActivities(deps: ActivityDeps) {
     async ironicEnroll(d: DevicePlan): Promise<string> {
       return guarded(async () => {
         const client = ironicFor(d);
-        let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
+        let node =
+          (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
         const bmc = bmcDriverInfo(d);
         if (!node) {
           node = await client.createNode({
@@ -250,8 +311,23 @@ export function createActivities(deps: ActivityDeps) {
         }
         if (node.provision_state === "enroll" && !node.target_provision_state) {
           // `manage` verifies the BMC credentials: the address must be there first.
-          if (node.driver_info?.[bmc.key] !== bmc.value) await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${bmc.key}`, value: bmc.value }]);
-          await request(client, node.uuid, "manage", inOrPast("verifying", "manageable", "inspecting", "inspect wait", "cleaning", "clean wait", "available", "active"));
+          if (node.driver_info?.[bmc.key] !== bmc.value)
+            await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${bmc.key}`, value: bmc.value }]);
+          await request(
+            client,
+            node.uuid,
+            "manage",
+            inOrPast(
+              "verifying",
+              "manageable",
+              "inspecting",
+              "inspect wait",
+              "cleaning",
+              "clean wait",
+              "available",
+              "active",
+            ),
+          );
         }
         // A failed verification puts the node back in `enroll` with last_error: resting there is a failure.
         await waitFor(client, node.uuid, ["manageable", "available", "active"], ["verifying"], "manage");
@@ -264,8 +340,22 @@ export function createActivities(deps: ActivityDeps) {
       return guarded(async () => {
         const client = ironicFor(d);
         const node = await client.getNode(nodeRef(d));
-        if (node.provision_state === "manageable" && !node.target_provision_state && !node.inspection_finished_at) await request(client, node.uuid, "inspect", (n) => ["inspecting", "inspect wait", "available", "active"].includes(n.provision_state) || Boolean(n.inspection_finished_at));
-        await waitFor(client, node.uuid, ["manageable", "available", "active"], ["inspecting", "inspect wait"], "inspect");
+        if (node.provision_state === "manageable" && !node.target_provision_state && !node.inspection_finished_at)
+          await request(
+            client,
+            node.uuid,
+            "inspect",
+            (n) =>
+              ["inspecting", "inspect wait", "available", "active"].includes(n.provision_state) ||
+              Boolean(n.inspection_finished_at),
+          );
+        await waitFor(
+          client,
+          node.uuid,
+          ["manageable", "available", "active"],
+          ["inspecting", "inspect wait"],
+          "inspect",
+        );
       });
     },
 
@@ -275,9 +365,12 @@ export function createActivities(deps: ActivityDeps) {
         const client = ironicFor(d);
         const { key, value } = bmcDriverInfo(d);
         const node = await client.getNode(nodeRef(d));
-        if (node.driver_info?.[key] !== value) await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${key}`, value }]);
+        if (node.driver_info?.[key] !== value)
+          await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${key}`, value }]);
         const validation = await client.validateNode(node.uuid);
-        const broken = ["power", "management"].filter((i) => validation[i]?.result === false).map((i) => `${i}: ${validation[i]?.reason ?? "invalid"}`);
+        const broken = ["power", "management"]
+          .filter((i) => validation[i]?.result === false)
+          .map((i) => `${i}: ${validation[i]?.reason ?? "invalid"}`);
         if (broken.length) throw badInput(`Ironic cannot use the BMC of ${d.name}: ${broken.join("; ")}`);
       });
     },
@@ -288,8 +381,10 @@ export function createActivities(deps: ActivityDeps) {
      * written atomically; dnsmasq rereads the folder on its own. Same content: no write.
      */
     async configureDhcp(d: DevicePlan): Promise<{ written: boolean }> {
-      if (!deps.dhcpHostsDir) throw notConfigured("the site enables configureDhcp but this worker has no FM_DHCP_HOSTS_DIR");
-      if (!d.bmcMac || !d.bmcAddress) throw badInput(`${d.name} needs a BMC MAC address and IP for its DHCP reservation`);
+      if (!deps.dhcpHostsDir)
+        throw notConfigured("the site enables configureDhcp but this worker has no FM_DHCP_HOSTS_DIR");
+      if (!d.bmcMac || !d.bmcAddress)
+        throw badInput(`${d.name} needs a BMC MAC address and IP for its DHCP reservation`);
       const file = join(deps.dhcpHostsDir, `${d.name}.conf`);
       const content = `# managed by Fleet Manager: ${d.name} BMC\n${d.bmcMac.toLowerCase()},${d.bmcAddress},${d.name}-bmc\n`;
       if ((await readFile(file, "utf8").catch(() => null)) === content) return { written: false };
@@ -301,7 +396,14 @@ export function createActivities(deps: ActivityDeps) {
 
     /** manageable → cleaning → available. */
     async ironicProvide(d: DevicePlan): Promise<void> {
-      return guarded(() => drive(d, { from: "manageable", target: "provide", passing: ["cleaning", "clean wait"], want: ["available", "active"] }));
+      return guarded(() =>
+        drive(d, {
+          from: "manageable",
+          target: "provide",
+          passing: ["cleaning", "clean wait"],
+          want: ["available", "active"],
+        }),
+      );
     },
 
     /** NetBox `active`; `platform_class` when the site's gate is on; existing tags attached. */
@@ -333,7 +435,13 @@ export function createActivities(deps: ActivityDeps) {
      * Submits the burn-in batch job pinned to the device's SLURM node, under a name unique to
      * this job and device; a job already submitted under that name is reused, not resubmitted.
      */
-    async slurmSubmitBurnIn(a: { jobId: string; jobName: string; device: DevicePlan; durationMinutes: number; partition?: string }): Promise<number> {
+    async slurmSubmitBurnIn(a: {
+      jobId: string;
+      jobName: string;
+      device: DevicePlan;
+      durationMinutes: number;
+      partition?: string;
+    }): Promise<number> {
       return guarded(async () => {
         const name = `fm-${a.jobName}-${a.device.name}`.slice(0, 200);
         const existing = (await slurm().jobsByName(name))[0];
@@ -347,7 +455,12 @@ export function createActivities(deps: ActivityDeps) {
           comment: `fleet-manager job ${a.jobId}`,
           workingDirectory: "/tmp",
           standardOutput: `/tmp/${name}-%j.out`,
-          environment: { FM_BURNIN_DURATION_S: String(a.durationMinutes * 60), FM_JOB_ID: a.jobId, FM_DEVICE: a.device.name, PATH: "/usr/local/bin:/usr/bin:/bin" },
+          environment: {
+            FM_BURNIN_DURATION_S: String(a.durationMinutes * 60),
+            FM_JOB_ID: a.jobId,
+            FM_DEVICE: a.device.name,
+            PATH: "/usr/local/bin:/usr/bin:/bin",
+          },
           script: `#!/bin/bash\n# Fleet Manager burn-in of ${a.device.name} (job ${a.jobName})\n${deps.burnInCommand}\n`,
         });
         // Look-then-submit is two steps: should two attempts ever have raced (one Temporal
@@ -360,24 +473,37 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Waits for a SLURM job to end; cancelling the activity cancels the SLURM job. */
-    async slurmWait(a: { slurmJobId: number; device: string }): Promise<{ device: string; slurmJobId: number; state: string; exitCode: number | null }> {
+    async slurmWait(a: {
+      slurmJobId: number;
+      device: string;
+    }): Promise<{ device: string; slurmJobId: number; state: string; exitCode: number | null }> {
       const ctx = Context.current();
       try {
         for (;;) {
           const job = await guarded(() => slurm().job(a.slurmJobId));
           // slurmctld forgets ended jobs after MinJobAge (300 s by default); without accounting
           // (slurmdbd) the result is then unknown, and saying so beats waiting forever.
-          if (!job) throw ApplicationFailure.nonRetryable(`SLURM no longer knows job ${a.slurmJobId} (it ended more than MinJobAge ago, while no worker watched): its result is unknown`, "SourceRejected");
+          if (!job)
+            throw ApplicationFailure.nonRetryable(
+              `SLURM no longer knows job ${a.slurmJobId} (it ended more than MinJobAge ago, while no worker watched): its result is unknown`,
+              "SourceRejected",
+            );
           ctx.heartbeat({ state: job.state });
-          if (isTerminalSlurmState(job.state)) return { device: a.device, slurmJobId: a.slurmJobId, state: job.state, exitCode: job.exitCode };
+          if (isTerminalSlurmState(job.state))
+            return { device: a.device, slurmJobId: a.slurmJobId, state: job.state, exitCode: job.exitCode };
           await ctx.sleep(deps.pollIntervalMs);
         }
       } catch (err) {
         // Only a cancellation of the activity itself (its workflow was cancelled or is gone) ends
         // the SLURM job; a worker shutting down, a lost heartbeat, a pause or a reset leave it
         // running for the next attempt to wait on.
-        const reason = ctx.cancellationSignal.aborted ? (ctx.cancellationSignal.reason as Error | undefined)?.message : undefined;
-        if (reason === "CANCELLED" || reason === "NOT_FOUND") await slurm().cancelJob(a.slurmJobId).catch(() => {});
+        const reason = ctx.cancellationSignal.aborted
+          ? (ctx.cancellationSignal.reason as Error | undefined)?.message
+          : undefined;
+        if (reason === "CANCELLED" || reason === "NOT_FOUND")
+          await slurm()
+            .cancelJob(a.slurmJobId)
+            .catch(() => {});
         throw err;
       }
     },
@@ -392,8 +518,13 @@ export function createActivities(deps: ActivityDeps) {
         const name = d.slurmNodeName ?? d.name;
         const node = (await slurm().nodes()).find((n) => n.name === name);
         if (!node) throw badInput(`SLURM has no node ${name}`);
-        const bad = [node.state, ...node.stateFlags].map((s) => s.toUpperCase()).filter((s) => ["DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "NOT_RESPONDING"].includes(s));
-        if (bad.length) throw badInput(`SLURM node ${name} is ${bad.join("+").toLowerCase()}${node.reason ? `: ${node.reason}` : ""}`);
+        const bad = [node.state, ...node.stateFlags]
+          .map((s) => s.toUpperCase())
+          .filter((s) => ["DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "NOT_RESPONDING"].includes(s));
+        if (bad.length)
+          throw badInput(
+            `SLURM node ${name} is ${bad.join("+").toLowerCase()}${node.reason ? `: ${node.reason}` : ""}`,
+          );
         return node.state;
       });
     },
@@ -408,7 +539,14 @@ export function createActivities(deps: ActivityDeps) {
 
     /** active → deleted (cleaning wipes the disks) → available. */
     async ironicTeardown(d: DevicePlan): Promise<void> {
-      return guarded(() => drive(d, { from: "active", target: "deleted", passing: ["deleting", "cleaning", "clean wait"], want: ["available"] }));
+      return guarded(() =>
+        drive(d, {
+          from: "active",
+          target: "deleted",
+          passing: ["deleting", "cleaning", "clean wait"],
+          want: ["available"],
+        }),
+      );
     },
 
     /**
@@ -427,21 +565,42 @@ export function createActivities(deps: ActivityDeps) {
         const ours = mark?.by === o.marker;
         const moved = ours && node.provision_updated_at !== (mark.before ?? null);
         if (!ours) {
-          if (node.provision_state !== "active") throw badInput(`${d.name} has no instance to reimage (Ironic ${node.provision_state})`);
+          if (node.provision_state !== "active")
+            throw badInput(`${d.name} has no instance to reimage (Ironic ${node.provision_state})`);
           await client.patchNode(node.uuid, [
             { op: "add", path: "/instance_info/image_source", value: o.image },
-            { op: "add", path: "/extra/fleet_manager_rebuild", value: { by: o.marker, before: node.provision_updated_at } },
+            {
+              op: "add",
+              path: "/extra/fleet_manager_rebuild",
+              value: { by: o.marker, before: node.provision_updated_at },
+            },
           ]);
         }
-        if (!moved && node.provision_state === "active" && !node.target_provision_state) await request(client, node.uuid, "rebuild", (n) => n.provision_state !== "active" || n.target_provision_state !== null);
-        await waitFor(client, node.uuid, ["active"], ["deploying", "wait call-back", "cleaning", "clean wait"], "rebuild");
+        if (!moved && node.provision_state === "active" && !node.target_provision_state)
+          await request(
+            client,
+            node.uuid,
+            "rebuild",
+            (n) => n.provision_state !== "active" || n.target_provision_state !== null,
+          );
+        await waitFor(
+          client,
+          node.uuid,
+          ["active"],
+          ["deploying", "wait call-back", "cleaning", "clean wait"],
+          "rebuild",
+        );
       });
     },
   };
 }
 export type Activities = ReturnType<typeof createActivities>;
 
-const BMC_ADDRESS_FIELD: Record<string, string> = { redfish: "redfish_address", ipmi: "ipmi_address", idrac: "redfish_address" };
+const BMC_ADDRESS_FIELD: Record<string, string> = {
+  redfish: "redfish_address",
+  ipmi: "ipmi_address",
+  idrac: "redfish_address",
+};
 
 /** What a workflow needs of a hub device. */
 export function planOf(d: Device): DevicePlan {

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
 import { z } from "zod";
-import type { IronicClient} from "@fm/clients";
+import type { IronicClient } from "@fm/clients";
 import { CloudConfigError, HubClient, NetboxClient, SlurmClient, ironicClientFor, loadCloud } from "@fm/clients";
 import { IRONIC_INSTANCES, agentScope, type IronicInstance } from "@fm/domain";
 import { taskQueueFor } from "@fm/domain/workflows";
@@ -30,16 +30,41 @@ export const workerEnv = {
   OPENSTACK_UNDERCLOUD_CLOUDS_FILE: z.string().min(1).optional().describe("clouds.yaml of the undercloud Ironic"),
   OPENSTACK_OVERCLOUD_CLOUD: z.string().min(1).optional(),
   OPENSTACK_UNDERCLOUD_CLOUD: z.string().min(1).optional(),
-  IRONIC_ENROL_DRIVER: z.string().min(1).default("redfish").describe("Ironic hardware type of enrolled nodes (fake-hardware in tests)"),
+  IRONIC_ENROL_DRIVER: z
+    .string()
+    .min(1)
+    .default("redfish")
+    .describe("Ironic hardware type of enrolled nodes (fake-hardware in tests)"),
   NETBOX_URL: z.url().optional().describe("NetBox base URL (enrolment, unenrolment)"),
   NETBOX_TOKEN: z.string().min(1).optional(),
   SLURM_URL: z.url().optional().describe("slurmrestd base URL (burn-in, release SLURM step)"),
-  SLURM_API_VERSION: z.string().regex(/^v0\.0\.\d+$/).default("v0.0.38").describe("slurmrestd OpenAPI plugin version"),
+  SLURM_API_VERSION: z
+    .string()
+    .regex(/^v0\.0\.\d+$/)
+    .default("v0.0.38")
+    .describe("slurmrestd OpenAPI plugin version"),
   SLURM_USER: z.string().min(1).default("root").describe("X-SLURM-USER-NAME"),
-  SLURM_TOKEN_FILE: z.string().min(1).optional().describe("File holding the slurmrestd JWT (re-read on every request, so rotation needs no restart)"),
-  FM_DHCP_HOSTS_DIR: z.string().min(1).optional().describe("dnsmasq --dhcp-hostsdir where enrolment writes BMC reservations"),
-  FM_BURNIN_COMMAND: z.string().min(1).default("/usr/local/bin/fm-burn-in --duration \"$FM_BURNIN_DURATION_S\"").describe("Shell command a burn-in SLURM job runs"),
-  FM_POLL_INTERVAL_MS: z.coerce.number().int().min(50).default(2000).describe("How often waiting activities poll Ironic and SLURM"),
+  SLURM_TOKEN_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("File holding the slurmrestd JWT (re-read on every request, so rotation needs no restart)"),
+  FM_DHCP_HOSTS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("dnsmasq --dhcp-hostsdir where enrolment writes BMC reservations"),
+  FM_BURNIN_COMMAND: z
+    .string()
+    .min(1)
+    .default('/usr/local/bin/fm-burn-in --duration "$FM_BURNIN_DURATION_S"')
+    .describe("Shell command a burn-in SLURM job runs"),
+  FM_POLL_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(2000)
+    .describe("How often waiting activities poll Ironic and SLURM"),
   FM_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).default(50),
 };
 
@@ -49,8 +74,12 @@ export async function runWorker(): Promise<number> {
   try {
     config = loadConfig(workerEnv);
     satellite = satelliteName("temporal-worker", config);
-    for (const [a, b] of [["NETBOX_URL", "NETBOX_TOKEN"], ["SLURM_URL", "SLURM_TOKEN_FILE"]] as const) {
-      if (Boolean(config[a]) !== Boolean(config[b])) throw new ConfigError([`${config[a] ? b : a}: required together with ${config[a] ? a : b}`]);
+    for (const [a, b] of [
+      ["NETBOX_URL", "NETBOX_TOKEN"],
+      ["SLURM_URL", "SLURM_TOKEN_FILE"],
+    ] as const) {
+      if (Boolean(config[a]) !== Boolean(config[b]))
+        throw new ConfigError([`${config[a] ? b : a}: required together with ${config[a] ? a : b}`]);
     }
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -68,7 +97,13 @@ export async function runWorker(): Promise<number> {
     scope: `fleet.read ${agentScope("temporal-worker")}`,
     timeoutMs: config.FM_HTTP_TIMEOUT_MS,
   });
-  const hub = new HubClient({ baseUrl: config.FM_HUB_URL, token: () => tokens.get(), onUnauthorized: () => tokens.invalidate(), maxAttempts: 3, timeoutMs: config.FM_HTTP_TIMEOUT_MS });
+  const hub = new HubClient({
+    baseUrl: config.FM_HUB_URL,
+    token: () => tokens.get(),
+    onUnauthorized: () => tokens.invalidate(),
+    maxAttempts: 3,
+    timeoutMs: config.FM_HTTP_TIMEOUT_MS,
+  });
 
   const ironic: Partial<Record<IronicInstance, IronicClient>> = {};
   for (const instance of IRONIC_INSTANCES) {
@@ -76,7 +111,9 @@ export async function runWorker(): Promise<number> {
     const file = config[`OPENSTACK_${key}_CLOUDS_FILE`];
     if (!file) continue;
     try {
-      ironic[instance] = await ironicClientFor(loadCloud(file, config[`OPENSTACK_${key}_CLOUD`]), { timeoutMs: config.FM_HTTP_TIMEOUT_MS });
+      ironic[instance] = await ironicClientFor(loadCloud(file, config[`OPENSTACK_${key}_CLOUD`]), {
+        timeoutMs: config.FM_HTTP_TIMEOUT_MS,
+      });
     } catch (err) {
       if (err instanceof CloudConfigError) {
         process.stderr.write(`temporal-worker: OPENSTACK_${key}_CLOUDS_FILE: ${err.message}\n`);
@@ -85,11 +122,20 @@ export async function runWorker(): Promise<number> {
       throw err;
     }
   }
-  const netbox = config.NETBOX_URL && config.NETBOX_TOKEN ? new NetboxClient({ url: config.NETBOX_URL, token: config.NETBOX_TOKEN, timeoutMs: config.FM_HTTP_TIMEOUT_MS }) : undefined;
+  const netbox =
+    config.NETBOX_URL && config.NETBOX_TOKEN
+      ? new NetboxClient({ url: config.NETBOX_URL, token: config.NETBOX_TOKEN, timeoutMs: config.FM_HTTP_TIMEOUT_MS })
+      : undefined;
   const slurmTokenFile = config.SLURM_TOKEN_FILE;
   const slurm =
     config.SLURM_URL && slurmTokenFile
-      ? new SlurmClient({ baseUrl: config.SLURM_URL, apiVersion: config.SLURM_API_VERSION, user: config.SLURM_USER, token: () => readFileSync(slurmTokenFile, "utf8").trim(), timeoutMs: config.FM_HTTP_TIMEOUT_MS })
+      ? new SlurmClient({
+          baseUrl: config.SLURM_URL,
+          apiVersion: config.SLURM_API_VERSION,
+          user: config.SLURM_USER,
+          token: () => readFileSync(slurmTokenFile, "utf8").trim(),
+          timeoutMs: config.FM_HTTP_TIMEOUT_MS,
+        })
       : undefined;
   const activities = createActivities({
     site: config.FM_SITE,
@@ -104,7 +150,9 @@ export async function runWorker(): Promise<number> {
   });
 
   // The SDK's own log lines (Rust core) go to stderr as warnings only.
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } } });
+  Runtime.install({
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } },
+  });
 
   const stop = new AbortController();
   let worker: Worker | undefined;
@@ -127,7 +175,9 @@ export async function runWorker(): Promise<number> {
   let beating: Promise<void> | undefined;
   try {
     const taskQueue = config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(config.FM_SITE);
-    const connection = await withRetries(config, log, stop.signal, "connect to Temporal", () => NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
+    const connection = await withRetries(config, log, stop.signal, "connect to Temporal", () =>
+      NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }),
+    );
     if (!connection) return 0;
     worker = await Worker.create({
       connection,
@@ -140,7 +190,17 @@ export async function runWorker(): Promise<number> {
     });
     if (stop.signal.aborted) worker.shutdown();
     ready = true;
-    log.info({ taskQueue, namespace: config.TEMPORAL_NAMESPACE, temporal: config.TEMPORAL_ADDRESS, ironic: Object.keys(ironic), netbox: Boolean(netbox), slurm: Boolean(slurm) }, "temporal worker running");
+    log.info(
+      {
+        taskQueue,
+        namespace: config.TEMPORAL_NAMESPACE,
+        temporal: config.TEMPORAL_ADDRESS,
+        ironic: Object.keys(ironic),
+        netbox: Boolean(netbox),
+        slurm: Boolean(slurm),
+      },
+      "temporal worker running",
+    );
     beating = heartbeats(hub, "temporal-worker", satellite, [], config, log, stop.signal);
     await worker.run();
     await connection.close();

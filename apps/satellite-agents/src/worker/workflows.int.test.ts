@@ -10,7 +10,14 @@ import type { WorkflowFailedError } from "@temporalio/client";
 import { Client, Connection } from "@temporalio/client";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
-import { JOB_WORKFLOWS, type DevicePlan, type JobPlan, type JobWorkflowInput, type StepFailureDetails, type WorkflowKind } from "@fm/domain/workflows";
+import {
+  JOB_WORKFLOWS,
+  type DevicePlan,
+  type JobPlan,
+  type JobWorkflowInput,
+  type StepFailureDetails,
+  type WorkflowKind,
+} from "@fm/domain/workflows";
 import type { Activities } from "./activities.ts";
 import { startTemporal, type TemporalPeer } from "../../../../test/support/temporal.ts";
 
@@ -21,7 +28,9 @@ let client: Client;
 let queue = 0;
 
 beforeAll(async () => {
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } } });
+  Runtime.install({
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } },
+  });
   temporal = await startTemporal();
   native = await NativeConnection.connect({ address: temporal.address });
   connection = await Connection.connect({ address: temporal.address });
@@ -33,16 +42,47 @@ afterAll(async () => {
   await temporal?.stop();
 });
 
-const device = (n: number): DevicePlan => ({ deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`, name: `gpu00${n}`, netboxId: n, bmcAddress: `10.0.0.${n}`, bmcMac: null, ironicInstance: "overcloud", ironicNodeUuid: null, slurmNodeName: null, resourceClass: "GPU_COMPUTE" });
-const plan: JobPlan = { site: { slug: "t1", slurmEnabled: true, configureDhcp: false, platformClassActivityReady: false }, devices: [device(1), device(2)] };
+const device = (n: number): DevicePlan => ({
+  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
+  name: `gpu00${n}`,
+  netboxId: n,
+  bmcAddress: `10.0.0.${n}`,
+  bmcMac: null,
+  ironicInstance: "overcloud",
+  ironicNodeUuid: null,
+  slurmNodeName: null,
+  resourceClass: "GPU_COMPUTE",
+});
+const plan: JobPlan = {
+  site: { slug: "t1", slurmEnabled: true, configureDhcp: false, platformClassActivityReady: false },
+  devices: [device(1), device(2)],
+};
 
 /** Runs one workflow on its own task queue with these activities; `during` may act on the handle. */
-async function runWorkflow(kind: WorkflowKind, activities: Partial<Activities>, during?: (h: ReturnType<Client["workflow"]["getHandle"]>) => Promise<void>) {
+async function runWorkflow(
+  kind: WorkflowKind,
+  activities: Partial<Activities>,
+  during?: (h: ReturnType<Client["workflow"]["getHandle"]>) => Promise<void>,
+) {
   const taskQueue = `wf-test-${++queue}`;
-  const worker = await Worker.create({ connection: native, taskQueue, workflowsPath: fileURLToPath(new URL("./workflows.ts", import.meta.url)), activities: { preflight: async () => plan, ...activities } });
-  const input: JobWorkflowInput = { jobId: `0190a5b4-2222-7000-8000-0000000000${String(queue).padStart(2, "0")}`, jobName: `burn-in-test-${queue}`, kind, params: { durationMinutes: 1 } };
+  const worker = await Worker.create({
+    connection: native,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL("./workflows.ts", import.meta.url)),
+    activities: { preflight: async () => plan, ...activities },
+  });
+  const input: JobWorkflowInput = {
+    jobId: `0190a5b4-2222-7000-8000-0000000000${String(queue).padStart(2, "0")}`,
+    jobName: `burn-in-test-${queue}`,
+    kind,
+    params: { durationMinutes: 1 },
+  };
   return worker.runUntil(async () => {
-    const handle = await client.workflow.start(JOB_WORKFLOWS[kind], { workflowId: `wf-test-${queue}`, taskQueue, args: [input] });
+    const handle = await client.workflow.start(JOB_WORKFLOWS[kind], {
+      workflowId: `wf-test-${queue}`,
+      taskQueue,
+      args: [input],
+    });
     await during?.(handle);
     return handle.result().then(
       (r) => ({ ok: true as const, result: r }),
@@ -100,7 +140,8 @@ describe("burn-in workflow and the SLURM jobs it submitted", () => {
     const outcome = await runWorkflow("BURN_IN", {
       slurmSubmitBurnIn: async (a) => (a.device.name === "gpu001" ? 61 : 62),
       slurmWait: async (a) => {
-        if (a.device === "gpu001") throw ApplicationFailure.nonRetryable(`SLURM no longer knows job 61 ${"x".repeat(10_000)}`, "SourceRejected");
+        if (a.device === "gpu001")
+          throw ApplicationFailure.nonRetryable(`SLURM no longer knows job 61 ${"x".repeat(10_000)}`, "SourceRejected");
         for (;;) {
           Context.current().heartbeat();
           await Context.current().sleep(100);

@@ -11,26 +11,43 @@ import { historyFromJSON } from "@temporalio/common/lib/proto-utils";
 import { Worker } from "@temporalio/worker";
 
 const dir = fileURLToPath(new URL("./histories/", import.meta.url));
-const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith(".json"))
+  .sort();
 const history = (f: string) => historyFromJSON(JSON.parse(readFileSync(`${dir}${f}`, "utf8")));
 const workflowsPath = fileURLToPath(new URL("./workflows.ts", import.meta.url));
 
 describe("workflow replay of committed histories", () => {
   it("has a history for every workflow, its failures and its cancellation", () => {
-    expect(files).toEqual(expect.arrayContaining(["enrol-succeeded.json", "enrol-not-staged.json", "burn-in-cancelled.json", "burn-in-exit-code.json", "burn-in-submit-failed.json", "unenrol-succeeded.json", "release-no-slurm.json", "teardown-succeeded.json", "reimage-succeeded.json"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "enrol-succeeded.json",
+        "enrol-not-staged.json",
+        "burn-in-cancelled.json",
+        "burn-in-exit-code.json",
+        "burn-in-submit-failed.json",
+        "unenrol-succeeded.json",
+        "release-no-slurm.json",
+        "teardown-succeeded.json",
+        "reimage-succeeded.json",
+      ]),
+    );
   });
 
   it("replays every history against the current workflow code", async () => {
     const results: { workflowId: string; error?: Error }[] = [];
     const histories = files.map((f) => ({ workflowId: f.replace(/\.json$/, ""), history: history(f) }));
-    for await (const r of Worker.runReplayHistories({ workflowsPath, replayName: "committed-histories" }, histories)) results.push(r);
+    for await (const r of Worker.runReplayHistories({ workflowsPath, replayName: "committed-histories" }, histories))
+      results.push(r);
     expect(results.filter((r) => r.error).map((r) => `${r.workflowId}: ${r.error!.message}`)).toEqual([]);
     expect(results).toHaveLength(files.length);
   }, 120_000);
 
   it("catches a non-deterministic change: the enrol history against a version that provides before it inspects", async () => {
     const reordered = fileURLToPath(new URL("./test-fixtures/workflows-reordered.ts", import.meta.url));
-    await expect(Worker.runReplayHistory({ workflowsPath: reordered, replayName: "reordered" }, history("enrol-succeeded.json"))).rejects.toMatchObject({
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: reordered, replayName: "reordered" }, history("enrol-succeeded.json")),
+    ).rejects.toMatchObject({
       name: "DeterminismViolationError",
       message: expect.stringMatching(/ironicInspect.*ironicProvide/),
     });

@@ -9,7 +9,15 @@
  * workflows: add a `patched()` branch instead, and keep the committed histories in
  * ./histories replaying (worker.replay.test.ts).
  */
-import { ApplicationFailure, CancellationScope, defineQuery, isCancellation, proxyActivities, setHandler, workflowInfo } from "@temporalio/workflow";
+import {
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from "@temporalio/workflow";
 import {
   NON_RETRYABLE_FAILURES,
   PROGRESS_QUERY,
@@ -30,7 +38,12 @@ import type { Activities } from "./activities.ts";
  * quarter of an hour of a hub or Ironic outage would fail jobs halfway, with NetBox already
  * changed. What retrying cannot fix is thrown as one of NON_RETRYABLE_FAILURES.
  */
-const retry = { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "1m", nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES] };
+const retry = {
+  initialInterval: "1s",
+  backoffCoefficient: 2,
+  maximumInterval: "1m",
+  nonRetryableErrorTypes: [...NON_RETRYABLE_FAILURES],
+};
 /**
  * Every activity heartbeats while it runs (a ticker in the activity), so a dead worker is
  * noticed within 10 s, while a slow source (requests of up to FM_HTTP_TIMEOUT_MS, retried)
@@ -70,14 +83,23 @@ class Steps {
   }
 
   /** Runs a step; `fn` reports per-device progress through `tick(done, total)`. */
-  async run<T>(name: string, fn: (tick: (done: number, total: number) => void) => Promise<T>, message?: (r: T) => string): Promise<T> {
+  async run<T>(
+    name: string,
+    fn: (tick: (done: number, total: number) => void) => Promise<T>,
+    message?: (r: T) => string,
+  ): Promise<T> {
     const s = this.step(name);
     Object.assign(s, { status: "RUNNING", startedAt: new Date().toISOString(), progress: 0 });
     try {
       const result = await fn((done, total) => {
         s.progress = total ? done / total : 1;
       });
-      Object.assign(s, { status: "SUCCEEDED", progress: 1, finishedAt: new Date().toISOString(), ...(message ? { message: message(result).slice(0, MESSAGE_MAX) } : {}) });
+      Object.assign(s, {
+        status: "SUCCEEDED",
+        progress: 1,
+        finishedAt: new Date().toISOString(),
+        ...(message ? { message: message(result).slice(0, MESSAGE_MAX) } : {}),
+      });
       return result;
     } catch (err) {
       if (isCancellation(err)) {
@@ -86,9 +108,19 @@ class Steps {
         throw err;
       }
       const reason = failureMessage(err);
-      Object.assign(s, { status: "FAILED", message: reason.slice(0, MESSAGE_MAX), finishedAt: new Date().toISOString() });
+      Object.assign(s, {
+        status: "FAILED",
+        message: reason.slice(0, MESSAGE_MAX),
+        finishedAt: new Date().toISOString(),
+      });
       const details: StepFailureDetails = { step: name, steps: this.snapshot().steps };
-      throw ApplicationFailure.create({ message: `${name}: ${reason}`.slice(0, MESSAGE_MAX), type: STEP_FAILED, nonRetryable: true, details: [details], cause: err instanceof Error ? err : undefined });
+      throw ApplicationFailure.create({
+        message: `${name}: ${reason}`.slice(0, MESSAGE_MAX),
+        type: STEP_FAILED,
+        nonRetryable: true,
+        details: [details],
+        cause: err instanceof Error ? err : undefined,
+      });
     }
   }
 }
@@ -101,7 +133,11 @@ function failureMessage(err: unknown): string {
 }
 
 /** Runs `fn` for every device at once, counting finished devices as the step's progress. */
-async function eachDevice<T>(devices: DevicePlan[], tick: (done: number, total: number) => void, fn: (d: DevicePlan) => Promise<T>): Promise<T[]> {
+async function eachDevice<T>(
+  devices: DevicePlan[],
+  tick: (done: number, total: number) => void,
+  fn: (d: DevicePlan) => Promise<T>,
+): Promise<T[]> {
   let done = 0;
   tick(0, devices.length);
   return Promise.all(
@@ -145,11 +181,21 @@ export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflo
   await steps.run("bmc-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureBmc(d)));
   const dhcp = input.params.configureDhcp !== false && site.configureDhcp;
   if (dhcp) await steps.run("dhcp-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureDhcp(d)));
-  else steps.skip("dhcp-configure", site.configureDhcp ? "turned off by the job's configureDhcp: false" : `DHCP is managed outside Fleet Manager at ${site.slug}`);
+  else
+    steps.skip(
+      "dhcp-configure",
+      site.configureDhcp
+        ? "turned off by the job's configureDhcp: false"
+        : `DHCP is managed outside Fleet Manager at ${site.slug}`,
+    );
   await steps.run("ironic-provide", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicProvide(d)));
   const platformClass = site.platformClassActivityReady ? (str(input.params.platformClass) ?? null) : null;
-  const tags = Array.isArray(input.params.tags) ? input.params.tags.filter((t): t is string => typeof t === "string") : [];
-  await steps.run("netbox-activate", (tick) => eachDevice(enrolled, tick, (d) => quick.netboxActivate(d, { platformClass, tags })));
+  const tags = Array.isArray(input.params.tags)
+    ? input.params.tags.filter((t): t is string => typeof t === "string")
+    : [];
+  await steps.run("netbox-activate", (tick) =>
+    eachDevice(enrolled, tick, (d) => quick.netboxActivate(d, { platformClass, tags })),
+  );
   await steps.run("hub-record", () => quick.recordOnHub(input.jobId, enrolled));
   return steps.snapshot();
 }
@@ -172,7 +218,14 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");
   if (!plan.site.slurmEnabled) {
-    await steps.run("slurm-submit", () => Promise.reject(ApplicationFailure.nonRetryable(`SLURM is not enabled at ${plan.site.slug}: burn-in runs through SLURM`, "NotConfigured")));
+    await steps.run("slurm-submit", () =>
+      Promise.reject(
+        ApplicationFailure.nonRetryable(
+          `SLURM is not enabled at ${plan.site.slug}: burn-in runs through SLURM`,
+          "NotConfigured",
+        ),
+      ),
+    );
   }
   const durationMinutes = typeof input.params.durationMinutes === "number" ? input.params.durationMinutes : 60;
   const partition = str(input.params.partition);
@@ -188,7 +241,13 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
         "slurm-submit",
         (tick) =>
           eachDevice(plan.devices, tick, async (d) => {
-            const id = await quick.slurmSubmitBurnIn({ jobId: input.jobId, jobName: input.jobName, device: d, durationMinutes, ...(partition ? { partition } : {}) });
+            const id = await quick.slurmSubmitBurnIn({
+              jobId: input.jobId,
+              jobName: input.jobName,
+              device: d,
+              durationMinutes,
+              ...(partition ? { partition } : {}),
+            });
             submitted.push(id);
             return id;
           }),
@@ -203,8 +262,15 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
   try {
     results = await steps.run(
       "slurm-run",
-      (tick) => eachDevice(plan.devices, tick, (d) => waiting.slurmWait({ slurmJobId: ids[plan.devices.indexOf(d)]!, device: d.name })),
-      (rs) => rs.map((r) => `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`).join("; ").slice(0, MESSAGE_MAX),
+      (tick) =>
+        eachDevice(plan.devices, tick, (d) =>
+          waiting.slurmWait({ slurmJobId: ids[plan.devices.indexOf(d)]!, device: d.name }),
+        ),
+      (rs) =>
+        rs
+          .map((r) => `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`)
+          .join("; ")
+          .slice(0, MESSAGE_MAX),
     );
   } catch (err) {
     await cleanUp();
@@ -215,7 +281,12 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
     const message = `burn-in failed on ${failed.map((r) => `${r.device} (SLURM job ${r.slurmJobId} ${r.state}, exit code ${r.exitCode ?? "unknown"})`).join(", ")}`;
     const s = steps.steps.find((x) => x.name === "slurm-run")!;
     Object.assign(s, { status: "FAILED" });
-    throw ApplicationFailure.create({ message: `slurm-run: ${message}`.slice(0, MESSAGE_MAX), type: STEP_FAILED, nonRetryable: true, details: [{ step: "slurm-run", steps: steps.snapshot().steps } satisfies StepFailureDetails] });
+    throw ApplicationFailure.create({
+      message: `slurm-run: ${message}`.slice(0, MESSAGE_MAX),
+      type: STEP_FAILED,
+      nonRetryable: true,
+      details: [{ step: "slurm-run", steps: steps.snapshot().steps } satisfies StepFailureDetails],
+    });
   }
   return steps.snapshot();
 }
@@ -228,7 +299,8 @@ export async function releaseWorkflow(input: JobWorkflowInput): Promise<JobWorkf
   const steps = new Steps(WORKFLOW_STEPS.RELEASE);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");
-  if (plan.site.slurmEnabled) await steps.run("slurm-check", (tick) => eachDevice(plan.devices, tick, (d) => quick.slurmCheckNode(d)));
+  if (plan.site.slurmEnabled)
+    await steps.run("slurm-check", (tick) => eachDevice(plan.devices, tick, (d) => quick.slurmCheckNode(d)));
   else steps.skip("slurm-check", `the SLURM integration is off at ${plan.site.slug}`);
   await steps.run("ironic-check", (tick) => eachDevice(plan.devices, tick, (d) => quick.ironicCheck(d)));
   await steps.run("hand-back", () => quick.recordOnHub(input.jobId, plan.devices));
@@ -252,7 +324,9 @@ export async function reimageWorkflow(input: JobWorkflowInput): Promise<JobWorkf
   if (!plan) return skipped(steps, "job no longer active");
   const image = str(input.params.image) ?? "";
   const { workflowId } = workflowInfo();
-  await steps.run("ironic-rebuild", (tick) => eachDevice(plan.devices, tick, (d) => waiting.ironicRebuild(d, { image, marker: workflowId })));
+  await steps.run("ironic-rebuild", (tick) =>
+    eachDevice(plan.devices, tick, (d) => waiting.ironicRebuild(d, { image, marker: workflowId })),
+  );
   await steps.run("hub-record", () => quick.recordOnHub(input.jobId, plan.devices));
   return steps.snapshot();
 }

@@ -15,12 +15,32 @@
  *
  * The hub ignores a report that changes nothing, so a cycle may repeat one safely.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type WorkflowHandle } from "@temporalio/client";
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from "@temporalio/client";
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from "@temporalio/common";
 import { z } from "zod";
 import { HubApiError } from "@fm/clients";
 import type { Job, JobReport } from "@fm/domain";
-import { JOB_WORKFLOWS, PROGRESS_QUERY, STEP_FAILED, hasWorkflow, taskQueueFor, type JobStep, type JobWorkflowInput, type JobWorkflowResult, type StepFailureDetails, type WorkflowKind, type WorkflowProgress } from "@fm/domain/workflows";
+import {
+  JOB_WORKFLOWS,
+  PROGRESS_QUERY,
+  STEP_FAILED,
+  hasWorkflow,
+  taskQueueFor,
+  type JobStep,
+  type JobWorkflowInput,
+  type JobWorkflowResult,
+  type StepFailureDetails,
+  type WorkflowKind,
+  type WorkflowProgress,
+} from "@fm/domain/workflows";
 import type { AgentContext, AgentDefinition } from "../runtime/agent.ts";
 import type { ReflectorSpec } from "../runtime/reflector.ts";
 import { describe } from "../runtime/reflector.ts";
@@ -28,9 +48,25 @@ import { TemporalEnv } from "./temporal.ts";
 
 const env = {
   ...TemporalEnv,
-  FM_WORKFLOW_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(10).describe("Jobs handled at once per cycle"),
-  FM_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000).describe("How long a progress query may take (no worker running: it fails)"),
-  FM_TEMPORAL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe("Deadline of Temporal calls for one job (without one, a call to a Temporal that is down can hang)"),
+  FM_WORKFLOW_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(10)
+    .describe("Jobs handled at once per cycle"),
+  FM_QUERY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(5000)
+    .describe("How long a progress query may take (no worker running: it fails)"),
+  FM_TEMPORAL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .describe("Deadline of Temporal calls for one job (without one, a call to a Temporal that is down can hang)"),
 };
 type WorkflowEnv = z.infer<z.ZodObject<typeof env>>;
 
@@ -39,7 +75,11 @@ const ERROR_MAX = 4000;
 
 export type JobAction = "started" | "reported" | "unchanged" | "cancel-requested" | "failed";
 
-export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, connection: Connection): ReflectorSpec<Job> {
+export function jobsReflector(
+  ctx: AgentContext<WorkflowEnv>,
+  client: Client,
+  connection: Connection,
+): ReflectorSpec<Job> {
   const { hub, site, log, config } = ctx;
   const taskQueue = config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(site.slug);
 
@@ -49,7 +89,10 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
   const report = async (job: Job, r: JobReport): Promise<JobAction> => {
     const after = await hub.reportJob(job.id, r);
     if (after.version === job.version) return "unchanged";
-    log.info({ job: job.name, jobId: job.id, from: job.status, to: after.status, progress: after.progress }, after.status !== job.status ? `job ${after.status.toLowerCase()}` : "job progress");
+    log.info(
+      { job: job.name, jobId: job.id, from: job.status, to: after.status, progress: after.progress },
+      after.status !== job.status ? `job ${after.status.toLowerCase()}` : "job progress",
+    );
     return "reported";
   };
 
@@ -61,7 +104,10 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
    */
   async function start(job: Job): Promise<JobAction> {
     if (!hasWorkflow(job.kind)) {
-      return report(job, { status: "FAILED", error: { message: `No workflow runs ${job.kind} jobs yet; the devices are untouched` } });
+      return report(job, {
+        status: "FAILED",
+        error: { message: `No workflow runs ${job.kind} jobs yet; the devices are untouched` },
+      });
     }
     try {
       await report(job, { status: "SUBMITTED", workflowId: job.id });
@@ -122,9 +168,15 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
       // SUBMITTED without a workflow: the agent died between reporting and starting.
       if (job.status === "SUBMITTED") return startWorkflow(job);
       if (job.status === "CANCELLING") return report(job, { status: "CANCELLED" });
-      return report(job, { status: "FAILED", error: { message: `Temporal has no workflow ${job.workflowId ?? job.id} (namespace ${config.TEMPORAL_NAMESPACE}): it was deleted outside Fleet Manager` } });
+      return report(job, {
+        status: "FAILED",
+        error: {
+          message: `Temporal has no workflow ${job.workflowId ?? job.id} (namespace ${config.TEMPORAL_NAMESPACE}): it was deleted outside Fleet Manager`,
+        },
+      });
     }
-    const finalSteps = (steps: JobStep[] | undefined, as: JobStep["status"]) => (steps ?? job.steps).map((s) => (s.status === "PENDING" || s.status === "RUNNING" ? { ...s, status: as } : s));
+    const finalSteps = (steps: JobStep[] | undefined, as: JobStep["status"]) =>
+      (steps ?? job.steps).map((s) => (s.status === "PENDING" || s.status === "RUNNING" ? { ...s, status: as } : s));
     switch (status) {
       case "RUNNING": {
         // A workflow's steps change only with its history: an unchanged history needs neither
@@ -142,7 +194,14 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
         const result = (await handle.result()) as JobWorkflowResult;
         // Skipped: the job was cancelled before the workflow did anything (the hub may have moved
         // it to CANCELLING since this agent listed it; a stale status is a 409, retried next cycle).
-        if (result.skipped) return job.status === "CANCELLING" || job.cancelRequestedAt ? report(job, { status: "CANCELLED", steps: result.steps }) : report(job, { status: "FAILED", steps: result.steps, error: { message: `The workflow did nothing: ${result.skipped}` } });
+        if (result.skipped)
+          return job.status === "CANCELLING" || job.cancelRequestedAt
+            ? report(job, { status: "CANCELLED", steps: result.steps })
+            : report(job, {
+                status: "FAILED",
+                steps: result.steps,
+                error: { message: `The workflow did nothing: ${result.skipped}` },
+              });
         return report(job, { status: "SUCCEEDED", steps: result.steps, progress: 1 });
       }
       case "CANCELLED": {
@@ -154,7 +213,15 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
         // FAILED, TERMINATED, TIMED_OUT
         const error = await failureOf(handle, status);
         const steps = error.steps ?? finalSteps((await progressOf(handle))?.steps, "FAILED");
-        return report(job, { status: "FAILED", steps, error: { message: error.message.slice(0, ERROR_MAX), ...(error.cause ? { cause: error.cause.slice(0, ERROR_MAX) } : {}), ...(error.step ? { step: error.step } : {}) } });
+        return report(job, {
+          status: "FAILED",
+          steps,
+          error: {
+            message: error.message.slice(0, ERROR_MAX),
+            ...(error.cause ? { cause: error.cause.slice(0, ERROR_MAX) } : {}),
+            ...(error.step ? { step: error.step } : {}),
+          },
+        });
       }
     }
   }
@@ -173,7 +240,13 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
     async push(jobs) {
       const listed = new Set(jobs.map((j) => j.id));
       for (const id of reported.keys()) if (!listed.has(id)) reported.delete(id);
-      const counts: Record<JobAction, number> = { started: 0, reported: 0, unchanged: 0, "cancel-requested": 0, failed: 0 };
+      const counts: Record<JobAction, number> = {
+        started: 0,
+        reported: 0,
+        unchanged: 0,
+        "cancel-requested": 0,
+        failed: 0,
+      };
       const errors: unknown[] = [];
       await pool(jobs, config.FM_WORKFLOW_CONCURRENCY, async (job) => {
         try {
@@ -181,7 +254,10 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
         } catch (err) {
           counts.failed++;
           errors.push(err);
-          log.error({ job: job.name, jobId: job.id, status: job.status, err: describe(err) }, "job not handled; retrying next cycle");
+          log.error(
+            { job: job.name, jobId: job.id, status: job.status, err: describe(err) },
+            "job not handled; retrying next cycle",
+          );
         }
       });
       // Every job failing for want of an answer is an outage (Temporal or the hub): a failed
@@ -195,21 +271,30 @@ export function jobsReflector(ctx: AgentContext<WorkflowEnv>, client: Client, co
 }
 
 /** The failure to show on the job: the failed step's message and its innermost cause. */
-async function failureOf(handle: WorkflowHandle, status: string): Promise<{ message: string; cause?: string; step?: string; steps?: JobStep[] }> {
+async function failureOf(
+  handle: WorkflowHandle,
+  status: string,
+): Promise<{ message: string; cause?: string; step?: string; steps?: JobStep[] }> {
   try {
     await handle.result();
     return { message: `workflow ${status.toLowerCase()}` };
   } catch (err) {
     const failure = err instanceof WorkflowFailedError ? err.cause : err;
-    if (failure instanceof TerminatedFailure) return { message: `The workflow was terminated in Temporal${failure.message ? `: ${failure.message}` : ""}` };
+    if (failure instanceof TerminatedFailure)
+      return { message: `The workflow was terminated in Temporal${failure.message ? `: ${failure.message}` : ""}` };
     if (failure instanceof TimeoutFailure) return { message: "The workflow timed out" };
     if (failure instanceof CancelledFailure) return { message: "The workflow was cancelled" };
-    const details = failure instanceof ApplicationFailure && failure.type === STEP_FAILED ? (failure.details?.[0] as StepFailureDetails | undefined) : undefined;
+    const details =
+      failure instanceof ApplicationFailure && failure.type === STEP_FAILED
+        ? (failure.details?.[0] as StepFailureDetails | undefined)
+        : undefined;
     let inner: unknown = failure instanceof Error ? failure.cause : undefined;
     while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
     return {
       message: failure instanceof Error ? failure.message : String(failure),
-      ...(inner instanceof Error ? { cause: `${inner instanceof ApplicationFailure && inner.type ? `${inner.type}: ` : ""}${inner.message}` } : {}),
+      ...(inner instanceof Error
+        ? { cause: `${inner instanceof ApplicationFailure && inner.type ? `${inner.type}: ` : ""}${inner.message}` }
+        : {}),
       ...(details ? { step: details.step, steps: details.steps } : {}),
     };
   }
@@ -217,14 +302,19 @@ async function failureOf(handle: WorkflowHandle, status: string): Promise<{ mess
 
 async function pool<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export const workflowAgent: AgentDefinition<typeof env> = {
@@ -233,9 +323,19 @@ export const workflowAgent: AgentDefinition<typeof env> = {
   // The interval is the delay before a new job is picked up, and between progress reports.
   envDefaults: { FM_REFLECT_INTERVAL_S: "5" },
   async setup(ctx) {
-    const connection = await Connection.connect({ address: ctx.config.TEMPORAL_ADDRESS, connectTimeout: ctx.config.FM_HTTP_TIMEOUT_MS });
+    const connection = await Connection.connect({
+      address: ctx.config.TEMPORAL_ADDRESS,
+      connectTimeout: ctx.config.FM_HTTP_TIMEOUT_MS,
+    });
     const client = new Client({ connection, namespace: ctx.config.TEMPORAL_NAMESPACE });
-    ctx.log.info({ temporal: ctx.config.TEMPORAL_ADDRESS, namespace: ctx.config.TEMPORAL_NAMESPACE, taskQueue: ctx.config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(ctx.site.slug) }, "Starting job reflector");
+    ctx.log.info(
+      {
+        temporal: ctx.config.TEMPORAL_ADDRESS,
+        namespace: ctx.config.TEMPORAL_NAMESPACE,
+        taskQueue: ctx.config.TEMPORAL_TASK_QUEUE ?? taskQueueFor(ctx.site.slug),
+      },
+      "Starting job reflector",
+    );
     return [jobsReflector(ctx, client, connection) as ReflectorSpec<unknown>];
   },
 };

@@ -20,7 +20,8 @@ function where(q: Omit<AuditListQuery, "limit" | "cursor">): Prisma.AuditLogWher
   if (q.resourceType) w.resourceType = q.resourceType;
   if (q.resourceId) w.resourceId = q.resourceId;
   if (q.requestId) w.requestId = q.requestId;
-  if (q.since || q.until) w.createdAt = { ...(q.since ? { gte: new Date(q.since) } : {}), ...(q.until ? { lt: new Date(q.until) } : {}) };
+  if (q.since || q.until)
+    w.createdAt = { ...(q.since ? { gte: new Date(q.since) } : {}), ...(q.until ? { lt: new Date(q.until) } : {}) };
   return w;
 }
 
@@ -40,13 +41,24 @@ export const auditRepo = {
         { name: "diff", type: "jsonb" },
         { name: "request_id", type: "varchar" },
       ],
-      entries.map((e) => ({ principal: e.principal, action: e.action, resource_type: e.resourceType, resource_id: e.resourceId, diff: e.diff, request_id: e.requestId ?? null })),
+      entries.map((e) => ({
+        principal: e.principal,
+        action: e.action,
+        resource_type: e.resourceType,
+        resource_id: e.resourceId,
+        diff: e.diff,
+        request_id: e.requestId ?? null,
+      })),
     );
   },
   async page(db: Db, q: AuditListQuery, afterId: string | undefined) {
     const w = where(q);
     return Promise.all([
-      db.auditLog.findMany({ where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w, orderBy: { id: "asc" }, take: q.limit + 1 }),
+      db.auditLog.findMany({
+        where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w,
+        orderBy: { id: "asc" },
+        take: q.limit + 1,
+      }),
       db.auditLog.count({ where: w }),
     ]);
   },

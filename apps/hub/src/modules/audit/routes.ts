@@ -21,7 +21,11 @@ export function registerAudit(app: FastifyInstance, { prisma }: { prisma: Prisma
     async (request) => {
       const q = request.query;
       const [rows, count] = await auditRepo.page(prisma, q, q.cursor ? decodeCursor(q.cursor) : undefined);
-      return keysetPage(rows, count, q.limit, (r) => ({ ...r, diff: r.diff as FieldDiff, createdAt: r.createdAt.toISOString() }));
+      return keysetPage(rows, count, q.limit, (r) => ({
+        ...r,
+        diff: r.diff as FieldDiff,
+        createdAt: r.createdAt.toISOString(),
+      }));
     },
   );
 }

@@ -33,7 +33,8 @@ describe("GET /api/v1/devices", () => {
   });
 
   it("supports every contract filter", async () => {
-    const [{ n: gpu }] = await sql`SELECT count(*)::int AS n FROM devices d JOIN device_roles r ON r.id = d.device_role_id WHERE r.device_class = 'GPU_COMPUTE'`;
+    const [{ n: gpu }] =
+      await sql`SELECT count(*)::int AS n FROM devices d JOIN device_roles r ON r.id = d.device_role_id WHERE r.device_class = 'GPU_COMPUTE'`;
     expect((await list("deviceClass=GPU_COMPUTE&limit=1")).count).toBe(gpu);
     expect((await list("role=hypervisor&limit=1000")).items.every((d) => d.role?.slug === "hypervisor")).toBe(true);
     const staged = await list("status=staged&limit=1000");
@@ -41,7 +42,9 @@ describe("GET /api/v1/devices", () => {
     expect(staged.items.every((d) => d.netbox.status === "staged")).toBe(true);
     const cleanFailed = await list("provisionState=clean%20failed&limit=1000");
     expect(cleanFailed.count).toBeGreaterThan(0);
-    expect(cleanFailed.items.every((d) => d.ironic.provisionState === "clean failed" && d.operationalStatus === "FAILED")).toBe(true);
+    expect(
+      cleanFailed.items.every((d) => d.ironic.provisionState === "clean failed" && d.operationalStatus === "FAILED"),
+    ).toBe(true);
     const failed = await list("operationalStatus=FAILED&limit=1000");
     expect(failed.items.every((d) => d.operationalStatus === "FAILED")).toBe(true);
     const cordoned = await list("cordoned=true&limit=1000");
@@ -59,7 +62,10 @@ describe("GET /api/v1/devices", () => {
 
   it("reports a device STALE when a source stops observing it, and filters on it", async () => {
     const target = (await list("site=stavanger&operationalStatus=AVAILABLE&limit=1")).items[0]!;
-    await hub.db.prisma.device.update({ where: { id: target.id }, data: { ironicObservedAt: new Date(Date.now() - 3600_000) } });
+    await hub.db.prisma.device.update({
+      where: { id: target.id },
+      data: { ironicObservedAt: new Date(Date.now() - 3600_000) },
+    });
     const stale = await list("stale=true&limit=1000");
     expect(stale.items.map((d) => d.id)).toEqual([target.id]);
     expect(stale.items[0]).toMatchObject({ stale: true, operationalStatus: "STALE" });
@@ -103,34 +109,82 @@ describe("device operator fields, history, audit and feed", () => {
     expect(got.statusCode).toBe(200);
     const etag = String(got.headers.etag);
 
-    const cordon = await hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${device.id}`, headers: { "if-match": etag, "x-request-id": "cordon-1" }, payload: { cordoned: true, cordonReason: "GPU 3 ECC errors" } });
+    const cordon = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/devices/${device.id}`,
+      headers: { "if-match": etag, "x-request-id": "cordon-1" },
+      payload: { cordoned: true, cordonReason: "GPU 3 ECC errors" },
+    });
     expect(cordon.statusCode, cordon.body).toBe(200);
-    expect(cordon.json()).toMatchObject({ cordoned: true, cordonReason: "GPU 3 ECC errors", cordonedBy: "local", operationalStatus: "QUARANTINED", version: device.version + 1 });
+    expect(cordon.json()).toMatchObject({
+      cordoned: true,
+      cordonReason: "GPU 3 ECC errors",
+      cordonedBy: "local",
+      operationalStatus: "QUARANTINED",
+      version: device.version + 1,
+    });
     expect((cordon.json() as Device).conditions.find((c) => c.type === "Cordoned")).toMatchObject({ status: "True" });
 
     // A stale ETag is refused and changes nothing.
-    const stale = await hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${device.id}`, headers: { "if-match": etag }, payload: { cordoned: false } });
+    const stale = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/devices/${device.id}`,
+      headers: { "if-match": etag },
+      payload: { cordoned: false },
+    });
     expect(stale.statusCode).toBe(412);
 
-    const history = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history/` })).json() as { items: { field: string; source: string; oldValue: unknown; newValue: unknown; requestId: string }[] };
+    const history = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history/` })).json() as {
+      items: { field: string; source: string; oldValue: unknown; newValue: unknown; requestId: string }[];
+    };
     expect(history.items).toEqual([
-      expect.objectContaining({ field: "cordoned", source: "operator", oldValue: { cordoned: false }, newValue: { cordoned: true, reason: "GPU 3 ECC errors" }, requestId: "cordon-1" }),
-      expect.objectContaining({ field: "operationalStatus", source: "hub", oldValue: "AVAILABLE", newValue: "QUARANTINED" }),
+      expect.objectContaining({
+        field: "cordoned",
+        source: "operator",
+        oldValue: { cordoned: false },
+        newValue: { cordoned: true, reason: "GPU 3 ECC errors" },
+        requestId: "cordon-1",
+      }),
+      expect.objectContaining({
+        field: "operationalStatus",
+        source: "hub",
+        oldValue: "AVAILABLE",
+        newValue: "QUARANTINED",
+      }),
     ]);
 
-    const audit = (await hub.app.inject({ url: `/api/v1/audit/?resourceType=device&resourceId=${device.id}` })).json() as { items: { action: string; principal: string; requestId: string; diff: Record<string, unknown> }[] };
+    const audit = (
+      await hub.app.inject({ url: `/api/v1/audit/?resourceType=device&resourceId=${device.id}` })
+    ).json() as { items: { action: string; principal: string; requestId: string; diff: Record<string, unknown> }[] };
     expect(audit.items).toHaveLength(1);
     expect(audit.items[0]).toMatchObject({ action: "device.update", principal: "local", requestId: "cordon-1" });
-    expect(audit.items[0]!.diff).toMatchObject({ cordoned: { before: false, after: true }, operationalStatus: { before: "AVAILABLE", after: "QUARANTINED" } });
+    expect(audit.items[0]!.diff).toMatchObject({
+      cordoned: { before: false, after: true },
+      operationalStatus: { before: "AVAILABLE", after: "QUARANTINED" },
+    });
 
-    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory/?after=0&limit=1000" })).json() as { items: { type: string; resourceId: string; requestId: string | null; data: { cordoned?: boolean } }[] };
+    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory/?after=0&limit=1000" })).json() as {
+      items: { type: string; resourceId: string; requestId: string | null; data: { cordoned?: boolean } }[];
+    };
     const mine = feed.items.filter((e) => e.resourceId === device.id && e.type === "device.updated");
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ requestId: "cordon-1", data: { cordoned: true } });
 
-    const uncordon = await hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${device.id}`, payload: { cordoned: false } });
-    expect(uncordon.json()).toMatchObject({ cordoned: false, cordonReason: null, cordonedBy: null, operationalStatus: "AVAILABLE" });
-    const after = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history?field=cordoned` })).json() as { items: unknown[]; count: number };
+    const uncordon = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/devices/${device.id}`,
+      payload: { cordoned: false },
+    });
+    expect(uncordon.json()).toMatchObject({
+      cordoned: false,
+      cordonReason: null,
+      cordonedBy: null,
+      operationalStatus: "AVAILABLE",
+    });
+    const after = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history?field=cordoned` })).json() as {
+      items: unknown[];
+      count: number;
+    };
     expect(after.count).toBe(2);
   });
 
@@ -152,7 +206,10 @@ describe("device operator fields, history, audit and feed", () => {
       expect(res.headers["content-type"]).toMatch(/problem\+json/);
     }
     expect(await hub.db.prisma.auditLog.count()).toBe(before);
-    expect((await hub.app.inject({ url: `/api/v1/devices/${device.id}` })).json()).toMatchObject({ version: device.version, cordoned: false });
+    expect((await hub.app.inject({ url: `/api/v1/devices/${device.id}` })).json()).toMatchObject({
+      version: device.version,
+      cordoned: false,
+    });
   });
 
   it("answers 404 for unknown devices, history included", async () => {
@@ -162,25 +219,43 @@ describe("device operator fields, history, audit and feed", () => {
       expect(res.statusCode).toBe(404);
       expect(res.json()).toMatchObject({ code: "device_not_found" });
     }
-    expect((await hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${id}`, payload: { notes: "x" } })).statusCode).toBe(404);
+    expect(
+      (await hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${id}`, payload: { notes: "x" } })).statusCode,
+    ).toBe(404);
   });
 });
 
 describe("GET /api/v1/device-roles", () => {
   it("lists roles with their class and whether a site uses them", async () => {
-    const all = (await hub.app.inject({ url: "/api/v1/device-roles/" })).json() as { items: { slug: string; deviceClass: string; inUse: boolean; deviceCount: number }[]; count: number };
+    const all = (await hub.app.inject({ url: "/api/v1/device-roles/" })).json() as {
+      items: { slug: string; deviceClass: string; inUse: boolean; deviceCount: number }[];
+      count: number;
+    };
     expect(all.count).toBe(4);
-    expect(all.items.find((r) => r.slug === "hypervisor")).toMatchObject({ deviceClass: "CPU_HYPERVISOR", inUse: true });
+    expect(all.items.find((r) => r.slug === "hypervisor")).toMatchObject({
+      deviceClass: "CPU_HYPERVISOR",
+      inUse: true,
+    });
     // Give stavanger's hypervisors another role: the hypervisor role is then unused there.
-    await hub.db.prisma.device.updateMany({ where: { siteId: inv.sites.stavanger, deviceRoleId: inv.roles.hypervisor }, data: { deviceRoleId: inv.roles["cpu-node"] } });
-    const used = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=true" })).json() as { items: { slug: string; deviceCount: number }[] };
+    await hub.db.prisma.device.updateMany({
+      where: { siteId: inv.sites.stavanger, deviceRoleId: inv.roles.hypervisor },
+      data: { deviceRoleId: inv.roles["cpu-node"] },
+    });
+    const used = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=true" })).json() as {
+      items: { slug: string; deviceCount: number }[];
+    };
     expect(used.items.map((r) => r.slug).sort()).toEqual(["cpu-node", "gpu-node", "leaf-switch"]);
-    const [{ n }] = await sql`SELECT count(*)::int AS n FROM devices WHERE site_id = ${inv.sites.stavanger}::uuid AND device_role_id = ${inv.roles["gpu-node"]}::uuid`;
+    const [{ n }] =
+      await sql`SELECT count(*)::int AS n FROM devices WHERE site_id = ${inv.sites.stavanger}::uuid AND device_role_id = ${inv.roles["gpu-node"]}::uuid`;
     expect(used.items.find((r) => r.slug === "gpu-node")!.deviceCount).toBe(n);
-    const unused = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=false" })).json() as { items: { slug: string; inUse: boolean }[] };
+    const unused = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=false" })).json() as {
+      items: { slug: string; inUse: boolean }[];
+    };
     expect(unused.items).toEqual([expect.objectContaining({ slug: "hypervisor", inUse: false })]);
     expect((await hub.app.inject({ url: "/api/v1/device-roles/?site=nowhere" })).statusCode).toBe(400);
-    const types = (await hub.app.inject({ url: "/api/v1/device-types" })).json() as { items: { cpuArchitecture: string }[] };
+    const types = (await hub.app.inject({ url: "/api/v1/device-types" })).json() as {
+      items: { cpuArchitecture: string }[];
+    };
     expect(types.items.map((t) => t.cpuArchitecture).sort()).toEqual(["aarch64", "x86_64", "x86_64", "x86_64"]);
   });
 });

@@ -27,10 +27,14 @@ export function staleWhere(threshold: Date): Prisma.DeviceWhereInput {
 
 /** The negation of staleWhere, spelled out: SQL's NOT over NULL comparisons would drop rows. */
 export function freshWhere(threshold: Date): Prisma.DeviceWhereInput {
-  const fresh = (field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt"): Prisma.DeviceWhereInput => ({
+  const fresh = (
+    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
+  ): Prisma.DeviceWhereInput => ({
     OR: [{ [field]: null }, { [field]: { gte: threshold } }],
   });
-  return { AND: [fresh("netboxObservedAt"), fresh("ironicObservedAt"), fresh("slurmObservedAt"), fresh("healthObservedAt")] };
+  return {
+    AND: [fresh("netboxObservedAt"), fresh("ironicObservedAt"), fresh("slurmObservedAt"), fresh("healthObservedAt")],
+  };
 }
 
 export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site"> {
@@ -83,7 +87,12 @@ const HISTORY_COLUMNS = [
 
 export const deviceRepo = {
   async page(db: Db, where: Prisma.DeviceWhereInput, afterId: string | undefined, limit: number): Promise<DeviceRow[]> {
-    return db.device.findMany({ where: afterId ? { AND: [where, { id: { gt: afterId } }] } : where, orderBy: { id: "asc" }, take: limit + 1, include: DEVICE_INCLUDE });
+    return db.device.findMany({
+      where: afterId ? { AND: [where, { id: { gt: afterId } }] } : where,
+      orderBy: { id: "asc" },
+      take: limit + 1,
+      include: DEVICE_INCLUDE,
+    });
   },
   async count(db: Db, where: Prisma.DeviceWhereInput): Promise<number> {
     return db.device.count({ where });
@@ -96,12 +105,19 @@ export const deviceRepo = {
     return rows.length ? this.findById(db, id) : null;
   },
   async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
-    return db.device.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() }, include: DEVICE_INCLUDE });
+    return db.device.update({
+      where: { id },
+      data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
+      include: DEVICE_INCLUDE,
+    });
   },
   /** In chunks: PostgreSQL takes at most 65,535 bind parameters per statement. */
   async findByIds(db: Db, ids: string[]): Promise<DeviceRow[]> {
     const rows: DeviceRow[] = [];
-    for (let i = 0; i < ids.length; i += 10_000) rows.push(...(await db.device.findMany({ where: { id: { in: ids.slice(i, i + 10_000) } }, include: DEVICE_INCLUDE })));
+    for (let i = 0; i < ids.length; i += 10_000)
+      rows.push(
+        ...(await db.device.findMany({ where: { id: { in: ids.slice(i, i + 10_000) } }, include: DEVICE_INCLUDE })),
+      );
     return rows;
   },
   /**
@@ -109,12 +125,26 @@ export const deviceRepo = {
    * and updated_at. Values travel as one JSON document (jsonb_to_recordset), so 10,000
    * devices are one statement and one round trip instead of 10,000.
    */
-  async updateMany(db: Db, columns: readonly BulkColumn[], rows: { id: string; values: Record<string, unknown> }[], at: Date): Promise<number> {
+  async updateMany(
+    db: Db,
+    columns: readonly BulkColumn[],
+    rows: { id: string; values: Record<string, unknown> }[],
+    at: Date,
+  ): Promise<number> {
     if (!rows.length) return 0;
-    const cols = [...columns, { field: "operationalStatus", type: "operational_status" }, { field: "conditions", type: "jsonb" }] as const;
+    const cols = [
+      ...columns,
+      { field: "operationalStatus", type: "operational_status" },
+      { field: "conditions", type: "jsonb" },
+    ] as const;
     const sqlName = snakeCase;
-    for (const c of cols) if (!/^[a-z][a-zA-Z]*$/.test(c.field) || !/^[a-z_]+(\[\])?$/.test(c.type)) throw new Error(`bad bulk column ${c.field} ${c.type}`);
-    const doc = rows.map((r) => ({ id: r.id, ...Object.fromEntries(cols.map((c) => [sqlName(c.field), r.values[c.field] ?? null])) }));
+    for (const c of cols)
+      if (!/^[a-z][a-zA-Z]*$/.test(c.field) || !/^[a-z_]+(\[\])?$/.test(c.type))
+        throw new Error(`bad bulk column ${c.field} ${c.type}`);
+    const doc = rows.map((r) => ({
+      id: r.id,
+      ...Object.fromEntries(cols.map((c) => [sqlName(c.field), r.values[c.field] ?? null])),
+    }));
     return db.$executeRawUnsafe(
       `UPDATE devices AS d SET ${cols.map((c) => `${sqlName(c.field)} = x.${sqlName(c.field)}`).join(", ")}, version = d.version + 1, updated_at = $2
          FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, ${cols.map((c) => `${sqlName(c.field)} ${c.type}`).join(", ")})
@@ -124,8 +154,14 @@ export const deviceRepo = {
     );
   },
   /** A source listed these devices at `at`: one statement, whatever their number. */
-  async markObserved(db: Db, field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt", ids: string[], at: Date): Promise<void> {
-    if (ids.length) await db.$executeRawUnsafe(`UPDATE devices SET ${snakeCase(field)} = $1 WHERE id = ANY($2::uuid[])`, at, ids);
+  async markObserved(
+    db: Db,
+    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
+    ids: string[],
+    at: Date,
+  ): Promise<void> {
+    if (ids.length)
+      await db.$executeRawUnsafe(`UPDATE devices SET ${snakeCase(field)} = $1 WHERE id = ANY($2::uuid[])`, at, ids);
   },
   async create(db: Db, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     return db.device.create({ data, include: DEVICE_INCLUDE });
@@ -135,13 +171,26 @@ export const deviceRepo = {
       db,
       "device_history",
       HISTORY_COLUMNS,
-      entries.map((e) => ({ device_id: e.deviceId, field: e.field, source: e.source, old_value: e.oldValue ?? null, new_value: e.newValue ?? null, principal: e.principal ?? null, request_id: e.requestId ?? null, changed_at: e.changedAt ?? new Date() })),
+      entries.map((e) => ({
+        device_id: e.deviceId,
+        field: e.field,
+        source: e.source,
+        old_value: e.oldValue ?? null,
+        new_value: e.newValue ?? null,
+        principal: e.principal ?? null,
+        request_id: e.requestId ?? null,
+        changed_at: e.changedAt ?? new Date(),
+      })),
     );
   },
   async history(db: Db, deviceId: string, field: string | undefined, afterId: bigint | undefined, limit: number) {
     const where: Prisma.DeviceHistoryWhereInput = { deviceId, ...(field ? { field } : {}) };
     return Promise.all([
-      db.deviceHistory.findMany({ where: afterId !== undefined ? { ...where, id: { gt: afterId } } : where, orderBy: { id: "asc" }, take: limit + 1 }),
+      db.deviceHistory.findMany({
+        where: afterId !== undefined ? { ...where, id: { gt: afterId } } : where,
+        orderBy: { id: "asc" },
+        take: limit + 1,
+      }),
       db.deviceHistory.count({ where }),
     ]);
   },

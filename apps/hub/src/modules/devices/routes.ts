@@ -1,6 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { DeviceHistoryListSchema, DeviceHistoryQuerySchema, DeviceListQuerySchema, DeviceListSchema, DevicePatchSchema, DeviceSchema, IdParams } from "@fm/domain";
+import {
+  DeviceHistoryListSchema,
+  DeviceHistoryQuerySchema,
+  DeviceListQuerySchema,
+  DeviceListSchema,
+  DevicePatchSchema,
+  DeviceSchema,
+  IdParams,
+} from "@fm/domain";
 import { IfMatchHeaders, etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { DeviceService } from "./service.ts";
@@ -12,13 +20,26 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
     "/api/v1/devices",
     {
       config: { scope: "fleet.read" },
-      schema: { tags, summary: "List devices", querystring: DeviceListQuerySchema, response: { 200: DeviceListSchema, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: "List devices",
+        querystring: DeviceListQuerySchema,
+        response: { 200: DeviceListSchema, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => service.list(request.ctx, request.query),
   );
   r.get(
     "/api/v1/devices/:id",
-    { config: { scope: "fleet.read" }, schema: { tags, summary: "Get a device", params: IdParams, response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags,
+        summary: "Get a device",
+        params: IdParams,
+        response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request, reply) => {
       const device = await service.get(request.ctx, request.params.id);
       reply.header("etag", etagOf(device));
@@ -50,7 +71,8 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.read" },
       schema: {
         tags,
-        summary: "Every change of a device's provision state, operational status, SLURM state, health, cordon and NetBox status",
+        summary:
+          "Every change of a device's provision state, operational status, SLURM state, health, cordon and NetBox status",
         params: IdParams,
         querystring: DeviceHistoryQuerySchema,
         response: { 200: DeviceHistoryListSchema, ...errorResponses(400, 401, 403, 404) },

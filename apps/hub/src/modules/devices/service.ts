@@ -19,7 +19,9 @@ export interface DeviceServiceDeps {
 }
 
 type Ctx = Pick<RequestContext, "principal" | "requestId">;
-type DeviceChanges = Partial<Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">>;
+type DeviceChanges = Partial<
+  Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">
+>;
 
 /**
  * The before-image for the audit record. A bare row borrows its relations from the updated
@@ -27,7 +29,17 @@ type DeviceChanges = Partial<Omit<DeviceBase, "id" | "siteId" | "version" | "cre
  * change relations; a caller that does (NetBox) passes the full row.
  */
 const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceRow =>
-  "site" in current ? current : ({ ...row, ...current, site: row.site, rack: row.rack, deviceType: row.deviceType, deviceRole: row.deviceRole, interfaces: row.interfaces } as DeviceRow);
+  "site" in current
+    ? current
+    : ({
+        ...row,
+        ...current,
+        site: row.site,
+        rack: row.rack,
+        deviceType: row.deviceType,
+        deviceRole: row.deviceRole,
+        interfaces: row.interfaces,
+      } as DeviceRow);
 
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
@@ -57,7 +69,13 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    * the bare row: its relations are read only when something changed (reflections compare
    * thousands of devices and change few).
    */
-  async function apply(db: Db, ctx: Ctx, current: DeviceBase | DeviceRow, changes: DeviceChanges, source: string): Promise<DeviceRow | null> {
+  async function apply(
+    db: Db,
+    ctx: Ctx,
+    current: DeviceBase | DeviceRow,
+    changes: DeviceChanges,
+    source: string,
+  ): Promise<DeviceRow | null> {
     const at = now();
     const { next, changed } = evolve(current, changes, at);
     if (!changed) return null;
@@ -67,7 +85,14 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       operationalStatus: next.operationalStatus,
       conditions: next.conditions as Prisma.InputJsonValue,
     });
-    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(withRelations(current, row)), after: present(row) });
+    await recordChange(db, ctx, {
+      resourceType: "device",
+      resourceId: row.id,
+      siteId: row.siteId,
+      verb: "updated",
+      before: present(withRelations(current, row)),
+      after: present(row),
+    });
     return row;
   }
 
@@ -80,11 +105,21 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     const derived = storedStatus(next, at);
     next.operationalStatus = derived.operationalStatus;
     next.conditions = derived.conditions as unknown as Prisma.JsonValue;
-    const changed = force || Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) || next.operationalStatus !== current.operationalStatus || !same(next.conditions, current.conditions);
+    const changed =
+      force ||
+      Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) ||
+      next.operationalStatus !== current.operationalStatus ||
+      !same(next.conditions, current.conditions);
     return { next, changed };
   }
 
-  function historyOf(ctx: Ctx, current: DeviceBase, next: DeviceBase, source: string, at: Date): Prisma.DeviceHistoryCreateManyInput[] {
+  function historyOf(
+    ctx: Ctx,
+    current: DeviceBase,
+    next: DeviceBase,
+    source: string,
+    at: Date,
+  ): Prisma.DeviceHistoryCreateManyInput[] {
     return TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
       deviceId: current.id,
       field: t.field,
@@ -103,25 +138,52 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    * bulk UPDATE of `columns`, one read of the changed rows, one audit insert, one feed insert.
    * `columns` must cover every field the changes set. Returns how many devices changed.
    */
-  async function applyMany(db: Db, ctx: Ctx, entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[], source: string, columns: readonly BulkColumn[]): Promise<number> {
+  async function applyMany(
+    db: Db,
+    ctx: Ctx,
+    entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[],
+    source: string,
+    columns: readonly BulkColumn[],
+  ): Promise<number> {
     const at = now();
     // `force`: something outside the columns changed (NetBox interfaces), so the device is
     // written (version, audit, feed) even when its columns are equal.
-    const changed = entries.map((e) => ({ ...e, ...evolve(e.current, e.changes, at, e.force) })).filter((e) => e.changed);
+    const changed = entries
+      .map((e) => ({ ...e, ...evolve(e.current, e.changes, at, e.force) }))
+      .filter((e) => e.changed);
     if (!changed.length) return 0;
     const allowed = new Set(columns.map((c) => c.field));
-    for (const e of changed) for (const k of Object.keys(e.changes)) if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);
-    await deviceRepo.addHistory(db, changed.flatMap((e) => historyOf(ctx, e.current, e.next, source, at)));
+    for (const e of changed)
+      for (const k of Object.keys(e.changes))
+        if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);
+    await deviceRepo.addHistory(
+      db,
+      changed.flatMap((e) => historyOf(ctx, e.current, e.next, source, at)),
+    );
     await deviceRepo.updateMany(
       db,
       columns,
       changed.map((e) => ({ id: e.current.id, values: e.next as unknown as Record<string, unknown> })),
       at,
     );
-    const rows = new Map((await deviceRepo.findByIds(db, changed.map((e) => e.current.id))).map((r) => [r.id, r]));
+    const rows = new Map(
+      (
+        await deviceRepo.findByIds(
+          db,
+          changed.map((e) => e.current.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
     const records: Change[] = changed.map((e) => {
       const row = rows.get(e.current.id)!;
-      return { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "updated", before: present(withRelations(e.current, row)), after: present(row) };
+      return {
+        resourceType: "device",
+        resourceId: row.id,
+        siteId: row.siteId,
+        verb: "updated",
+        before: present(withRelations(e.current, row)),
+        after: present(row),
+      };
     });
     await recordChanges(db, ctx, records);
     return changed.length;
@@ -129,10 +191,28 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
 
   /** Creates a device with its derived status (the NetBox reflection and the demo data use it). */
   async function create(db: Db, ctx: Ctx, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
-    const draft = { cordoned: false, cordonReason: null, netboxMissing: false, slurmStateFlags: [], conditions: [], ...data } as unknown as DeviceBase;
+    const draft = {
+      cordoned: false,
+      cordonReason: null,
+      netboxMissing: false,
+      slurmStateFlags: [],
+      conditions: [],
+      ...data,
+    } as unknown as DeviceBase;
     const derived = storedStatus(draft, now());
-    const row = await deviceRepo.create(db, { ...data, operationalStatus: derived.operationalStatus, conditions: derived.conditions as unknown as Prisma.InputJsonValue });
-    await recordChange(db, ctx, { resourceType: "device", resourceId: row.id, siteId: row.siteId, verb: "created", before: null, after: present(row) });
+    const row = await deviceRepo.create(db, {
+      ...data,
+      operationalStatus: derived.operationalStatus,
+      conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+    });
+    await recordChange(db, ctx, {
+      resourceType: "device",
+      resourceId: row.id,
+      siteId: row.siteId,
+      verb: "created",
+      before: null,
+      after: present(row),
+    });
     return row;
   }
 
@@ -146,7 +226,10 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
       const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
       const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
-      const [rows, count] = await Promise.all([deviceRepo.page(prisma, where, afterId, query.limit), deviceRepo.count(prisma, where)]);
+      const [rows, count] = await Promise.all([
+        deviceRepo.page(prisma, where, afterId, query.limit),
+        deviceRepo.count(prisma, where),
+      ]);
       return keysetPage(rows, count, query.limit, present);
     },
 
@@ -163,12 +246,22 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
         checkIfMatch(ifMatch, current);
         const cordoned = patch.cordoned ?? current.cordoned;
         if (!cordoned && patch.cordonReason) {
-          throw new Unprocessable("cordon_reason_without_cordon", "A cordon reason can only be set on a cordoned device (send cordoned: true)");
+          throw new Unprocessable(
+            "cordon_reason_without_cordon",
+            "A cordon reason can only be set on a cordoned device (send cordoned: true)",
+          );
         }
         const changes: DeviceChanges = {};
         if (patch.notes !== undefined) changes.notes = patch.notes;
-        if (cordoned && !current.cordoned) Object.assign(changes, { cordoned: true, cordonReason: patch.cordonReason, cordonedBy: ctx.principal.id, cordonedAt: now() });
-        else if (!cordoned && current.cordoned) Object.assign(changes, { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null });
+        if (cordoned && !current.cordoned)
+          Object.assign(changes, {
+            cordoned: true,
+            cordonReason: patch.cordonReason,
+            cordonedBy: ctx.principal.id,
+            cordonedAt: now(),
+          });
+        else if (!cordoned && current.cordoned)
+          Object.assign(changes, { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null });
         else if (cordoned && patch.cordonReason) changes.cordonReason = patch.cordonReason;
         return (await apply(tx, ctx, current, changes, "operator")) ?? current;
       });
@@ -176,20 +269,36 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       return present(row);
     },
 
-    async history(_ctx: RequestContext, id: string, q: { limit: number; cursor?: string | undefined; field?: string | undefined }) {
+    async history(
+      _ctx: RequestContext,
+      id: string,
+      q: { limit: number; cursor?: string | undefined; field?: string | undefined },
+    ) {
       const exists = await prisma.device.findUnique({ where: { id }, select: { id: true } });
       if (!exists) throw notFound(id);
       let afterId: bigint | undefined;
       if (q.cursor) {
         const raw = Buffer.from(q.cursor, "base64url").toString();
-        if (!/^\d{1,18}$/.test(raw)) throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", { errors: [{ path: "cursor", message: "invalid cursor" }] });
+        if (!/^\d{1,18}$/.test(raw))
+          throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
+            errors: [{ path: "cursor", message: "invalid cursor" }],
+          });
         afterId = BigInt(raw);
       }
       const [rows, count] = await deviceRepo.history(prisma, id, q.field, afterId, q.limit);
       const more = rows.length > q.limit;
       const page = more ? rows.slice(0, q.limit) : rows;
       return {
-        items: page.map((h) => ({ id: h.id.toString(), field: h.field, source: h.source, oldValue: h.oldValue, newValue: h.newValue, principal: h.principal, requestId: h.requestId, changedAt: h.changedAt.toISOString() })),
+        items: page.map((h) => ({
+          id: h.id.toString(),
+          field: h.field,
+          source: h.source,
+          oldValue: h.oldValue,
+          newValue: h.newValue,
+          principal: h.principal,
+          requestId: h.requestId,
+          changedAt: h.changedAt.toISOString(),
+        })),
         count,
         nextCursor: more ? Buffer.from(page[page.length - 1]!.id.toString()).toString("base64url") : null,
       };

@@ -3,7 +3,13 @@
  * API representation. One place, so the stored status, the read-time status and the history
  * all come from the same derivation.
  */
-import { deriveDeviceStatus, type Condition, type Device, type DeviceObservations, type DerivedStatus } from "@fm/domain";
+import {
+  deriveDeviceStatus,
+  type Condition,
+  type Device,
+  type DeviceObservations,
+  type DerivedStatus,
+} from "@fm/domain";
 import type { DeviceBase, DeviceRow } from "./repo.ts";
 
 export function observationsOf(d: DeviceBase, activeJobKind: string | null = null): DeviceObservations {
@@ -21,9 +27,15 @@ export function observationsOf(d: DeviceBase, activeJobKind: string | null = nul
           observedAt: d.ironicObservedAt,
         }
       : null,
-    slurm: d.slurmObservedAt ? { state: d.slurmState, flags: d.slurmStateFlags, reason: d.slurmReason, observedAt: d.slurmObservedAt } : null,
+    slurm: d.slurmObservedAt
+      ? { state: d.slurmState, flags: d.slurmStateFlags, reason: d.slurmReason, observedAt: d.slurmObservedAt }
+      : null,
     health: d.healthObservedAt
-      ? { status: (d.healthStatus ?? "unknown") as "ok" | "warning" | "critical" | "unknown", conditions: (d.healthConditions ?? []) as { name: string; status: string }[], observedAt: d.healthObservedAt }
+      ? {
+          status: (d.healthStatus ?? "unknown") as "ok" | "warning" | "critical" | "unknown",
+          conditions: (d.healthConditions ?? []) as { name: string; status: string }[],
+          observedAt: d.healthObservedAt,
+        }
       : null,
     operator: { cordoned: d.cordoned, cordonReason: d.cordonReason },
     activeJobKind,
@@ -32,7 +44,11 @@ export function observationsOf(d: DeviceBase, activeJobKind: string | null = nul
 
 /** The status stored with the row: everything but staleness, which depends on the reader's clock. */
 export function storedStatus(d: DeviceBase, now: Date): DerivedStatus {
-  return deriveDeviceStatus(observationsOf(d), { now, staleAfterMs: Number.POSITIVE_INFINITY, previous: d.conditions as Condition[] });
+  return deriveDeviceStatus(observationsOf(d), {
+    now,
+    staleAfterMs: Number.POSITIVE_INFINITY,
+    previous: d.conditions as Condition[],
+  });
 }
 
 export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device {
@@ -50,7 +66,15 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     platformClass: d.platformClass,
     tags: d.tags,
     bmcAddress: d.bmcAddress,
-    interfaces: d.interfaces.map((i) => ({ name: i.name, type: i.type, macAddress: i.macAddress, ibGuid: i.ibGuid, mgmtOnly: i.mgmtOnly, peerDevice: i.peerDevice, peerInterface: i.peerInterface })),
+    interfaces: d.interfaces.map((i) => ({
+      name: i.name,
+      type: i.type,
+      macAddress: i.macAddress,
+      ibGuid: i.ibGuid,
+      mgmtOnly: i.mgmtOnly,
+      peerDevice: i.peerDevice,
+      peerInterface: i.peerInterface,
+    })),
     netbox: { id: d.netboxId, status: d.netboxStatus, missing: d.netboxMissing, observedAt: iso(d.netboxObservedAt) },
     ironic: {
       instance: d.ironicInstance as Device["ironic"]["instance"],
@@ -64,8 +88,19 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
       fault: d.ironicFault,
       observedAt: iso(d.ironicObservedAt),
     },
-    slurm: { nodeName: d.slurmNodeName, state: d.slurmState, stateFlags: d.slurmStateFlags, reason: d.slurmReason, partitions: d.slurmPartitions, observedAt: iso(d.slurmObservedAt) },
-    health: { status: d.healthStatus, conditions: (d.healthConditions ?? []) as Device["health"]["conditions"], observedAt: iso(d.healthObservedAt) },
+    slurm: {
+      nodeName: d.slurmNodeName,
+      state: d.slurmState,
+      stateFlags: d.slurmStateFlags,
+      reason: d.slurmReason,
+      partitions: d.slurmPartitions,
+      observedAt: iso(d.slurmObservedAt),
+    },
+    health: {
+      status: d.healthStatus,
+      conditions: (d.healthConditions ?? []) as Device["health"]["conditions"],
+      observedAt: iso(d.healthObservedAt),
+    },
     cordoned: d.cordoned,
     cordonReason: d.cordonReason,
     cordonedBy: d.cordonedBy,
@@ -73,7 +108,9 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     notes: d.notes,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
-    stale: derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False"),
+    stale:
+      derived.operationalStatus === "STALE" ||
+      derived.conditions.some((c) => c.type === "Fresh" && c.status === "False"),
     version: d.version,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
@@ -85,7 +122,15 @@ export const TRACKED: { field: string; read: (d: DeviceBase) => unknown }[] = [
   { field: "netboxStatus", read: (d) => d.netboxStatus },
   { field: "provisionState", read: (d) => d.ironicProvisionState },
   { field: "powerState", read: (d) => d.ironicPowerState },
-  { field: "maintenance", read: (d) => (d.ironicMaintenance ? { on: true, reason: d.ironicMaintenanceReason } : d.ironicMaintenance === false ? { on: false } : null) },
+  {
+    field: "maintenance",
+    read: (d) =>
+      d.ironicMaintenance
+        ? { on: true, reason: d.ironicMaintenanceReason }
+        : d.ironicMaintenance === false
+          ? { on: false }
+          : null,
+  },
   { field: "slurmState", read: (d) => (d.slurmState ? { state: d.slurmState, flags: d.slurmStateFlags } : null) },
   { field: "healthStatus", read: (d) => d.healthStatus },
   { field: "cordoned", read: (d) => (d.cordoned ? { cordoned: true, reason: d.cordonReason } : { cordoned: false }) },

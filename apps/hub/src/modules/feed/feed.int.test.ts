@@ -13,7 +13,9 @@ beforeAll(async () => {
 afterAll(() => hub.close());
 
 const read = async (after: string, opts: { limit?: number; wait?: number } = {}): Promise<FeedPage> => {
-  const res = await fetch(`${url}/api/v1/feeds/inventory/?after=${after}&limit=${opts.limit ?? 1000}&wait=${opts.wait ?? 0}`);
+  const res = await fetch(
+    `${url}/api/v1/feeds/inventory/?after=${after}&limit=${opts.limit ?? 1000}&wait=${opts.wait ?? 0}`,
+  );
   expect(res.status).toBe(200);
   return (await res.json()) as FeedPage;
 };
@@ -23,7 +25,11 @@ const writer: Principal = { id: "feed-test", kind: "local", scopes: new Set() };
 describe("inventory change feed", () => {
   it("is ordered and resumable from any position", async () => {
     for (const slug of ["feed-a", "feed-b", "feed-c"]) {
-      await fetch(`${url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug, name: slug }) });
+      await fetch(`${url}/api/v1/sites`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ slug, name: slug }),
+      });
     }
     const all = await read("0");
     const mine = all.items.filter((e) => e.type === "site.created");
@@ -41,7 +47,11 @@ describe("inventory change feed", () => {
     const started = Date.now();
     const waiting = read(nextAfter, { wait: 20 });
     await sleep(300);
-    await fetch(`${url}/api/v1/sites`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ slug: "feed-late", name: "late" }) });
+    await fetch(`${url}/api/v1/sites`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ slug: "feed-late", name: "late" }),
+    });
     const page = await waiting;
     expect(page.items.map((e) => e.type)).toEqual(["site.created"]);
     expect(Date.now() - started).toBeLessThan(20_000); // woke on the event, not at the deadline
@@ -59,7 +69,18 @@ describe("inventory change feed", () => {
         const id = `w${w}-e${i}`;
         expected.add(id);
         await hub.db.prisma.$transaction(async (tx) => {
-          await recordChange(tx, { principal: writer, requestId: id }, { resourceType: "device", resourceId: id, siteId: null, verb: "updated", before: { n: i - 1 }, after: { n: i } });
+          await recordChange(
+            tx,
+            { principal: writer, requestId: id },
+            {
+              resourceType: "device",
+              resourceId: id,
+              siteId: null,
+              verb: "updated",
+              before: { n: i - 1 },
+              after: { n: i },
+            },
+          );
           await sleep(Math.random() * 15);
         });
       }
@@ -89,7 +110,11 @@ describe("inventory change feed", () => {
 
     // The hazard was real: some events committed in another order than they were inserted,
     // which is exactly what would make a reader paging by insertion number skip them.
-    const rows = await hub.db.prisma.inventoryEvent.findMany({ where: { requestId: { in: [...expected] } }, orderBy: { position: "asc" }, select: { seq: true } });
+    const rows = await hub.db.prisma.inventoryEvent.findMany({
+      where: { requestId: { in: [...expected] } },
+      orderBy: { position: "asc" },
+      select: { seq: true },
+    });
     const inversions = rows.filter((r, i) => i > 0 && r.seq < rows[i - 1]!.seq).length;
     expect(inversions).toBeGreaterThan(0);
   });

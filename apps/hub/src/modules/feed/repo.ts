@@ -55,13 +55,22 @@ export const feedRepo = {
         { name: "data", type: "jsonb" },
         { name: "request_id", type: "varchar" },
       ],
-      events.map((e) => ({ type: e.type, resource_type: e.resourceType, resource_id: e.resourceId, site_id: e.siteId, data: e.data, request_id: e.requestId })),
+      events.map((e) => ({
+        type: e.type,
+        resource_type: e.resourceType,
+        resource_id: e.resourceId,
+        site_id: e.siteId,
+        data: e.data,
+        request_id: e.requestId,
+      })),
     );
   },
 
   /** Gives positions to committed, unpositioned events. Returns how many it positioned. */
   async sequence(prisma: PrismaClient): Promise<number> {
-    const pending = await prisma.$queryRaw<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS any`;
+    const pending = await prisma.$queryRaw<
+      { any: boolean }[]
+    >`SELECT EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS any`;
     if (!pending[0]?.any) return 0;
     return prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)`;
@@ -75,7 +84,11 @@ export const feedRepo = {
   },
 
   async readAfter(db: Db, after: bigint, limit: number): Promise<StoredInventoryEvent[]> {
-    const rows = await db.inventoryEvent.findMany({ where: { position: { gt: after } }, orderBy: { position: "asc" }, take: limit });
+    const rows = await db.inventoryEvent.findMany({
+      where: { position: { gt: after } },
+      orderBy: { position: "asc" },
+      take: limit,
+    });
     return rows.map((r) => ({ ...r, position: r.position! }));
   },
 };

@@ -17,7 +17,15 @@ const toEvent = (e: StoredInventoryEvent): InventoryEvent => ({
   occurredAt: e.occurredAt.toISOString(),
 });
 
-export function createFeedService({ prisma, repo, notifier }: { prisma: PrismaClient; repo: FeedRepo; notifier: FeedNotifier }) {
+export function createFeedService({
+  prisma,
+  repo,
+  notifier,
+}: {
+  prisma: PrismaClient;
+  repo: FeedRepo;
+  notifier: FeedNotifier;
+}) {
   return {
     async read(query: { after: string; limit: number; wait: number }, signal?: AbortSignal): Promise<FeedPage> {
       const after = BigInt(query.after);
@@ -27,7 +35,10 @@ export function createFeedService({ prisma, repo, notifier }: { prisma: PrismaCl
         const events = await repo.readAfter(prisma, after, query.limit);
         const remaining = deadline - Date.now();
         if (events.length > 0 || remaining <= 0 || signal?.aborted) {
-          return { items: events.map(toEvent), nextAfter: events.length ? events[events.length - 1]!.position.toString() : query.after };
+          return {
+            items: events.map(toEvent),
+            nextAfter: events.length ? events[events.length - 1]!.position.toString() : query.after,
+          };
         }
         await notifier.wait(Math.min(remaining, RECHECK_MS), signal);
       }

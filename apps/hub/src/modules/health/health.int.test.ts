@@ -56,7 +56,9 @@ describe("/metrics", () => {
     expect(text).toContain('http_requests_total{method="GET",route="/api/v1/sites/:id",status="404"} 2');
     expect(text).toContain('http_requests_total{method="GET",route="/api/v1/sites",status="200"} 1');
     expect(text).toContain('http_requests_total{method="GET",route="unmatched",status="404"} 1');
-    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/sites\/:id",status="404"\} \d+/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/sites\/:id",status="404"\} \d+/,
+    );
     expect(text).toContain("process_cpu_user_seconds_total");
     expect(text).toContain("nodejs_eventloop_lag_seconds");
     for (const id of ids) expect(text).not.toContain(id);

@@ -27,11 +27,9 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 /** /healthz: the process serves. /readyz: it can do useful work (database reachable). */
 export function registerHealth(app: FastifyInstance, deps: HealthDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get(
-    "/healthz",
-    { schema: { tags: ["operations"], summary: "Liveness", response: { 200: Status } } },
-    async () => ({ status: "ok" as const }),
-  );
+  r.get("/healthz", { schema: { tags: ["operations"], summary: "Liveness", response: { 200: Status } } }, async () => ({
+    status: "ok" as const,
+  }));
   r.get(
     "/readyz",
     {

@@ -37,7 +37,10 @@ export interface IdentityConfig {
   external?: ExternalIssuer | undefined;
 }
 
-const invalid = (detail: string) => new Unauthorized("invalid_token", detail, { headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${detail.replace(/"/g, "'")}"` } });
+const invalid = (detail: string) =>
+  new Unauthorized("invalid_token", detail, {
+    headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${detail.replace(/"/g, "'")}"` },
+  });
 
 export function scopesFromClaims(claims: JWTPayload, mapping: ScopeMapping): string[] {
   const scopes = new Set<string>();
@@ -50,13 +53,23 @@ export function scopesFromClaims(claims: JWTPayload, mapping: ScopeMapping): str
   return [...scopes];
 }
 
-export function createOAuthAuthenticator(config: IdentityConfig, keystore: KeyStore, clients: ClientCache): Authenticator {
+export function createOAuthAuthenticator(
+  config: IdentityConfig,
+  keystore: KeyStore,
+  clients: ClientCache,
+): Authenticator {
   let externalJwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   const external = config.external;
 
   async function externalKeys() {
     if (!externalJwks && external) {
-      const res = await fetch(new URL(".well-known/openid-configuration", external.issuer.endsWith("/") ? external.issuer : `${external.issuer}/`), { signal: AbortSignal.timeout(5000) });
+      const res = await fetch(
+        new URL(
+          ".well-known/openid-configuration",
+          external.issuer.endsWith("/") ? external.issuer : `${external.issuer}/`,
+        ),
+        { signal: AbortSignal.timeout(5000) },
+      );
       if (!res.ok) throw new Error(`OIDC discovery of ${external.issuer} failed: ${res.status}`);
       const meta = (await res.json()) as { jwks_uri: string };
       externalJwks = createRemoteJWKSet(new URL(meta.jwks_uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
@@ -74,7 +87,14 @@ export function createOAuthAuthenticator(config: IdentityConfig, keystore: KeySt
           if (!key) throw new Error(`unknown signing key '${header.kid ?? ""}'`);
           return key;
         },
-        { issuer: config.issuer, audience: config.audience, algorithms: [SIGNING_ALG], typ: "at+jwt", requiredClaims: ["exp", "iat", "jti", "sub", "client_id"], clockTolerance: 5 },
+        {
+          issuer: config.issuer,
+          audience: config.audience,
+          algorithms: [SIGNING_ALG],
+          typ: "at+jwt",
+          requiredClaims: ["exp", "iat", "jti", "sub", "client_id"],
+          clockTolerance: 5,
+        },
       ));
     } catch (err) {
       throw invalid(`token rejected: ${(err as Error).message}`);
@@ -83,11 +103,20 @@ export function createOAuthAuthenticator(config: IdentityConfig, keystore: KeySt
     const state = await clients.get(clientId);
     if (!state) throw invalid("the client of this token no longer exists");
     if (state.revokedAt) throw invalid("the client of this token has been revoked");
-    const scopes = new Set(String(claims.scope ?? "").split(" ").filter((s) => state.scopes.includes(s)));
+    const scopes = new Set(
+      String(claims.scope ?? "")
+        .split(" ")
+        .filter((s) => state.scopes.includes(s)),
+    );
     if (state.kind === "agent" && state.satellite && state.agentKind) {
       const kind: AgentKind = state.agentKind;
       if (!scopes.has(agentScope(kind))) throw invalid("agent token without its agent scope");
-      return { id: clientId, kind: "agent", scopes, agent: { satellite: state.satellite.name, kind, siteIds: state.satellite.siteIds } };
+      return {
+        id: clientId,
+        kind: "agent",
+        scopes,
+        agent: { satellite: state.satellite.name, kind, siteIds: state.satellite.siteIds },
+      };
     }
     return { id: clientId, kind: "client", scopes };
   }
@@ -95,7 +124,12 @@ export function createOAuthAuthenticator(config: IdentityConfig, keystore: KeySt
   async function person(token: string): Promise<Principal> {
     let claims: JWTPayload;
     try {
-      ({ payload: claims } = await jwtVerify(token, await externalKeys(), { issuer: external!.issuer, audience: external!.audience, algorithms: ["RS256", "ES256", "EdDSA", "PS256"], clockTolerance: 30 }));
+      ({ payload: claims } = await jwtVerify(token, await externalKeys(), {
+        issuer: external!.issuer,
+        audience: external!.audience,
+        algorithms: ["RS256", "ES256", "EdDSA", "PS256"],
+        clockTolerance: 30,
+      }));
     } catch (err) {
       throw invalid(`token rejected: ${(err as Error).message}`);
     }

@@ -21,15 +21,28 @@ export interface BootstrapResult {
  * FM_BOOTSTRAP_ADMIN_SECRET, or is generated, written 0600 into the data folder and printed
  * once on stderr (never into the JSON logs).
  */
-export async function ensureAdminClient(prisma: PrismaClient, opts: { secret?: string | undefined; dataDir: string; log: FastifyBaseLogger }): Promise<BootstrapResult> {
+export async function ensureAdminClient(
+  prisma: PrismaClient,
+  opts: { secret?: string | undefined; dataDir: string; log: FastifyBaseLogger },
+): Promise<BootstrapResult> {
   if (await prisma.oAuthClient.findFirst({ where: { kind: "admin" }, select: { clientId: true } })) return {};
   const secret = opts.secret ?? generateSecret();
   const created = await prisma.oAuthClient
-    .create({ data: { clientId: ADMIN_CLIENT_ID, kind: "admin", scopes: ["fleet.admin", "fleet.operate", "fleet.read"], secretHash: await hashSecret(secret) } })
+    .create({
+      data: {
+        clientId: ADMIN_CLIENT_ID,
+        kind: "admin",
+        scopes: ["fleet.admin", "fleet.operate", "fleet.read"],
+        secretHash: await hashSecret(secret),
+      },
+    })
     .then(() => true)
     .catch(() => false); // another replica created it first
   if (!created) return {};
-  opts.log.info({ clientId: ADMIN_CLIENT_ID, secretSource: opts.secret ? "FM_BOOTSTRAP_ADMIN_SECRET" : "generated" }, "created the bootstrap admin client");
+  opts.log.info(
+    { clientId: ADMIN_CLIENT_ID, secretSource: opts.secret ? "FM_BOOTSTRAP_ADMIN_SECRET" : "generated" },
+    "created the bootstrap admin client",
+  );
   if (opts.secret) return {};
   const file = join(opts.dataDir, `${ADMIN_CLIENT_ID}.secret`);
   const fh = await open(file, "w", 0o600);
@@ -53,12 +66,23 @@ export interface ExpectedSatellite {
  * shown: issue one with rotate-secret) and brings their site lists up to date. A satellite
  * naming an unknown site is skipped with an error, not a crash.
  */
-export async function reconcileExpectedSatellites(prisma: PrismaClient, service: SatelliteService, expected: ExpectedSatellite[], log: FastifyBaseLogger): Promise<void> {
-  const ctx = { principal: { id: "hub:config", kind: "local" as const, scopes: new Set<string>() }, requestId: null as unknown as string };
+export async function reconcileExpectedSatellites(
+  prisma: PrismaClient,
+  service: SatelliteService,
+  expected: ExpectedSatellite[],
+  log: FastifyBaseLogger,
+): Promise<void> {
+  const ctx = {
+    principal: { id: "hub:config", kind: "local" as const, scopes: new Set<string>() },
+    requestId: null as unknown as string,
+  };
   for (const want of expected) {
     const sites = await prisma.site.findMany({ where: { slug: { in: want.sites } }, select: { id: true, slug: true } });
     if (sites.length !== want.sites.length) {
-      log.error({ satellite: want.name, missing: want.sites.filter((s) => !sites.some((x) => x.slug === s)) }, "FM_EXPECTED_SATELLITES names unknown sites; satellite skipped");
+      log.error(
+        { satellite: want.name, missing: want.sites.filter((s) => !sites.some((x) => x.slug === s)) },
+        "FM_EXPECTED_SATELLITES names unknown sites; satellite skipped",
+      );
       continue;
     }
     // Hashing six secrets is CPU work: done before the transaction, and only when needed.
@@ -68,15 +92,25 @@ export async function reconcileExpectedSatellites(prisma: PrismaClient, service:
       const existing = await tx.satellite.findUnique({ where: { name: want.name }, include: { sites: true } });
       if (!existing) {
         if (!secrets.length) return; // removed meanwhile by another replica; the next start creates it
-        await service.createIn(tx, ctx, { name: want.name, siteIds: sites.map((s) => s.id), environment: want.environment }, secrets);
-        log.info({ satellite: want.name }, "created expected satellite from configuration; issue its secrets with rotate-secret");
+        await service.createIn(
+          tx,
+          ctx,
+          { name: want.name, siteIds: sites.map((s) => s.id), environment: want.environment },
+          secrets,
+        );
+        log.info(
+          { satellite: want.name },
+          "created expected satellite from configuration; issue its secrets with rotate-secret",
+        );
         return;
       }
       const have = new Set(existing.sites.map((s) => s.siteId));
       const wantIds = new Set(sites.map((s) => s.id));
       if (have.size !== wantIds.size || [...wantIds].some((id) => !have.has(id))) {
         await tx.satelliteSite.deleteMany({ where: { satelliteId: existing.id } });
-        await tx.satelliteSite.createMany({ data: [...wantIds].map((siteId) => ({ satelliteId: existing.id, siteId })) }); // its trigger clears client caches
+        await tx.satelliteSite.createMany({
+          data: [...wantIds].map((siteId) => ({ satelliteId: existing.id, siteId })),
+        }); // its trigger clears client caches
         log.info({ satellite: want.name, sites: want.sites }, "updated expected satellite's sites from configuration");
       }
     });

@@ -27,7 +27,9 @@ export class ClientCache {
     private readonly prisma: PrismaClient,
     listener: PgListener | undefined,
   ) {
-    listener?.on("oauth_clients", (clientId) => (clientId === "*" ? this.entries.clear() : this.entries.delete(clientId)));
+    listener?.on("oauth_clients", (clientId) =>
+      clientId === "*" ? this.entries.clear() : this.entries.delete(clientId),
+    );
     if (listener) listener.onReconnect = () => this.entries.clear();
   }
 
@@ -49,7 +51,9 @@ export class ClientCache {
           kind: row.kind,
           scopes: row.scopes,
           revokedAt: row.revokedAt,
-          satellite: row.satellite ? { name: row.satellite.name, siteIds: row.satellite.sites.map((s) => s.siteId) } : null,
+          satellite: row.satellite
+            ? { name: row.satellite.name, siteIds: row.satellite.sites.map((s) => s.siteId) }
+            : null,
           agentKind: row.agentKind as AgentKind | null,
         }
       : null;

@@ -35,7 +35,8 @@ export class KeyStore {
     if (!rows.some((r) => r.retiredAt === null)) {
       await this.prisma.$transaction(async (tx) => {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(7380946367040729458)`;
-        if ((await tx.signingKey.count({ where: { retiredAt: null } })) === 0) await tx.signingKey.create({ data: await this.newKey() });
+        if ((await tx.signingKey.count({ where: { retiredAt: null } })) === 0)
+          await tx.signingKey.create({ data: await this.newKey() });
       });
       rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: "asc" } });
     }
@@ -44,7 +45,9 @@ export class KeyStore {
         kid: r.kid,
         publicJwk: r.publicJwk as JWK,
         publicKey: (await importJWK(r.publicJwk as JWK, SIGNING_ALG)) as CryptoKey,
-        privateKey: r.retiredAt ? undefined : ((await importJWK(JSON.parse(decrypt(this.kek, r.privateJwkEncrypted)) as JWK, SIGNING_ALG)) as CryptoKey),
+        privateKey: r.retiredAt
+          ? undefined
+          : ((await importJWK(JSON.parse(decrypt(this.kek, r.privateJwkEncrypted)) as JWK, SIGNING_ALG)) as CryptoKey),
         retiredAt: r.retiredAt,
       })),
     );
@@ -54,13 +57,21 @@ export class KeyStore {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
     const kid = `${new Date().toISOString().slice(0, 10)}-${randomBytes(6).toString("hex")}`;
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
-    return { kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: encrypt(this.kek, JSON.stringify(await exportJWK(privateKey))) };
+    return {
+      kid,
+      alg: SIGNING_ALG,
+      publicJwk,
+      privateJwkEncrypted: encrypt(this.kek, JSON.stringify(await exportJWK(privateKey))),
+    };
   }
 
   /** Makes a new key current; the old one verifies (and is published) until its tokens expire. */
   async rotate(): Promise<string> {
     const data = await this.newKey();
-    await this.prisma.$transaction([this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }), this.prisma.signingKey.create({ data })]);
+    await this.prisma.$transaction([
+      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }),
+      this.prisma.signingKey.create({ data }),
+    ]);
     await this.load();
     return data.kid;
   }

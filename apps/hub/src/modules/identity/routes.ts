@@ -28,7 +28,11 @@ export interface OAuthDeps {
 function oauthError(reply: FastifyReply, status: number, error: string, description: string) {
   reply.header("cache-control", "no-store").header("pragma", "no-cache");
   if (error === "invalid_client") reply.header("www-authenticate", 'Basic realm="fleet-manager", charset="UTF-8"');
-  return reply.code(status).type("application/json").serializer(JSON.stringify).send({ error, error_description: description });
+  return reply
+    .code(status)
+    .type("application/json")
+    .serializer(JSON.stringify)
+    .send({ error, error_description: description });
 }
 
 /** RFC 6749 2.3.1: the Basic credentials are form-urlencoded before base64. */
@@ -40,7 +44,10 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   const i = decoded.indexOf(":");
   if (i < 0) return null;
   try {
-    return { id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, " ")), secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, " ")) };
+    return {
+      id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, " ")),
+      secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, " ")),
+    };
   } catch {
     return null;
   }
@@ -63,7 +70,9 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
   });
   const hidden = { hide: true };
   app.get("/.well-known/openid-configuration", { config: { scope: "public" }, schema: hidden }, async () => metadata());
-  app.get("/.well-known/oauth-authorization-server", { config: { scope: "public" }, schema: hidden }, async () => metadata());
+  app.get("/.well-known/oauth-authorization-server", { config: { scope: "public" }, schema: hidden }, async () =>
+    metadata(),
+  );
   app.get("/oauth/jwks", { config: { scope: "public" }, schema: hidden }, async (_req, reply) => {
     reply.header("cache-control", "public, max-age=300");
     return keystore.jwks();
@@ -71,14 +80,21 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
 
   app.register(async (scope) => {
     // Form bodies only here: the rest of the API stays JSON-only.
-    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 8192 }, (_req, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
-    });
+    scope.addContentTypeParser(
+      "application/x-www-form-urlencoded",
+      { parseAs: "string", bodyLimit: 8192 },
+      (_req, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      },
+    );
     scope.post("/oauth/token", { config: { scope: "public" }, schema: hidden }, async (request, reply) => {
       const form = (request.body ?? {}) as Record<string, string>;
       const basic = basicCredentials(request.headers.authorization);
       if (basic === null) return oauthError(reply, 401, "invalid_client", "malformed Basic credentials");
-      if (basic && (form.client_id !== undefined && form.client_id !== basic.id || form.client_secret !== undefined)) {
+      if (
+        basic &&
+        ((form.client_id !== undefined && form.client_id !== basic.id) || form.client_secret !== undefined)
+      ) {
         return oauthError(reply, 400, "invalid_request", "use one client authentication method");
       }
       const clientId = basic?.id ?? form.client_id;
@@ -88,7 +104,13 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
         reply.header("retry-after", String(wait));
         return oauthError(reply, 429, "temporarily_unavailable", "too many token requests; retry later");
       }
-      if (form.grant_type !== "client_credentials") return oauthError(reply, 400, form.grant_type ? "unsupported_grant_type" : "invalid_request", "grant_type must be client_credentials");
+      if (form.grant_type !== "client_credentials")
+        return oauthError(
+          reply,
+          400,
+          form.grant_type ? "unsupported_grant_type" : "invalid_request",
+          "grant_type must be client_credentials",
+        );
       if (!clientId || !secret) return oauthError(reply, 401, "invalid_client", "client authentication is required");
 
       const client = await prisma.oAuthClient.findUnique({ where: { clientId } });
@@ -98,7 +120,8 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
         await verifySecret(secret, DUMMY_HASH); // same cost as a real check: no client enumeration by timing
       } else {
         ok = await verifySecret(secret, client.secretHash);
-        if (!ok && client.previousSecretHash && client.previousSecretExpiresAt && client.previousSecretExpiresAt > now) ok = await verifySecret(secret, client.previousSecretHash);
+        if (!ok && client.previousSecretHash && client.previousSecretExpiresAt && client.previousSecretExpiresAt > now)
+          ok = await verifySecret(secret, client.previousSecretHash);
       }
       if (!ok || !client) {
         request.log.warn({ clientId }, "token request with invalid client credentials");
@@ -106,7 +129,8 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
       }
       const requested = form.scope ? form.scope.split(" ").filter(Boolean) : client.scopes;
       const denied = requested.filter((s) => !client.scopes.includes(s));
-      if (denied.length) return oauthError(reply, 400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
+      if (denied.length)
+        return oauthError(reply, 400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
 
       const { kid, privateKey } = keystore.current();
       const token = await new SignJWT({ client_id: client.clientId, scope: requested.join(" ") })
@@ -121,7 +145,12 @@ export function registerOAuth(app: FastifyInstance, { prisma, config, keystore, 
       await prisma.oAuthClient.update({ where: { clientId }, data: { lastTokenAt: now } });
       request.log.info({ clientId, scopes: requested }, "access token issued");
       reply.header("cache-control", "no-store").header("pragma", "no-cache");
-      return { access_token: token, token_type: "Bearer", expires_in: config.tokenLifetimeS, scope: requested.join(" ") };
+      return {
+        access_token: token,
+        token_type: "Bearer",
+        expires_in: config.tokenLifetimeS,
+        scope: requested.join(" "),
+      };
     });
   });
 }
@@ -131,7 +160,11 @@ export function registerSigningKeyRotation(app: FastifyInstance, { keystore }: {
     "/api/v1/admin/signing-keys/rotate",
     {
       config: { scope: "fleet.admin" },
-      schema: { tags: ["identity"], summary: "Rotate the token signing key; tokens signed with the old key stay valid until they expire", response: { 200: z.object({ kid: z.string() }), ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags: ["identity"],
+        summary: "Rotate the token signing key; tokens signed with the old key stay valid until they expire",
+        response: { 200: z.object({ kid: z.string() }), ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => {
       const kid = await keystore.rotate();

@@ -3,10 +3,19 @@
  * hub keeps only scrypt hashes and compares in constant time. Signing keys are encrypted
  * with AES-256-GCM under the key encryption key (FM_KEY_ENCRYPTION_KEY).
  */
-import { createCipheriv, createDecipheriv, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  randomBytes,
+  scrypt as scryptCb,
+  timingSafeEqual,
+  type ScryptOptions,
+} from "node:crypto";
 
 const scrypt = (secret: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCb(secret, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCb(secret, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 /** scrypt cost: N=2^15, r=8, p=1 (OWASP's minimum is N=2^17 with p=1 for passwords; these
  * secrets are 256-bit random, so brute force is not the threat a slow hash guards against). */
@@ -24,7 +33,12 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   const [algo, n, r, p, salt, hash] = stored.split("$");
   if (algo !== "scrypt" || !salt || !hash) return false;
   const expected = Buffer.from(hash, "base64url");
-  const key = await scrypt(secret, Buffer.from(salt, "base64url"), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: PARAMS.maxmem });
+  const key = await scrypt(secret, Buffer.from(salt, "base64url"), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: PARAMS.maxmem,
+  });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
@@ -35,7 +49,9 @@ export function encrypt(kek: Buffer, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", kek, iv);
   const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(".");
+  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(
+    ".",
+  );
 }
 
 export function decrypt(kek: Buffer, sealed: string): string {

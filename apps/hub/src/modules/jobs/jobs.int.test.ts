@@ -12,44 +12,83 @@ let elsewhere: string;
 
 beforeAll(async () => {
   hub = await startOAuthTestHub();
-  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, Array.from({ length: 8 }, (_, i) => ({ name: `osl-gpu-${i}`, role: "gpu-node" as const })));
+  await seedNetboxOnlyDevices(
+    hub.db.prisma,
+    { slug: "oslo" },
+    Array.from({ length: 8 }, (_, i) => ({ name: `osl-gpu-${i}`, role: "gpu-node" as const })),
+  );
   await seedNetboxOnlyDevices(hub.db.prisma, { slug: "bergen" }, [{ name: "brg-gpu-0", role: "gpu-node" }]);
   const rows = await hub.db.prisma.device.findMany({ orderBy: { name: "asc" } });
   elsewhere = rows.find((d) => d.name === "brg-gpu-0")!.id;
   const oslo = rows.filter((d) => d.name.startsWith("osl-"));
   active = oslo[0]!.id;
   staged = oslo.slice(1).map((d) => d.id);
-  await hub.db.prisma.device.updateMany({ where: { id: { in: [...staged, elsewhere] } }, data: { netboxStatus: "staged" } });
+  await hub.db.prisma.device.updateMany({
+    where: { id: { in: [...staged, elsewhere] } },
+    data: { netboxStatus: "staged" },
+  });
   reader = await clientToken(hub.url, "fleet-admin", TEST_ADMIN_SECRET, "fleet.read");
 });
 afterAll(() => hub.close());
 
-const call = async <T = Job>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = hub.adminToken) => {
-  const res = await fetch(`${hub.url}${path}`, { method, headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers }, body: body !== undefined ? JSON.stringify(body) : undefined });
+const call = async <T = Job>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  token = hub.adminToken,
+) => {
+  const res = await fetch(`${hub.url}${path}`, {
+    method,
+    headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
   return { status: res.status, body: (await res.json()) as T & { code?: string; errors?: { path: string }[] } };
 };
 const jobCount = () => hub.db.prisma.job.count();
 
 describe("jobs API", () => {
   it("creates an ENROL job: PENDING, generated name, defaults, and a feed event", async () => {
-    const r = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]], params: { configureDhcp: true } });
+    const r = await call("POST", "/api/v1/jobs/", {
+      kind: "ENROL",
+      deviceIds: [staged[0]],
+      params: { configureDhcp: true },
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ kind: "ENROL", status: "PENDING", deviceIds: [staged[0]], params: { configureDhcp: true }, steps: [], progress: 0, error: null, createdBy: "fleet-admin" });
+    expect(r.body).toMatchObject({
+      kind: "ENROL",
+      status: "PENDING",
+      deviceIds: [staged[0]],
+      params: { configureDhcp: true },
+      steps: [],
+      progress: 0,
+      error: null,
+      createdBy: "fleet-admin",
+    });
     expect(r.body.name).toMatch(/^enrol-[a-z]+-[a-z]+-[0-9a-f]{4}$/);
     expect((await call("GET", `/api/v1/jobs/${r.body.id}/`)).body).toEqual(r.body);
     const burn = await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [active] });
     expect(burn.status).toBe(201);
     expect(burn.body.params).toEqual({ durationMinutes: 60 });
-    const feed = (await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body.items;
-    expect(feed.filter((e) => e.type === "job.created").map((e) => e.resourceId)).toEqual(expect.arrayContaining([r.body.id, burn.body.id]));
-    const list = await call<{ items: Job[]; count: number }>("GET", `/api/v1/jobs/?status=PENDING&kind=ENROL&site=oslo&device=${staged[0]}`);
+    const feed = (
+      await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")
+    ).body.items;
+    expect(feed.filter((e) => e.type === "job.created").map((e) => e.resourceId)).toEqual(
+      expect.arrayContaining([r.body.id, burn.body.id]),
+    );
+    const list = await call<{ items: Job[]; count: number }>(
+      "GET",
+      `/api/v1/jobs/?status=PENDING&kind=ENROL&site=oslo&device=${staged[0]}`,
+    );
     expect(list.body.items.map((j) => j.id)).toEqual([r.body.id]);
     expect(list.body.count).toBe(1);
   });
 
   it("refuses a second active job on a device, an enrol of an active device, and bad input, creating nothing", async () => {
     const before = await jobCount();
-    expect((await call("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [staged[0]] })).body.code).toBe("device_state_conflict");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [staged[0]] })).body.code).toBe(
+      "device_state_conflict",
+    );
     const second = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1], staged[0]] });
     expect(second.status).toBe(409);
     expect(second.body.code).toBe("device_has_active_job");
@@ -59,41 +98,65 @@ describe("jobs API", () => {
     const noImage = await call("POST", "/api/v1/jobs/", { kind: "REIMAGE", deviceIds: [active], params: {} });
     expect(noImage.status).toBe(400);
     expect(noImage.body.errors!.map((e) => e.path)).toContain("body.params.image");
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]], params: { bogus: 1 } })).status).toBe(400);
+    expect(
+      (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]], params: { bogus: 1 } })).status,
+    ).toBe(400);
     expect((await call("POST", "/api/v1/jobs/", { kind: "DANCE", deviceIds: [staged[1]] })).status).toBe(400);
     expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [] })).status).toBe(400);
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1], elsewhere] })).body.code).toBe("devices_span_sites");
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: ["0190a5b4-0000-7000-8000-0000000000ff"] })).status).toBe(422);
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]] }, {}, reader)).status).toBe(403);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1], elsewhere] })).body.code).toBe(
+      "devices_span_sites",
+    );
+    expect(
+      (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: ["0190a5b4-0000-7000-8000-0000000000ff"] }))
+        .status,
+    ).toBe(422);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[1]] }, {}, reader)).status).toBe(
+      403,
+    );
     expect(await jobCount()).toBe(before);
   });
 
   it("the database keeps one active job per device when requests race", async () => {
-    const results = await Promise.all(Array.from({ length: 6 }, () => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[2]] })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[2]] })),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(5);
     expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: staged[2], active: true } })).toBe(1);
   });
 
   it("creates jobs for 40 different devices at once: each is created or shed with a 503 to retry, never a 500", async () => {
-    await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, Array.from({ length: 40 }, (_, i) => ({ name: `osl-bulk-${i}`, role: "gpu-node" as const })));
+    await seedNetboxOnlyDevices(
+      hub.db.prisma,
+      { slug: "oslo" },
+      Array.from({ length: 40 }, (_, i) => ({ name: `osl-bulk-${i}`, role: "gpu-node" as const })),
+    );
     const bulk = await hub.db.prisma.device.findMany({ where: { name: { startsWith: "osl-bulk-" } } });
-    await hub.db.prisma.device.updateMany({ where: { id: { in: bulk.map((d) => d.id) } }, data: { netboxStatus: "staged" } });
-    const create = (id: string) => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [id] }, { "idempotency-key": `bulk-${id}` });
+    await hub.db.prisma.device.updateMany({
+      where: { id: { in: bulk.map((d) => d.id) } },
+      data: { netboxStatus: "staged" },
+    });
+    const create = (id: string) =>
+      call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [id] }, { "idempotency-key": `bulk-${id}` });
     let results = await Promise.all(bulk.map((d) => create(d.id)));
     // The test hub's pool has 5 connections and a 1 s wait: a burst of 40 is partly shed.
     expect(results.map((r) => r.status).filter((st) => st !== 201 && st !== 503)).toEqual([]);
     for (const shed of results.filter((r) => r.status === 503)) expect(shed.body.code).toBe("database_busy");
     // As a client should: after Retry-After, again with the same key (which may still be
     // marked in progress for a moment when the pool was too busy to release it at once).
-    const again = (r: (typeof results)[number]) => r.status === 503 || (r.status === 409 && r.body.code === "idempotency_key_in_progress");
+    const again = (r: (typeof results)[number]) =>
+      r.status === 503 || (r.status === 409 && r.body.code === "idempotency_key_in_progress");
     for (let round = 0; round < 10 && results.some(again); round++) {
       await new Promise((r) => setTimeout(r, 1000));
-      results = await Promise.all(bulk.map((d, i) => (again(results[i]!) ? create(d.id) : Promise.resolve(results[i]!))));
+      results = await Promise.all(
+        bulk.map((d, i) => (again(results[i]!) ? create(d.id) : Promise.resolve(results[i]!))),
+      );
     }
     expect(results.map((r) => r.status).filter((st) => st !== 201)).toEqual([]);
     expect(new Set(results.map((r) => r.body.name)).size).toBe(40);
-    expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: { in: bulk.map((d) => d.id) }, active: true } })).toBe(40);
+    expect(
+      await hub.db.prisma.jobDevice.count({ where: { deviceId: { in: bulk.map((d) => d.id) }, active: true } }),
+    ).toBe(40);
   });
 
   it("replays an Idempotency-Key and refuses it with another body", async () => {
@@ -129,8 +192,15 @@ describe("jobs API", () => {
     let bergenWorkflow: string;
     beforeAll(async () => {
       const token = async (name: string, siteSlug: string) => {
-        const site = (await call<{ items: { id: string }[] }>("GET", `/api/v1/sites/?slug=${siteSlug}`)).body.items[0]!.id;
-        const sat = (await call<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("POST", "/api/v1/satellites/", { name, siteIds: [site], environment: "dev" })).body;
+        const site = (await call<{ items: { id: string }[] }>("GET", `/api/v1/sites/?slug=${siteSlug}`)).body.items[0]!
+          .id;
+        const sat = (
+          await call<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+            "POST",
+            "/api/v1/satellites/",
+            { name, siteIds: [site], environment: "dev" },
+          )
+        ).body;
         const of = async (agent: string) => {
           const c = sat.secrets.find((x) => x.agent === agent)!;
           return clientToken(hub.url, c.clientId, c.clientSecret, `fleet.read agent:${agent}`);
@@ -144,7 +214,8 @@ describe("jobs API", () => {
 
     it("walks a job through SUBMITTED, RUNNING and SUCCEEDED with steps, and records device observations once", async () => {
       const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[6]] })).body;
-      const report = (body: unknown, token = agents.workflow!) => call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
+      const report = (body: unknown, token = agents.workflow!) =>
+        call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
       const submitted = await report({ status: "SUBMITTED", workflowId: job.id });
       expect(submitted.body).toMatchObject({ status: "SUBMITTED", workflowId: job.id, version: job.version + 1 });
       // The same report again (an agent restarted before it saw the answer) changes nothing.
@@ -162,13 +233,39 @@ describe("jobs API", () => {
       const observation = {
         deviceId: staged[6],
         netbox: { status: "active", platformClass: "gb300", tags: ["enrolled"] },
-        ironic: { instance: "undercloud", nodeUuid, provisionState: "available", targetProvisionState: null, powerState: "power off", maintenance: false, lastError: null },
+        ironic: {
+          instance: "undercloud",
+          nodeUuid,
+          provisionState: "available",
+          targetProvisionState: null,
+          powerState: "power off",
+          maintenance: false,
+          lastError: null,
+        },
       };
       const observed = await report({ devices: [observation] }, agents.worker);
       expect(observed.status).toBe(200);
-      const device = (await call<{ netbox: { status: string }; platformClass: string; tags: string[]; ironic: { nodeUuid: string; provisionState: string } }>("GET", `/api/v1/devices/${staged[6]}/`)).body;
-      expect(device).toMatchObject({ netbox: { status: "active" }, platformClass: "gb300", tags: ["enrolled"], ironic: { nodeUuid, provisionState: "available" } });
-      const history = async () => (await call<{ items: { field: string; source: string }[] }>("GET", `/api/v1/devices/${staged[6]}/history/?limit=100`)).body.items.filter((h) => h.source === `job:${job.name}`);
+      const device = (
+        await call<{
+          netbox: { status: string };
+          platformClass: string;
+          tags: string[];
+          ironic: { nodeUuid: string; provisionState: string };
+        }>("GET", `/api/v1/devices/${staged[6]}/`)
+      ).body;
+      expect(device).toMatchObject({
+        netbox: { status: "active" },
+        platformClass: "gb300",
+        tags: ["enrolled"],
+        ironic: { nodeUuid, provisionState: "available" },
+      });
+      const history = async () =>
+        (
+          await call<{ items: { field: string; source: string }[] }>(
+            "GET",
+            `/api/v1/devices/${staged[6]}/history/?limit=100`,
+          )
+        ).body.items.filter((h) => h.source === `job:${job.name}`);
       const entries = (await history()).length;
       expect(entries).toBeGreaterThan(0);
       await report({ devices: [observation] }, agents.worker);
@@ -179,7 +276,9 @@ describe("jobs API", () => {
       expect(done.body.finishedAt).not.toBeNull();
       expect((await report({ status: "SUCCEEDED" })).status).toBe(200);
       expect((await report({ status: "FAILED", error: { message: "late" } })).status).toBe(409);
-      const feed = (await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")).body.items;
+      const feed = (
+        await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")
+      ).body.items;
       expect(feed.filter((e) => e.type === "job.updated" && e.resourceId === job.id).length).toBe(3);
       // The device is free again.
       expect((await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [staged[6]] })).status).toBe(201);
@@ -199,11 +298,21 @@ describe("jobs API", () => {
       expect((await report({}, agents.workflow!)).status).toBe(400);
       const after = (await call("GET", `/api/v1/jobs/${job.id}/`)).body;
       expect(after).toMatchObject({ status: "PENDING", version: job.version });
-      expect((await call<{ netbox: { status: string } }>("GET", `/api/v1/devices/${active}/`)).body.netbox.status).toBe("active");
+      expect((await call<{ netbox: { status: string } }>("GET", `/api/v1/devices/${active}/`)).body.netbox.status).toBe(
+        "active",
+      );
     });
 
     it("lists active jobs of a site for the workflow agent", async () => {
-      const activeJobs = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=true&limit=100", undefined, {}, agents.workflow)).body.items;
+      const activeJobs = (
+        await call<{ items: Job[] }>(
+          "GET",
+          "/api/v1/jobs/?site=oslo&active=true&limit=100",
+          undefined,
+          {},
+          agents.workflow,
+        )
+      ).body.items;
       expect(activeJobs.length).toBeGreaterThan(0);
       expect(activeJobs.every((j) => ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING"].includes(j.status))).toBe(true);
       const ended = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=false&limit=100")).body.items;

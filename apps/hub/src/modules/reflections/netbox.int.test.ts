@@ -8,14 +8,29 @@ let netbox: string;
 let siteId: string;
 
 const api = async <T>(path: string, init: RequestInit = {}) => {
-  const res = await fetch(`${hub.url}${path}`, { ...init, headers: { "content-type": "application/json", ...bearer(hub.adminToken), ...(init.headers as Record<string, string>) } });
+  const res = await fetch(`${hub.url}${path}`, {
+    ...init,
+    headers: {
+      "content-type": "application/json",
+      ...bearer(hub.adminToken),
+      ...(init.headers as Record<string, string>),
+    },
+  });
   return { status: res.status, body: (await res.json()) as T };
 };
 
 beforeAll(async () => {
   hub = await startOAuthTestHub();
-  siteId = (await api<{ id: string }>("/api/v1/sites/", { method: "POST", body: JSON.stringify({ slug: "oslo", name: "Oslo" }) })).body.id;
-  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>("/api/v1/satellites/", { method: "POST", body: JSON.stringify({ name: "sys9-osl1", siteIds: [siteId], environment: "dev" }) });
+  siteId = (
+    await api<{ id: string }>("/api/v1/sites/", {
+      method: "POST",
+      body: JSON.stringify({ slug: "oslo", name: "Oslo" }),
+    })
+  ).body.id;
+  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+    "/api/v1/satellites/",
+    { method: "POST", body: JSON.stringify({ name: "sys9-osl1", siteIds: [siteId], environment: "dev" }) },
+  );
   const s = sat.body.secrets.find((x) => x.agent === "netbox")!;
   netbox = await clientToken(hub.url, s.clientId, s.clientSecret);
 });
@@ -28,7 +43,13 @@ const tray = (n: number, o: Partial<NetboxItem> = {}): NetboxItem => ({
   assetTag: null,
   status: "staged",
   role: { slug: "gpu-node", name: "GPU node", netboxId: 7, deviceClass: "GPU_COMPUTE" },
-  deviceType: { slug: "nvidia-gb300-tray", manufacturer: "NVIDIA", model: "GB300 NVL72 compute tray", cpuArchitecture: "aarch64", netboxId: 31 },
+  deviceType: {
+    slug: "nvidia-gb300-tray",
+    manufacturer: "NVIDIA",
+    model: "GB300 NVL72 compute tray",
+    cpuArchitecture: "aarch64",
+    netboxId: 31,
+  },
   location: { slug: "hall-a", name: "Hall A", netboxId: 3 },
   rack: { name: `A0${1 + (n % 2)}`, netboxId: 50 + (n % 2) },
   rackPosition: 10 + n,
@@ -36,8 +57,26 @@ const tray = (n: number, o: Partial<NetboxItem> = {}): NetboxItem => ({
   tags: ["gb300"],
   bmcAddress: `10.9.0.${n}`,
   interfaces: [
-    { name: "eth0", type: "100gbase-x-qsfp28", macAddress: `7C:C2:55:00:00:${n.toString(16).padStart(2, "0").toUpperCase()}`, ibGuid: null, mgmtOnly: false, peerDevice: "osl1-leaf-01", peerInterface: `Ethernet1/${n}`, netboxId: 5000 + n * 10 },
-    { name: "bmc", type: "1000base-t", macAddress: `7C:C2:55:01:00:${n.toString(16).padStart(2, "0").toUpperCase()}`, ibGuid: null, mgmtOnly: true, peerDevice: null, peerInterface: null, netboxId: 5001 + n * 10 },
+    {
+      name: "eth0",
+      type: "100gbase-x-qsfp28",
+      macAddress: `7C:C2:55:00:00:${n.toString(16).padStart(2, "0").toUpperCase()}`,
+      ibGuid: null,
+      mgmtOnly: false,
+      peerDevice: "osl1-leaf-01",
+      peerInterface: `Ethernet1/${n}`,
+      netboxId: 5000 + n * 10,
+    },
+    {
+      name: "bmc",
+      type: "1000base-t",
+      macAddress: `7C:C2:55:01:00:${n.toString(16).padStart(2, "0").toUpperCase()}`,
+      ibGuid: null,
+      mgmtOnly: true,
+      peerDevice: null,
+      peerInterface: null,
+      netboxId: 5001 + n * 10,
+    },
   ],
   ...o,
 });
@@ -45,15 +84,26 @@ const hypervisor = (n: number): NetboxItem => ({
   ...tray(100 + n),
   name: `osl1-hv-${n}`,
   role: { slug: "hypervisor", name: "Hypervisor", netboxId: 8, deviceClass: "CPU_HYPERVISOR" },
-  deviceType: { slug: "dell-r760", manufacturer: "Dell", model: "PowerEdge R760", cpuArchitecture: "x86_64", netboxId: 32 },
+  deviceType: {
+    slug: "dell-r760",
+    manufacturer: "Dell",
+    model: "PowerEdge R760",
+    cpuArchitecture: "x86_64",
+    netboxId: 32,
+  },
   tags: [],
 });
 
 let t = Date.now() - 60_000;
 const push = (items: NetboxItem[] | unknown[], token = netbox) =>
-  fetch(`${hub.url}/api/v1/sites/${siteId}/reflections/netbox/`, { method: "PUT", headers: { "content-type": "application/json", ...bearer(token) }, body: JSON.stringify({ observedAt: new Date((t += 1000)).toISOString(), complete: true, items }) });
+  fetch(`${hub.url}/api/v1/sites/${siteId}/reflections/netbox/`, {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...bearer(token) },
+    body: JSON.stringify({ observedAt: new Date((t += 1000)).toISOString(), complete: true, items }),
+  });
 const devices = async () => (await api<{ items: Device[] }>(`/api/v1/devices/?site=oslo&limit=1000`)).body.items;
-const feedCount = async () => (await api<{ items: unknown[] }>(`/api/v1/feeds/inventory/?limit=1000`)).body.items.length;
+const feedCount = async () =>
+  (await api<{ items: unknown[] }>(`/api/v1/feeds/inventory/?limit=1000`)).body.items.length;
 
 describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
   const view = [tray(1), tray(2), tray(3), hypervisor(1)];
@@ -76,14 +126,45 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
     });
     expect(d1.netbox.observedAt).not.toBeNull();
     expect(d1.interfaces).toEqual([
-      { name: "bmc", type: "1000base-t", macAddress: "7C:C2:55:01:00:01", ibGuid: null, mgmtOnly: true, peerDevice: null, peerInterface: null },
-      { name: "eth0", type: "100gbase-x-qsfp28", macAddress: "7C:C2:55:00:00:01", ibGuid: null, mgmtOnly: false, peerDevice: "osl1-leaf-01", peerInterface: "Ethernet1/1" },
+      {
+        name: "bmc",
+        type: "1000base-t",
+        macAddress: "7C:C2:55:01:00:01",
+        ibGuid: null,
+        mgmtOnly: true,
+        peerDevice: null,
+        peerInterface: null,
+      },
+      {
+        name: "eth0",
+        type: "100gbase-x-qsfp28",
+        macAddress: "7C:C2:55:00:00:01",
+        ibGuid: null,
+        mgmtOnly: false,
+        peerDevice: "osl1-leaf-01",
+        peerInterface: "Ethernet1/1",
+      },
     ]);
     // The OpenStack agent's question: which classes are in use here.
-    const roles = (await api<{ items: { slug: string; deviceClass: string; deviceCount: number }[] }>(`/api/v1/device-roles/?site=oslo&inUse=true`)).body.items;
-    expect(roles.map((r) => [r.slug, r.deviceClass, r.deviceCount])).toEqual(expect.arrayContaining([["gpu-node", "GPU_COMPUTE", 3], ["hypervisor", "CPU_HYPERVISOR", 1]]));
-    const events = (await api<{ items: { type: string; resourceId: string }[] }>(`/api/v1/feeds/inventory/?limit=1000`)).body.items;
-    expect(events.filter((e) => e.type === "device.created").map((e) => e.resourceId).sort()).toEqual(all.map((d) => d.id).sort());
+    const roles = (
+      await api<{ items: { slug: string; deviceClass: string; deviceCount: number }[] }>(
+        `/api/v1/device-roles/?site=oslo&inUse=true`,
+      )
+    ).body.items;
+    expect(roles.map((r) => [r.slug, r.deviceClass, r.deviceCount])).toEqual(
+      expect.arrayContaining([
+        ["gpu-node", "GPU_COMPUTE", 3],
+        ["hypervisor", "CPU_HYPERVISOR", 1],
+      ]),
+    );
+    const events = (await api<{ items: { type: string; resourceId: string }[] }>(`/api/v1/feeds/inventory/?limit=1000`))
+      .body.items;
+    expect(
+      events
+        .filter((e) => e.type === "device.created")
+        .map((e) => e.resourceId)
+        .sort(),
+    ).toEqual(all.map((d) => d.id).sort());
   });
 
   it("a repeated view changes nothing and writes nothing", async () => {
@@ -100,8 +181,13 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
     const id = (name: string) => before.find((d) => d.name === name)!.id;
     const edited = [
       tray(1, { name: "osl1-gb300-001-renamed" }),
-      tray(2, { interfaces: tray(2).interfaces.map((i) => (i.name === "eth0" ? { ...i, macAddress: "7c:c2:55:aa:bb:cc" } : i)) }),
-      tray(3, { role: { slug: "cpu-node", name: "CPU node", netboxId: 9, deviceClass: "CPU_BAREMETAL" }, status: "active" }),
+      tray(2, {
+        interfaces: tray(2).interfaces.map((i) => (i.name === "eth0" ? { ...i, macAddress: "7c:c2:55:aa:bb:cc" } : i)),
+      }),
+      tray(3, {
+        role: { slug: "cpu-node", name: "CPU node", netboxId: 9, deviceClass: "CPU_BAREMETAL" },
+        status: "active",
+      }),
       hypervisor(1),
     ];
     const events = await feedCount();
@@ -110,15 +196,31 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
     const get = (i: string) => after.find((d) => d.id === i)!;
     expect(get(id("osl1-gb300-001")).name).toBe("osl1-gb300-001-renamed");
     expect(get(id("osl1-gb300-002")).interfaces.find((i) => i.name === "eth0")!.macAddress).toBe("7C:C2:55:AA:BB:CC");
-    expect(get(id("osl1-gb300-003"))).toMatchObject({ role: { slug: "cpu-node", deviceClass: "CPU_BAREMETAL" }, netbox: { status: "active" } });
-    const history = (await api<{ items: { field: string; oldValue: unknown; newValue: unknown; source: string }[] }>(`/api/v1/devices/${id("osl1-gb300-003")}/history/?field=netboxStatus`)).body.items;
+    expect(get(id("osl1-gb300-003"))).toMatchObject({
+      role: { slug: "cpu-node", deviceClass: "CPU_BAREMETAL" },
+      netbox: { status: "active" },
+    });
+    const history = (
+      await api<{ items: { field: string; oldValue: unknown; newValue: unknown; source: string }[] }>(
+        `/api/v1/devices/${id("osl1-gb300-003")}/history/?field=netboxStatus`,
+      )
+    ).body.items;
     expect(history.at(-1)).toMatchObject({ oldValue: "staged", newValue: "active", source: "netbox" });
     // Three device.updated events and the new role's device_role.created.
     expect(await feedCount()).toBe(events + 4);
   });
 
   it("marks a device NetBox no longer lists as missing, never deletes it, and restores it when listed again", async () => {
-    const current = [tray(1, { name: "osl1-gb300-001-renamed" }), tray(2, { interfaces: tray(2).interfaces.map((i) => (i.name === "eth0" ? { ...i, macAddress: "7C:C2:55:AA:BB:CC" } : i)) }), tray(3, { role: { slug: "cpu-node", name: "CPU node", netboxId: 9, deviceClass: "CPU_BAREMETAL" }, status: "active" })];
+    const current = [
+      tray(1, { name: "osl1-gb300-001-renamed" }),
+      tray(2, {
+        interfaces: tray(2).interfaces.map((i) => (i.name === "eth0" ? { ...i, macAddress: "7C:C2:55:AA:BB:CC" } : i)),
+      }),
+      tray(3, {
+        role: { slug: "cpu-node", name: "CPU node", netboxId: 9, deviceClass: "CPU_BAREMETAL" },
+        status: "active",
+      }),
+    ];
     expect(await (await push(current)).json()).toMatchObject({ created: 0, updated: 0, unchanged: 3, missing: 1 });
     const hv = (await devices()).find((d) => d.name === "osl1-hv-1")!;
     expect(hv.netbox.missing).toBe(true);
@@ -131,7 +233,9 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
     const before = await devices();
     const bad = await push([tray(7, { interfaces: [{ ...tray(7).interfaces[0]!, macAddress: "not-a-mac" }] })]);
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe("body.items.0.interfaces.0.macAddress");
+    expect(((await bad.json()) as { errors: { path: string }[] }).errors[0]!.path).toBe(
+      "body.items.0.interfaces.0.macAddress",
+    );
     expect((await push([tray(7)], hub.adminToken)).status).toBe(403);
     expect((await devices()).map((d) => [d.name, d.version])).toEqual(before.map((d) => [d.name, d.version]));
   });

@@ -51,10 +51,30 @@ const INTERFACE_COLUMNS = [
 ] as const;
 
 type Iface = NetboxItem["interfaces"][number];
-const ifaceKey = (list: readonly { name: string; type: string | null; macAddress: string | null; ibGuid: string | null; mgmtOnly: boolean; peerDevice: string | null; peerInterface: string | null; netboxId: number | null }[]) =>
+const ifaceKey = (
+  list: readonly {
+    name: string;
+    type: string | null;
+    macAddress: string | null;
+    ibGuid: string | null;
+    mgmtOnly: boolean;
+    peerDevice: string | null;
+    peerInterface: string | null;
+    netboxId: number | null;
+  }[],
+) =>
   canonicalJson(
     [...list]
-      .map((i) => ({ name: i.name, type: i.type, macAddress: i.macAddress?.toUpperCase() ?? null, ibGuid: i.ibGuid, mgmtOnly: i.mgmtOnly, peerDevice: i.peerDevice, peerInterface: i.peerInterface, netboxId: i.netboxId }))
+      .map((i) => ({
+        name: i.name,
+        type: i.type,
+        macAddress: i.macAddress?.toUpperCase() ?? null,
+        ibGuid: i.ibGuid,
+        mgmtOnly: i.mgmtOnly,
+        peerDevice: i.peerDevice,
+        peerInterface: i.peerInterface,
+        netboxId: i.netboxId,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name)),
   );
 
@@ -74,10 +94,41 @@ const NARROW = {
   platformClass: true,
   tags: true,
   bmcAddress: true,
-  interfaces: { select: { name: true, type: true, macAddress: true, ibGuid: true, mgmtOnly: true, peerDevice: true, peerInterface: true, netboxId: true } },
+  interfaces: {
+    select: {
+      name: true,
+      type: true,
+      macAddress: true,
+      ibGuid: true,
+      mgmtOnly: true,
+      peerDevice: true,
+      peerInterface: true,
+      netboxId: true,
+    },
+  },
 } as const;
-type NarrowDevice = Pick<DeviceRow, "id" | "name" | "serial" | "assetTag" | "rackId" | "rackPosition" | "deviceTypeId" | "deviceRoleId" | "netboxId" | "netboxStatus" | "netboxMissing" | "netboxObservedAt" | "platformClass" | "tags" | "bmcAddress"> & {
-  interfaces: Pick<DeviceRow["interfaces"][number], "name" | "type" | "macAddress" | "ibGuid" | "mgmtOnly" | "peerDevice" | "peerInterface" | "netboxId">[];
+type NarrowDevice = Pick<
+  DeviceRow,
+  | "id"
+  | "name"
+  | "serial"
+  | "assetTag"
+  | "rackId"
+  | "rackPosition"
+  | "deviceTypeId"
+  | "deviceRoleId"
+  | "netboxId"
+  | "netboxStatus"
+  | "netboxMissing"
+  | "netboxObservedAt"
+  | "platformClass"
+  | "tags"
+  | "bmcAddress"
+> & {
+  interfaces: Pick<
+    DeviceRow["interfaces"][number],
+    "name" | "type" | "macAddress" | "ibGuid" | "mgmtOnly" | "peerDevice" | "peerInterface" | "netboxId"
+  >[];
 };
 
 /** Roles, types, locations and racks the items reference, created or updated; returns their ids. */
@@ -87,12 +138,24 @@ async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxI
   for (const r of new Map(items.map((i) => [i.role.slug, i.role])).values()) {
     const existing = await tx.deviceRole.findUnique({ where: { slug: r.slug } });
     if (!existing) {
-      const row = await tx.deviceRole.create({ data: { slug: r.slug, name: r.name, deviceClass: r.deviceClass, netboxId: r.netboxId } });
-      roleChanges.push({ resourceType: "device_role", resourceId: row.id, siteId: null, verb: "created", before: null, after: { id: row.id, slug: row.slug, name: row.name, deviceClass: row.deviceClass } });
+      const row = await tx.deviceRole.create({
+        data: { slug: r.slug, name: r.name, deviceClass: r.deviceClass, netboxId: r.netboxId },
+      });
+      roleChanges.push({
+        resourceType: "device_role",
+        resourceId: row.id,
+        siteId: null,
+        verb: "created",
+        before: null,
+        after: { id: row.id, slug: row.slug, name: row.name, deviceClass: row.deviceClass },
+      });
       roles.set(r.slug, row.id);
     } else {
       if (existing.name !== r.name || existing.deviceClass !== r.deviceClass || existing.netboxId !== r.netboxId) {
-        const row = await tx.deviceRole.update({ where: { id: existing.id }, data: { name: r.name, deviceClass: r.deviceClass, netboxId: r.netboxId } });
+        const row = await tx.deviceRole.update({
+          where: { id: existing.id },
+          data: { name: r.name, deviceClass: r.deviceClass, netboxId: r.netboxId },
+        });
         roleChanges.push({
           resourceType: "device_role",
           resourceId: row.id,
@@ -109,12 +172,25 @@ async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxI
 
   const types = new Map<string, string>();
   for (const t of new Map(items.filter((i) => i.deviceType).map((i) => [i.deviceType!.slug, i.deviceType!])).values()) {
-    const row = await tx.deviceType.upsert({ where: { slug: t.slug }, update: { manufacturer: t.manufacturer, model: t.model, cpuArchitecture: t.cpuArchitecture, netboxId: t.netboxId }, create: t });
+    const row = await tx.deviceType.upsert({
+      where: { slug: t.slug },
+      update: {
+        manufacturer: t.manufacturer,
+        model: t.model,
+        cpuArchitecture: t.cpuArchitecture,
+        netboxId: t.netboxId,
+      },
+      create: t,
+    });
     types.set(t.slug, row.id);
   }
   const locations = new Map<string, string>();
   for (const l of new Map(items.filter((i) => i.location).map((i) => [i.location!.slug, i.location!])).values()) {
-    const row = await tx.location.upsert({ where: { siteId_slug: { siteId, slug: l.slug } }, update: { name: l.name, netboxId: l.netboxId }, create: { siteId, ...l } });
+    const row = await tx.location.upsert({
+      where: { siteId_slug: { siteId, slug: l.slug } },
+      update: { name: l.name, netboxId: l.netboxId },
+      create: { siteId, ...l },
+    });
     locations.set(l.slug, row.id);
   }
   const racks = new Map<string, string>();
@@ -128,14 +204,32 @@ async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxI
       racks.set(i.rack.name, have.id);
       continue;
     }
-    const row = await tx.rack.upsert({ where: { siteId_name: { siteId, name: i.rack.name } }, update: { netboxId: i.rack.netboxId, locationId }, create: { siteId, name: i.rack.name, netboxId: i.rack.netboxId, locationId } });
+    const row = await tx.rack.upsert({
+      where: { siteId_name: { siteId, name: i.rack.name } },
+      update: { netboxId: i.rack.netboxId, locationId },
+      create: { siteId, name: i.rack.name, netboxId: i.rack.netboxId, locationId },
+    });
     racks.set(i.rack.name, row.id);
   }
   return { roles, types, racks };
 }
 
-export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, siteId: string, items: NetboxItem[], observedAt: Date): Promise<ReflectionResult> {
-  const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
+export async function applyNetbox(
+  tx: Db,
+  ctx: Ctx,
+  devices: DeviceService,
+  siteId: string,
+  items: NetboxItem[],
+  observedAt: Date,
+): Promise<ReflectionResult> {
+  const result: ReflectionResult = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    missing: 0,
+    unmatched: 0,
+    unmatchedItems: [],
+  };
   const refs = await upsertReferences(tx, ctx, siteId, items);
   // Narrow read of every device of the site: what matching and comparing need. Full rows (with
   // relations) are read only for the devices that change.
@@ -146,7 +240,8 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
   const seen = new Set<string>();
   const seenNames = new Set<string>();
   const toCreate: { item: NetboxItem; data: Record<string, unknown> }[] = [];
-  const toUpdate: { current: NarrowDevice; changes: Record<string, unknown>; force: boolean; interfaces?: Iface[] }[] = [];
+  const toUpdate: { current: NarrowDevice; changes: Record<string, unknown>; force: boolean; interfaces?: Iface[] }[] =
+    [];
   for (const item of items) {
     const fields = {
       name: item.name,
@@ -176,52 +271,126 @@ export async function applyNetbox(tx: Db, ctx: Ctx, devices: DeviceService, site
       continue;
     }
     seen.add(device.id);
-    const current = { ...device, netboxObservedAt: observedAt, rackPosition: device.rackPosition === null ? null : Number(device.rackPosition) };
+    const current = {
+      ...device,
+      netboxObservedAt: observedAt,
+      rackPosition: device.rackPosition === null ? null : Number(device.rackPosition),
+    };
     const ifaceChanged = ifaceKey(device.interfaces) !== ifaceKey(item.interfaces);
-    const fieldChanged = Object.entries(fields).some(([k, v]) => canonicalJson((current as unknown as Record<string, unknown>)[k] ?? null) !== canonicalJson(v ?? null));
+    const fieldChanged = Object.entries(fields).some(
+      ([k, v]) =>
+        canonicalJson((current as unknown as Record<string, unknown>)[k] ?? null) !== canonicalJson(v ?? null),
+    );
     if (!fieldChanged && !ifaceChanged) {
       result.unchanged++;
       continue;
     }
-    toUpdate.push({ current: device, changes: { ...fields, netboxObservedAt: observedAt }, force: ifaceChanged, interfaces: ifaceChanged ? item.interfaces : undefined });
+    toUpdate.push({
+      current: device,
+      changes: { ...fields, netboxObservedAt: observedAt },
+      force: ifaceChanged,
+      interfaces: ifaceChanged ? item.interfaces : undefined,
+    });
   }
 
   // Interfaces of changed devices are replaced before the device rows are re-read, so the
   // audit record and feed event show them.
   const replaced = toUpdate.filter((u) => u.interfaces);
   if (replaced.length) {
-    await tx.$executeRawUnsafe(`DELETE FROM device_interfaces WHERE device_id = ANY($1::uuid[])`, replaced.map((u) => u.current.id));
-    await bulkInsert(tx, "device_interfaces", INTERFACE_COLUMNS, replaced.flatMap((u) => u.interfaces!.map((i) => interfaceRow(u.current.id, i))));
+    await tx.$executeRawUnsafe(
+      `DELETE FROM device_interfaces WHERE device_id = ANY($1::uuid[])`,
+      replaced.map((u) => u.current.id),
+    );
+    await bulkInsert(
+      tx,
+      "device_interfaces",
+      INTERFACE_COLUMNS,
+      replaced.flatMap((u) => u.interfaces!.map((i) => interfaceRow(u.current.id, i))),
+    );
   }
   const missing = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
   result.missing = missing.length;
-  const full = new Map((await deviceRepo.findByIds(tx, [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id))).map((r) => [r.id, r]));
+  const full = new Map(
+    (
+      await deviceRepo.findByIds(
+        tx,
+        [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id),
+      )
+    ).map((r) => [r.id, r]),
+  );
   // Missing first: a vanished device may hold the name a listed one now takes.
-  await devices.applyMany(tx, ctx, missing.map((d) => ({ current: full.get(d.id)!, changes: { netboxMissing: true } })), "netbox", NETBOX_COLUMNS);
-  result.updated = await devices.applyMany(tx, ctx, toUpdate.map((u) => ({ current: full.get(u.current.id)!, changes: u.changes as never, force: u.force })), "netbox", NETBOX_COLUMNS);
+  await devices.applyMany(
+    tx,
+    ctx,
+    missing.map((d) => ({ current: full.get(d.id)!, changes: { netboxMissing: true } })),
+    "netbox",
+    NETBOX_COLUMNS,
+  );
+  result.updated = await devices.applyMany(
+    tx,
+    ctx,
+    toUpdate.map((u) => ({ current: full.get(u.current.id)!, changes: u.changes as never, force: u.force })),
+    "netbox",
+    NETBOX_COLUMNS,
+  );
   result.unchanged += toUpdate.length - result.updated;
 
   if (toCreate.length) {
     const now = new Date();
     const rows = toCreate.map(({ data }) => {
-      const draft = { ...data, siteId, netboxObservedAt: observedAt, cordoned: false, cordonReason: null, slurmStateFlags: [], conditions: [], healthConditions: null, ironicObservedAt: null, slurmObservedAt: null, healthObservedAt: null } as never;
+      const draft = {
+        ...data,
+        siteId,
+        netboxObservedAt: observedAt,
+        cordoned: false,
+        cordonReason: null,
+        slurmStateFlags: [],
+        conditions: [],
+        healthConditions: null,
+        ironicObservedAt: null,
+        slurmObservedAt: null,
+        healthObservedAt: null,
+      } as never;
       const derived = storedStatus(draft, now);
-      return { site_id: siteId, ...snake(data), netbox_observed_at: observedAt, operational_status: derived.operationalStatus, conditions: derived.conditions };
+      return {
+        site_id: siteId,
+        ...snake(data),
+        netbox_observed_at: observedAt,
+        operational_status: derived.operationalStatus,
+        conditions: derived.conditions,
+      };
     });
     const created = await bulkInsert(
       tx,
       "devices",
-      [{ name: "site_id", type: "uuid" }, ...NETBOX_COLUMNS.map((c) => ({ name: snakeCase(c.field), type: c.type })), { name: "operational_status", type: "operational_status" }, { name: "conditions", type: "jsonb" }],
+      [
+        { name: "site_id", type: "uuid" },
+        ...NETBOX_COLUMNS.map((c) => ({ name: snakeCase(c.field), type: c.type })),
+        { name: "operational_status", type: "operational_status" },
+        { name: "conditions", type: "jsonb" },
+      ],
       rows,
       "id, name",
     );
     const idByName = new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
-    await bulkInsert(tx, "device_interfaces", INTERFACE_COLUMNS, toCreate.flatMap(({ item }) => item.interfaces.map((i) => interfaceRow(idByName.get(item.name)!, i))));
+    await bulkInsert(
+      tx,
+      "device_interfaces",
+      INTERFACE_COLUMNS,
+      toCreate.flatMap(({ item }) => item.interfaces.map((i) => interfaceRow(idByName.get(item.name)!, i))),
+    );
     const fresh = await deviceRepo.findByIds(tx, [...idByName.values()]);
     await recordChanges(
       tx,
       ctx,
-      fresh.map((row) => ({ resourceType: "device", resourceId: row.id, siteId, verb: "created", before: null, after: devices.present(row) })),
+      fresh.map((row) => ({
+        resourceType: "device",
+        resourceId: row.id,
+        siteId,
+        verb: "created",
+        before: null,
+        after: devices.present(row),
+      })),
     );
     result.created = fresh.length;
   }

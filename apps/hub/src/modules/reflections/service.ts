@@ -7,7 +7,15 @@
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
 import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
-import type { HealthItem, IronicItem, NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
+import type {
+  HealthItem,
+  IronicItem,
+  NetboxItem,
+  ReflectionBody,
+  ReflectionResult,
+  ReflectionSource,
+  SlurmItem,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
@@ -87,7 +95,11 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
     key: (i) => (i as IronicItem).name ?? (i as IronicItem).uuid,
     match: (i, idx) => {
       const n = i as IronicItem;
-      return idx.byNode.get(n.uuid) ?? (n.name ? idx.byName.get(n.name) : undefined) ?? (n.serial ? idx.bySerial.get(n.serial) : undefined);
+      return (
+        idx.byNode.get(n.uuid) ??
+        (n.name ? idx.byName.get(n.name) : undefined) ??
+        (n.serial ? idx.bySerial.get(n.serial) : undefined)
+      );
     },
     changes: (i) => {
       const n = i as IronicItem;
@@ -121,7 +133,13 @@ const slurm: SourceAdapter = {
   match: (i, idx) => idx.bySlurm.get((i as SlurmItem).name) ?? idx.byName.get((i as SlurmItem).name),
   changes: (i) => {
     const n = i as SlurmItem;
-    return { slurmNodeName: n.name, slurmState: n.state, slurmStateFlags: n.flags, slurmReason: n.reason, slurmPartitions: n.partitions };
+    return {
+      slurmNodeName: n.name,
+      slurmState: n.state,
+      slurmStateFlags: n.flags,
+      slurmReason: n.reason,
+      slurmPartitions: n.partitions,
+    };
   },
   observedBefore: (d) => d.slurmObservedAt !== null,
 };
@@ -140,7 +158,8 @@ const health: SourceAdapter = {
 };
 
 /** A source's fields as they are once it no longer lists the device: unset (empty lists). */
-const clearedOf = (columns: readonly BulkColumn[]): Changes => Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null])) as Changes;
+const clearedOf = (columns: readonly BulkColumn[]): Changes =>
+  Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null])) as Changes;
 
 function adapterFor(source: ReflectionSource): SourceAdapter {
   if (source === "ironic-overcloud") return ironic("overcloud");
@@ -155,16 +174,29 @@ function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
   const errors: { path: string; message: string }[] = [];
   const parsed = items.map((item, n) => {
     const r = schema.safeParse(item);
-    if (!r.success) for (const issue of r.error.issues.slice(0, 5)) if (errors.length < 50) errors.push({ path: ["body", "items", n, ...issue.path].join("."), message: issue.message });
+    if (!r.success)
+      for (const issue of r.error.issues.slice(0, 5))
+        if (errors.length < 50)
+          errors.push({ path: ["body", "items", n, ...issue.path].join("."), message: issue.message });
     return r.success ? r.data : undefined;
   });
-  if (errors.length) throw new BadRequest("validation_failed", `${errors.length} invalid item field(s); first: ${errors[0]!.path}: ${errors[0]!.message}`, { errors });
+  if (errors.length)
+    throw new BadRequest(
+      "validation_failed",
+      `${errors.length} invalid item field(s); first: ${errors[0]!.path}: ${errors[0]!.message}`,
+      { errors },
+    );
   return parsed;
 }
 
 export function createReflectionService({ prisma, devices }: { prisma: PrismaClient; devices: DeviceService }) {
   return {
-    async apply(ctx: RequestContext, siteId: string, source: ReflectionSource, body: ReflectionBody): Promise<ReflectionResult> {
+    async apply(
+      ctx: RequestContext,
+      siteId: string,
+      source: ReflectionSource,
+      body: ReflectionBody,
+    ): Promise<ReflectionResult> {
       const agent = ctx.principal.agent;
       if (!agent || !agentMayWriteSource(agent, siteId, source)) {
         throw new Forbidden("reflection_not_allowed", `This agent may not write '${source}' state at this site`);
@@ -176,9 +208,18 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
           const t0 = performance.now();
           await requireSite(tx, siteId);
           await checkNotStale(tx, siteId, source, observedAt);
-          const result = source === "netbox" ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt) : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
-          await tx.reflectionState.update({ where: { siteId_source: { siteId, source } }, data: { observedAt, appliedAt: new Date() } });
-          ctx.log.info({ siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) }, "reflection applied");
+          const result =
+            source === "netbox"
+              ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt)
+              : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
+          await tx.reflectionState.update({
+            where: { siteId_source: { siteId, source } },
+            data: { observedAt, appliedAt: new Date() },
+          });
+          ctx.log.info(
+            { siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) },
+            "reflection applied",
+          );
           return result;
         },
         { timeout: 120_000, maxWait: 10_000 },
@@ -188,11 +229,29 @@ export function createReflectionService({ prisma, devices }: { prisma: PrismaCli
 }
 
 /** Ironic, SLURM and health: annotate devices that exist; clear what a source stopped listing. */
-async function applyAnnotations(tx: Db, ctx: RequestContext, devices: DeviceService, adapter: SourceAdapter, source: ReflectionSource, siteId: string, items: unknown[], observedAt: Date): Promise<ReflectionResult> {
+async function applyAnnotations(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  adapter: SourceAdapter,
+  source: ReflectionSource,
+  siteId: string,
+  items: unknown[],
+  observedAt: Date,
+): Promise<ReflectionResult> {
   // Only the columns matching and comparing need: most devices of most pushes are unchanged,
   // and their full rows (conditions, tags, notes …) are never looked at.
-  const index = new DeviceIndex((await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[]);
-  const result: ReflectionResult = { created: 0, updated: 0, unchanged: 0, missing: 0, unmatched: 0, unmatchedItems: [] };
+  const index = new DeviceIndex(
+    (await tx.device.findMany({ where: { siteId }, select: NARROW_SELECT })) as unknown as DeviceRow[],
+  );
+  const result: ReflectionResult = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    missing: 0,
+    unmatched: 0,
+    unmatchedItems: [],
+  };
   const seen = new Set<string>();
   const entries: { id: string; changes: Changes }[] = [];
   for (const item of items) {
@@ -210,12 +269,26 @@ async function applyAnnotations(tx: Db, ctx: RequestContext, devices: DeviceServ
   }
   const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
   // Full rows for the devices that change: their status is derived from every field.
-  const full = new Map((await deviceRepo.findByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]));
+  const full = new Map(
+    (await deviceRepo.findByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]),
+  );
   // Missing first: a node UUID a vanished device held may now belong to another device.
   const cleared = clearedOf(adapter.columns);
-  await devices.applyMany(tx, ctx, missing.map((d) => ({ current: full.get(d.id)!, changes: cleared })), source, adapter.columns);
+  await devices.applyMany(
+    tx,
+    ctx,
+    missing.map((d) => ({ current: full.get(d.id)!, changes: cleared })),
+    source,
+    adapter.columns,
+  );
   result.missing = missing.length;
-  result.updated = await devices.applyMany(tx, ctx, entries.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })), source, adapter.columns);
+  result.updated = await devices.applyMany(
+    tx,
+    ctx,
+    entries.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })),
+    source,
+    adapter.columns,
+  );
   result.unchanged += entries.length - result.updated;
   await deviceRepo.markObserved(tx, adapter.observedField, [...seen], observedAt);
   return result;
@@ -224,10 +297,15 @@ async function applyAnnotations(tx: Db, ctx: RequestContext, devices: DeviceServ
 async function checkNotStale(tx: Db, siteId: string, source: string, observedAt: Date): Promise<void> {
   // Serialise pushes of one (site, source): the row lock holds until this push commits.
   await tx.$executeRaw`INSERT INTO reflection_state (site_id, source, observed_at) VALUES (${siteId}::uuid, ${source}, 'epoch') ON CONFLICT DO NOTHING`;
-  const rows = await tx.$queryRaw<{ observed_at: Date }[]>`SELECT observed_at FROM reflection_state WHERE site_id = ${siteId}::uuid AND source = ${source} FOR UPDATE`;
+  const rows = await tx.$queryRaw<
+    { observed_at: Date }[]
+  >`SELECT observed_at FROM reflection_state WHERE site_id = ${siteId}::uuid AND source = ${source} FOR UPDATE`;
   const last = rows[0]?.observed_at;
   if (last && last.getTime() > observedAt.getTime()) {
-    throw new Conflict("stale_reflection", `A newer push (observed at ${last.toISOString()}) was already applied for this site and source`);
+    throw new Conflict(
+      "stale_reflection",
+      `A newer push (observed at ${last.toISOString()}) was already applied for this site and source`,
+    );
   }
 }
 export type ReflectionService = ReturnType<typeof createReflectionService>;

@@ -1,12 +1,25 @@
 import { keysetPage } from "../../lib/paging.ts";
-import { AGENT_KINDS, Conflict, Forbidden, NotFound, Unprocessable, agentClientId, agentScope, decodeCursor, type AgentKind } from "@fm/domain";
+import {
+  AGENT_KINDS,
+  Conflict,
+  Forbidden,
+  NotFound,
+  Unprocessable,
+  agentClientId,
+  agentScope,
+  decodeCursor,
+  type AgentKind,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { generateSecret, hashSecret } from "../identity/secrets.ts";
 
-const INCLUDE = { sites: { select: { siteId: true } }, clients: { orderBy: { clientId: "asc" } } } satisfies Prisma.SatelliteInclude;
+const INCLUDE = {
+  sites: { select: { siteId: true } },
+  clients: { orderBy: { clientId: "asc" } },
+} satisfies Prisma.SatelliteInclude;
 type Row = Prisma.SatelliteGetPayload<{ include: typeof INCLUDE }>;
 type Ctx = Pick<RequestContext, "principal" | "requestId">;
 
@@ -23,10 +36,13 @@ export function presentSatellite(s: Row) {
       clientId: c.clientId,
       scopes: c.scopes,
       revoked: c.revokedAt !== null,
-      rotationOverlapUntil: c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date() ? c.previousSecretExpiresAt.toISOString() : null,
+      rotationOverlapUntil:
+        c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
+          ? c.previousSecretExpiresAt.toISOString()
+          : null,
       lastTokenAt: iso(c.lastTokenAt),
       lastHeartbeatAt: iso(c.lastHeartbeatAt),
-      reflectorAgesSeconds: ((c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null),
+      reflectorAgesSeconds: (c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null,
     })),
   };
 }
@@ -46,12 +62,23 @@ async function agentSecrets(satellite: string): Promise<AgentSecret[]> {
   return Promise.all(
     (Object.keys(AGENT_KINDS) as AgentKind[]).map(async (agent) => {
       const clientSecret = generateSecret();
-      return { agent, clientId: agentClientId(agent, satellite), clientSecret, secretHash: await hashSecret(clientSecret) };
+      return {
+        agent,
+        clientId: agentClientId(agent, satellite),
+        clientSecret,
+        secretHash: await hashSecret(clientSecret),
+      };
     }),
   );
 }
 
-export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: PrismaClient; rotationOverlapMs: number }) {
+export function createSatelliteService({
+  prisma,
+  rotationOverlapMs,
+}: {
+  prisma: PrismaClient;
+  rotationOverlapMs: number;
+}) {
   async function load(db: Db, name: string): Promise<Row> {
     const s = await db.satellite.findUnique({ where: { name }, include: INCLUDE });
     if (!s) throw notFound(name);
@@ -62,25 +89,57 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
    * Creates a satellite with one client per agent kind; returns the secrets (shown once).
    * The secrets are hashed (scrypt, CPU-bound) before the transaction opens, so it stays short.
    */
-  async function create(db: Db, ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }, secrets: AgentSecret[]) {
+  async function create(
+    db: Db,
+    ctx: Ctx,
+    input: { name: string; siteIds: string[]; environment: string },
+    secrets: AgentSecret[],
+  ) {
     const sites = await db.site.findMany({ where: { id: { in: input.siteIds } }, select: { id: true } });
     const missing = input.siteIds.filter((id) => !sites.some((s) => s.id === id));
-    if (missing.length) throw new Unprocessable("unknown_site", `No site with id ${missing.join(", ")}`, { errors: missing.map(() => ({ path: "body.siteIds", message: "unknown site" })) });
-    if (await db.satellite.findUnique({ where: { name: input.name }, select: { id: true } })) throw new Conflict("satellite_exists", `A satellite named '${input.name}' already exists`);
-    const taken = await db.oAuthClient.findMany({ where: { clientId: { in: secrets.map((s) => s.clientId) } }, select: { clientId: true } });
-    if (taken.length) throw new Conflict("client_id_taken", `Client ids already in use: ${taken.map((t) => t.clientId).join(", ")}`);
+    if (missing.length)
+      throw new Unprocessable("unknown_site", `No site with id ${missing.join(", ")}`, {
+        errors: missing.map(() => ({ path: "body.siteIds", message: "unknown site" })),
+      });
+    if (await db.satellite.findUnique({ where: { name: input.name }, select: { id: true } }))
+      throw new Conflict("satellite_exists", `A satellite named '${input.name}' already exists`);
+    const taken = await db.oAuthClient.findMany({
+      where: { clientId: { in: secrets.map((s) => s.clientId) } },
+      select: { clientId: true },
+    });
+    if (taken.length)
+      throw new Conflict("client_id_taken", `Client ids already in use: ${taken.map((t) => t.clientId).join(", ")}`);
     const sat = await db.satellite.create({
       data: {
         name: input.name,
         environment: input.environment,
         sites: { create: [...new Set(input.siteIds)].map((siteId) => ({ siteId })) },
-        clients: { create: secrets.map((s) => ({ clientId: s.clientId, kind: "agent", agentKind: s.agent, scopes: [agentScope(s.agent), "fleet.read"], secretHash: s.secretHash })) },
+        clients: {
+          create: secrets.map((s) => ({
+            clientId: s.clientId,
+            kind: "agent",
+            agentKind: s.agent,
+            scopes: [agentScope(s.agent), "fleet.read"],
+            secretHash: s.secretHash,
+          })),
+        },
       },
       include: INCLUDE,
     });
     const view = presentSatellite(sat);
-    await recordChange(db, ctx, { resourceType: "satellite", resourceId: sat.id, siteId: null, verb: "created", before: null, after: view, feed: false });
-    return { ...view, secrets: secrets.map(({ agent, clientId, clientSecret }) => ({ agent, clientId, clientSecret })) };
+    await recordChange(db, ctx, {
+      resourceType: "satellite",
+      resourceId: sat.id,
+      siteId: null,
+      verb: "created",
+      before: null,
+      after: view,
+      feed: false,
+    });
+    return {
+      ...view,
+      secrets: secrets.map(({ agent, clientId, clientSecret }) => ({ agent, clientId, clientSecret })),
+    };
   }
 
   async function client(db: Db, name: string, agent: AgentKind) {
@@ -101,7 +160,12 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
     async list(q: { limit: number; cursor?: string | undefined }) {
       const afterId = q.cursor ? decodeCursor(q.cursor) : undefined;
       const [rows, count] = await Promise.all([
-        prisma.satellite.findMany({ where: afterId ? { id: { gt: afterId } } : {}, orderBy: { id: "asc" }, take: q.limit + 1, include: INCLUDE }),
+        prisma.satellite.findMany({
+          where: afterId ? { id: { gt: afterId } } : {},
+          orderBy: { id: "asc" },
+          take: q.limit + 1,
+          include: INCLUDE,
+        }),
         prisma.satellite.count(),
       ]);
       return keysetPage(rows, count, q.limit, presentSatellite);
@@ -115,10 +179,26 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
       const secretHash = await hashSecret(clientSecret);
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
-        if (c.revokedAt) throw new Conflict("client_revoked", `${c.clientId} is revoked; remove and recreate the satellite to re-enable it`);
+        if (c.revokedAt)
+          throw new Conflict(
+            "client_revoked",
+            `${c.clientId} is revoked; remove and recreate the satellite to re-enable it`,
+          );
         const until = new Date(Date.now() + rotationOverlapMs);
-        await tx.oAuthClient.update({ where: { clientId: c.clientId }, data: { secretHash, previousSecretHash: c.secretHash, previousSecretExpiresAt: until, updatedAt: new Date() } });
-        await recordChange(tx, ctx, { resourceType: "oauth_client", resourceId: c.clientId, siteId: null, verb: "updated", before: { secretRotatedAt: null }, after: { secretRotatedAt: new Date().toISOString(), previousSecretValidUntil: until.toISOString() }, action: "oauth_client.rotate_secret", feed: false });
+        await tx.oAuthClient.update({
+          where: { clientId: c.clientId },
+          data: { secretHash, previousSecretHash: c.secretHash, previousSecretExpiresAt: until, updatedAt: new Date() },
+        });
+        await recordChange(tx, ctx, {
+          resourceType: "oauth_client",
+          resourceId: c.clientId,
+          siteId: null,
+          verb: "updated",
+          before: { secretRotatedAt: null },
+          after: { secretRotatedAt: new Date().toISOString(), previousSecretValidUntil: until.toISOString() },
+          action: "oauth_client.rotate_secret",
+          feed: false,
+        });
         return { agent, clientId: c.clientId, clientSecret, previousSecretValidUntil: until.toISOString() };
       });
     },
@@ -128,8 +208,25 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
         if (!c.revokedAt) {
-          await tx.oAuthClient.update({ where: { clientId: c.clientId }, data: { revokedAt: new Date(), previousSecretHash: null, previousSecretExpiresAt: null, updatedAt: new Date() } });
-          await recordChange(tx, ctx, { resourceType: "oauth_client", resourceId: c.clientId, siteId: null, verb: "updated", before: { revoked: false }, after: { revoked: true }, action: "oauth_client.revoke", feed: false });
+          await tx.oAuthClient.update({
+            where: { clientId: c.clientId },
+            data: {
+              revokedAt: new Date(),
+              previousSecretHash: null,
+              previousSecretExpiresAt: null,
+              updatedAt: new Date(),
+            },
+          });
+          await recordChange(tx, ctx, {
+            resourceType: "oauth_client",
+            resourceId: c.clientId,
+            siteId: null,
+            verb: "updated",
+            before: { revoked: false },
+            after: { revoked: true },
+            action: "oauth_client.revoke",
+            feed: false,
+          });
         }
         return presentSatellite(await load(tx, name));
       });
@@ -139,14 +236,31 @@ export function createSatelliteService({ prisma, rotationOverlapMs }: { prisma: 
       await prisma.$transaction(async (tx) => {
         const sat = await load(tx, name);
         await tx.satellite.delete({ where: { id: sat.id } }); // its clients go with it (cascade)
-        await recordChange(tx, ctx, { resourceType: "satellite", resourceId: sat.id, siteId: null, verb: "deleted", before: presentSatellite(sat), after: null, feed: false });
+        await recordChange(tx, ctx, {
+          resourceType: "satellite",
+          resourceId: sat.id,
+          siteId: null,
+          verb: "deleted",
+          before: presentSatellite(sat),
+          after: null,
+          feed: false,
+        });
       });
     },
 
-    async heartbeat(ctx: RequestContext, name: string, agent: AgentKind, body: { reflectors: Record<string, number>; version?: string | undefined }) {
+    async heartbeat(
+      ctx: RequestContext,
+      name: string,
+      agent: AgentKind,
+      body: { reflectors: Record<string, number>; version?: string | undefined },
+    ) {
       const me = ctx.principal.agent;
-      if (!me || me.satellite !== name || me.kind !== agent) throw new Forbidden("not_this_agent", "An agent may only report its own heartbeat");
-      await prisma.oAuthClient.update({ where: { clientId: agentClientId(agent, name) }, data: { lastHeartbeatAt: new Date(), heartbeat: body } });
+      if (!me || me.satellite !== name || me.kind !== agent)
+        throw new Forbidden("not_this_agent", "An agent may only report its own heartbeat");
+      await prisma.oAuthClient.update({
+        where: { clientId: agentClientId(agent, name) },
+        data: { lastHeartbeatAt: new Date(), heartbeat: body },
+      });
     },
   };
 }

@@ -15,7 +15,11 @@ function where(filter: SiteFilter): Prisma.SiteWhereInput {
   const w: Prisma.SiteWhereInput = {};
   if (filter.slug) w.slug = filter.slug;
   if (filter.region) w.region = filter.region;
-  if (filter.q) w.OR = [{ slug: { contains: filter.q, mode: "insensitive" } }, { name: { contains: filter.q, mode: "insensitive" } }];
+  if (filter.q)
+    w.OR = [
+      { slug: { contains: filter.q, mode: "insensitive" } },
+      { name: { contains: filter.q, mode: "insensitive" } },
+    ];
   return w;
 }
 
@@ -80,7 +84,13 @@ export async function requireSite(db: Db, siteId: string): Promise<SiteRow> {
 
 /** A `?site=` filter value (slug or id) to the site's id; an unknown site is a 400 naming the parameter. */
 export async function resolveSiteId(db: Db, slugOrId: string, param: string): Promise<string> {
-  const site = await db.site.findFirst({ where: Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId }, select: { id: true } });
-  if (!site) throw new BadRequest("unknown_site", `No site '${slugOrId}'`, { errors: [{ path: `querystring.${param}`, message: "unknown site" }] });
+  const site = await db.site.findFirst({
+    where: Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId },
+    select: { id: true },
+  });
+  if (!site)
+    throw new BadRequest("unknown_site", `No site '${slugOrId}'`, {
+      errors: [{ path: `querystring.${param}`, message: "unknown site" }],
+    });
   return site.id;
 }

@@ -1,7 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { IdParams, SiteCreateSchema, SiteListQuerySchema, SiteListSchema, SitePatchSchema, SiteSchema } from "@fm/domain";
+import {
+  IdParams,
+  SiteCreateSchema,
+  SiteListQuerySchema,
+  SiteListSchema,
+  SitePatchSchema,
+  SiteSchema,
+} from "@fm/domain";
 import { IfMatchHeaders, etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { SiteService } from "./service.ts";
@@ -14,7 +21,12 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
     "/api/v1/sites",
     {
       config: { scope: "fleet.read" },
-      schema: { tags, summary: "List sites", querystring: SiteListQuerySchema, response: { 200: SiteListSchema, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: "List sites",
+        querystring: SiteListQuerySchema,
+        response: { 200: SiteListSchema, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => service.list(request.ctx, request.query),
   );
@@ -41,7 +53,12 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
     "/api/v1/sites/:id",
     {
       config: { scope: "fleet.read" },
-      schema: { tags, summary: "Get a site", params: IdParams, response: { 200: SiteSchema, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: "Get a site",
+        params: IdParams,
+        response: { 200: SiteSchema, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request, reply) => {
       const site = await service.get(request.ctx, request.params.id);

@@ -26,7 +26,10 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
       const filter = { slug: query.slug, region: query.region, q: query.q };
       // Page and count run in parallel on two connections: a transaction would serialise
       // them on one. The count is exact as of its own statement.
-      const [rows, count] = await Promise.all([repo.page(prisma, filter, afterId, query.limit), repo.count(prisma, filter)]);
+      const [rows, count] = await Promise.all([
+        repo.page(prisma, filter, afterId, query.limit),
+        repo.count(prisma, filter),
+      ]);
       return keysetPage(rows, count, query.limit, toSite);
     },
 
@@ -39,7 +42,14 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
     async create(ctx: RequestContext, input: SiteCreate): Promise<Site> {
       const row = await prisma.$transaction(async (tx) => {
         const created = await repo.create(tx, input);
-        await recordChange(tx, ctx, { resourceType: "site", resourceId: created.id, siteId: created.id, verb: "created", before: null, after: toSite(created) });
+        await recordChange(tx, ctx, {
+          resourceType: "site",
+          resourceId: created.id,
+          siteId: created.id,
+          verb: "created",
+          before: null,
+          after: toSite(created),
+        });
         return created;
       });
       ctx.log.info({ siteId: row.id, slug: row.slug }, "site created");
@@ -52,7 +62,14 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
         const updated = await repo.update(tx, id, patch);
-        await recordChange(tx, ctx, { resourceType: "site", resourceId: id, siteId: id, verb: "updated", before: toSite(current), after: toSite(updated) });
+        await recordChange(tx, ctx, {
+          resourceType: "site",
+          resourceId: id,
+          siteId: id,
+          verb: "updated",
+          before: toSite(current),
+          after: toSite(updated),
+        });
         return updated;
       });
       ctx.log.info({ siteId: id, fields: Object.keys(patch) }, "site updated");
@@ -65,7 +82,14 @@ export function createSiteService({ prisma, repo }: SiteServiceDeps) {
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
         await repo.delete(tx, id);
-        await recordChange(tx, ctx, { resourceType: "site", resourceId: id, siteId: id, verb: "deleted", before: toSite(current), after: null });
+        await recordChange(tx, ctx, {
+          resourceType: "site",
+          resourceId: id,
+          siteId: id,
+          verb: "deleted",
+          before: toSite(current),
+          after: null,
+        });
       });
       ctx.log.info({ siteId: id }, "site deleted");
     },

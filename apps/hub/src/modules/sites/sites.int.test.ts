@@ -16,7 +16,15 @@ describe("sites CRUD", () => {
     const created = await create({ slug: "keflavik", name: "Keflavik", region: "eu-north", netboxSiteId: 12 });
     expect(created.statusCode).toBe(201);
     const site = created.json() as Site;
-    expect(site).toMatchObject({ slug: "keflavik", name: "Keflavik", region: "eu-north", netboxSiteId: 12, netboxClusterId: null, slurmEnabled: false, version: 1 });
+    expect(site).toMatchObject({
+      slug: "keflavik",
+      name: "Keflavik",
+      region: "eu-north",
+      netboxSiteId: 12,
+      netboxClusterId: null,
+      slurmEnabled: false,
+      version: 1,
+    });
     expect(created.headers.location).toBe(`/api/v1/sites/${site.id}`);
     expect(created.headers.etag).toBe(`"${site.id}.1"`);
 
@@ -34,17 +42,39 @@ describe("sites CRUD", () => {
       payload: { name: "Keflavik DC", slurmEnabled: true, region: null },
     });
     expect(patched.statusCode).toBe(200);
-    expect(patched.json()).toMatchObject({ name: "Keflavik DC", slurmEnabled: true, region: null, version: 2, slug: "keflavik" });
+    expect(patched.json()).toMatchObject({
+      name: "Keflavik DC",
+      slurmEnabled: true,
+      region: null,
+      version: 2,
+      slug: "keflavik",
+    });
     expect(patched.headers.etag).toBe(`"${site.id}.2"`);
 
     // The old ETag is now stale: both PATCH and DELETE refuse it, and nothing changes.
-    const stale = await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${site.id}`, headers: { "if-match": String(created.headers.etag) }, payload: { name: "lost update" } });
+    const stale = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      headers: { "if-match": String(created.headers.etag) },
+      payload: { name: "lost update" },
+    });
     expect(stale.statusCode).toBe(412);
-    const staleDelete = await hub.app.inject({ method: "DELETE", url: `/api/v1/sites/${site.id}`, headers: { "if-match": String(created.headers.etag) } });
+    const staleDelete = await hub.app.inject({
+      method: "DELETE",
+      url: `/api/v1/sites/${site.id}`,
+      headers: { "if-match": String(created.headers.etag) },
+    });
     expect(staleDelete.statusCode).toBe(412);
-    expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).json()).toMatchObject({ name: "Keflavik DC", version: 2 });
+    expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).json()).toMatchObject({
+      name: "Keflavik DC",
+      version: 2,
+    });
 
-    const del = await hub.app.inject({ method: "DELETE", url: `/api/v1/sites/${site.id}/`, headers: { "if-match": String(patched.headers.etag) } });
+    const del = await hub.app.inject({
+      method: "DELETE",
+      url: `/api/v1/sites/${site.id}/`,
+      headers: { "if-match": String(patched.headers.etag) },
+    });
     expect(del.statusCode).toBe(204);
     expect(del.body).toBe("");
     expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).statusCode).toBe(404);
@@ -53,9 +83,19 @@ describe("sites CRUD", () => {
 
   it("accepts If-Match: * and a list containing the current tag", async () => {
     const site = (await create({ slug: "wildcard", name: "W" })).json() as Site;
-    const star = await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${site.id}`, headers: { "if-match": "*" }, payload: { name: "W2" } });
+    const star = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      headers: { "if-match": "*" },
+      payload: { name: "W2" },
+    });
     expect(star.statusCode).toBe(200);
-    const list = await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${site.id}`, headers: { "if-match": `"nope", ${String(star.headers.etag)}` }, payload: { name: "W3" } });
+    const list = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      headers: { "if-match": `"nope", ${String(star.headers.etag)}` },
+      payload: { name: "W3" },
+    });
     expect(list.statusCode).toBe(200);
     expect(list.json()).toMatchObject({ name: "W3", version: 3 });
   });
@@ -69,11 +109,14 @@ describe("sites CRUD", () => {
     expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).json()).toEqual(site);
   });
 
-  it.each([["UPPER"], ["-leading-dash"], ["has_underscore"], ["a".repeat(64)], [""], ["spa ce"]])("rejects slug %j", async (slug) => {
-    const res = await create({ slug, name: "x" });
-    expect(res.statusCode).toBe(400);
-    expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain("body.slug");
-  });
+  it.each([["UPPER"], ["-leading-dash"], ["has_underscore"], ["a".repeat(64)], [""], ["spa ce"]])(
+    "rejects slug %j",
+    async (slug) => {
+      const res = await create({ slug, name: "x" });
+      expect(res.statusCode).toBe(400);
+      expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain("body.slug");
+    },
+  );
 
   it("filters by slug, region and text", async () => {
     await create({ slug: "filter-a", name: "Alpha Hall", region: "r-one" });
@@ -120,7 +163,9 @@ describe("pagination", () => {
     const prefix = "page-";
     const initial = 150;
     for (let i = 0; i < initial; i += 50) {
-      await hub.db.prisma.site.createMany({ data: Array.from({ length: 50 }, (_, j) => ({ slug: `${prefix}${i + j}`, name: `P${i + j}` })) });
+      await hub.db.prisma.site.createMany({
+        data: Array.from({ length: 50 }, (_, j) => ({ slug: `${prefix}${i + j}`, name: `P${i + j}` })),
+      });
     }
     const seen: string[] = [];
     let cursor: string | null | undefined;

@@ -10,17 +10,27 @@ import { checkIfMatch } from "../../lib/etag.ts";
 import { requireSite } from "../sites/repo.ts";
 
 type Row = Prisma.SlurmBootstrapConfigGetPayload<object>;
-const present = (r: Row): SlurmBootstrapConfig => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() });
-const notFound = (id: string) => new NotFound("slurm_bootstrap_config_not_found", `No SLURM bootstrap config with id ${id} at this site`);
+const present = (r: Row): SlurmBootstrapConfig => ({
+  ...r,
+  createdAt: r.createdAt.toISOString(),
+  updatedAt: r.updatedAt.toISOString(),
+});
+const notFound = (id: string) =>
+  new NotFound("slurm_bootstrap_config_not_found", `No SLURM bootstrap config with id ${id} at this site`);
 
 async function requireRole(db: Db, roleId: string): Promise<void> {
   if (!(await db.deviceRole.findUnique({ where: { id: roleId }, select: { id: true } }))) {
-    throw new Unprocessable("unknown_device_role", `No device role with id ${roleId}`, { errors: [{ path: "body.deviceRoleId", message: "unknown device role" }] });
+    throw new Unprocessable("unknown_device_role", `No device role with id ${roleId}`, {
+      errors: [{ path: "body.deviceRoleId", message: "unknown device role" }],
+    });
   }
 }
 const duplicate = (err: unknown): never => {
   if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-    throw new Conflict("slurm_bootstrap_config_exists", "This site already has a SLURM bootstrap config for that device role; change it with PUT");
+    throw new Conflict(
+      "slurm_bootstrap_config_exists",
+      "This site already has a SLURM bootstrap config for that device role; change it with PUT",
+    );
   }
   throw err;
 };
@@ -28,7 +38,9 @@ const duplicate = (err: unknown): never => {
 /** SLURM bootstrap configs: one row per (site, device role), as the rollout guide prescribes. */
 export function createSlurmBootstrapService({ prisma }: { prisma: PrismaClient }) {
   async function locked(tx: Db, siteId: string, id: string): Promise<Row> {
-    const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM slurm_bootstrap_configs WHERE id = ${id}::uuid AND site_id = ${siteId}::uuid FOR UPDATE`;
+    const rows = await tx.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM slurm_bootstrap_configs WHERE id = ${id}::uuid AND site_id = ${siteId}::uuid FOR UPDATE`;
     if (!rows.length) throw notFound(id);
     return (await tx.slurmBootstrapConfig.findUnique({ where: { id } }))!;
   }
@@ -37,7 +49,11 @@ export function createSlurmBootstrapService({ prisma }: { prisma: PrismaClient }
       await requireSite(prisma, siteId);
       const afterId = q.cursor ? decodeCursor(q.cursor) : undefined;
       const [rows, count] = await Promise.all([
-        prisma.slurmBootstrapConfig.findMany({ where: { siteId, ...(afterId ? { id: { gt: afterId } } : {}) }, orderBy: { id: "asc" }, take: q.limit + 1 }),
+        prisma.slurmBootstrapConfig.findMany({
+          where: { siteId, ...(afterId ? { id: { gt: afterId } } : {}) },
+          orderBy: { id: "asc" },
+          take: q.limit + 1,
+        }),
         prisma.slurmBootstrapConfig.count({ where: { siteId } }),
       ]);
       return keysetPage(rows, count, q.limit, present);
@@ -52,23 +68,54 @@ export function createSlurmBootstrapService({ prisma }: { prisma: PrismaClient }
         await requireSite(tx, siteId);
         await requireRole(tx, input.deviceRoleId);
         const created = await tx.slurmBootstrapConfig.create({ data: { ...input, siteId } }).catch(duplicate);
-        await recordChange(tx, ctx, { resourceType: "slurm_bootstrap_config", resourceId: created.id, siteId, verb: "created", before: null, after: redact(present(created)) });
+        await recordChange(tx, ctx, {
+          resourceType: "slurm_bootstrap_config",
+          resourceId: created.id,
+          siteId,
+          verb: "created",
+          before: null,
+          after: redact(present(created)),
+        });
         return created;
       });
       return present(row);
     },
-    async replace(ctx: RequestContext, siteId: string, id: string, input: SlurmBootstrapConfigReplace, ifMatch: string | undefined) {
+    async replace(
+      ctx: RequestContext,
+      siteId: string,
+      id: string,
+      input: SlurmBootstrapConfigReplace,
+      ifMatch: string | undefined,
+    ) {
       const row = await prisma.$transaction(async (tx) => {
         const current = await locked(tx, siteId, id);
         checkIfMatch(ifMatch, current);
         if (input.deviceRoleId && input.deviceRoleId !== current.deviceRoleId) {
-          throw new Unprocessable("device_role_immutable", "A config's device role cannot change; delete it and create one for the other role", { errors: [{ path: "body.deviceRoleId", message: "cannot change" }] });
+          throw new Unprocessable(
+            "device_role_immutable",
+            "A config's device role cannot change; delete it and create one for the other role",
+            { errors: [{ path: "body.deviceRoleId", message: "cannot change" }] },
+          );
         }
         const updated = await tx.slurmBootstrapConfig.update({
           where: { id },
-          data: { image: input.image, flavor: input.flavor, gres: input.gres ?? null, userData: input.userData ?? null, version: { increment: 1 }, updatedAt: new Date() },
+          data: {
+            image: input.image,
+            flavor: input.flavor,
+            gres: input.gres ?? null,
+            userData: input.userData ?? null,
+            version: { increment: 1 },
+            updatedAt: new Date(),
+          },
         });
-        await recordChange(tx, ctx, { resourceType: "slurm_bootstrap_config", resourceId: id, siteId, verb: "updated", before: redact(present(current)), after: redact(present(updated)) });
+        await recordChange(tx, ctx, {
+          resourceType: "slurm_bootstrap_config",
+          resourceId: id,
+          siteId,
+          verb: "updated",
+          before: redact(present(current)),
+          after: redact(present(updated)),
+        });
         return updated;
       });
       return present(row);
@@ -78,7 +125,14 @@ export function createSlurmBootstrapService({ prisma }: { prisma: PrismaClient }
         const current = await locked(tx, siteId, id);
         checkIfMatch(ifMatch, current);
         await tx.slurmBootstrapConfig.delete({ where: { id } });
-        await recordChange(tx, ctx, { resourceType: "slurm_bootstrap_config", resourceId: id, siteId, verb: "deleted", before: redact(present(current)), after: null });
+        await recordChange(tx, ctx, {
+          resourceType: "slurm_bootstrap_config",
+          resourceId: id,
+          siteId,
+          verb: "deleted",
+          before: redact(present(current)),
+          after: null,
+        });
       });
     },
   };

@@ -14,31 +14,68 @@ beforeAll(async () => {
 afterAll(() => hub.close());
 
 const userData = Buffer.from("#cloud-config\nruncmd:\n  - [systemctl, start, slurmd]\n").toString("base64");
-const counts = async () => ({ rows: await hub.db.prisma.slurmBootstrapConfig.count(), audit: await hub.db.prisma.auditLog.count(), events: await hub.db.prisma.inventoryEvent.count() });
+const counts = async () => ({
+  rows: await hub.db.prisma.slurmBootstrapConfig.count(),
+  audit: await hub.db.prisma.auditLog.count(),
+  events: await hub.db.prisma.inventoryEvent.count(),
+});
 
 describe("SLURM bootstrap configs", () => {
   it("creates, reads, replaces with If-Match and deletes, with audit and feed", async () => {
-    const created = await hub.app.inject({ method: "POST", url: `${base}/`, payload: { deviceRoleId: inv.roles["gpu-node"], image: "ubuntu-24.04-slurm", flavor: "gpu.h100.8", gres: "gpu:h100:8", userData } });
+    const created = await hub.app.inject({
+      method: "POST",
+      url: `${base}/`,
+      payload: {
+        deviceRoleId: inv.roles["gpu-node"],
+        image: "ubuntu-24.04-slurm",
+        flavor: "gpu.h100.8",
+        gres: "gpu:h100:8",
+        userData,
+      },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const c = created.json() as SlurmBootstrapConfig;
-    expect(c).toMatchObject({ siteId: inv.sites.keflavik, deviceRoleId: inv.roles["gpu-node"], gres: "gpu:h100:8", userData, version: 1 });
+    expect(c).toMatchObject({
+      siteId: inv.sites.keflavik,
+      deviceRoleId: inv.roles["gpu-node"],
+      gres: "gpu:h100:8",
+      userData,
+      version: 1,
+    });
     expect(created.headers.location).toBe(`${base}/${c.id}`);
 
     const listed = (await hub.app.inject({ url: base })).json() as { items: SlurmBootstrapConfig[]; count: number };
     expect(listed).toMatchObject({ count: 1, items: [{ id: c.id }] });
-    expect((await hub.app.inject({ url: `/api/v1/sites/${inv.sites.stavanger}/slurm-bootstrap-configs/` })).json()).toMatchObject({ count: 0 });
+    expect(
+      (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.stavanger}/slurm-bootstrap-configs/` })).json(),
+    ).toMatchObject({ count: 0 });
 
     const got = await hub.app.inject({ url: `${base}/${c.id}/` });
     expect(got.json()).toEqual(c);
-    const replaced = await hub.app.inject({ method: "PUT", url: `${base}/${c.id}/`, headers: { "if-match": String(got.headers.etag) }, payload: { image: "ubuntu-24.04-slurm-v2", flavor: "gpu.h100.8" } });
+    const replaced = await hub.app.inject({
+      method: "PUT",
+      url: `${base}/${c.id}/`,
+      headers: { "if-match": String(got.headers.etag) },
+      payload: { image: "ubuntu-24.04-slurm-v2", flavor: "gpu.h100.8" },
+    });
     expect(replaced.statusCode, replaced.body).toBe(200);
     // PUT replaces: fields not given are cleared.
     expect(replaced.json()).toMatchObject({ image: "ubuntu-24.04-slurm-v2", gres: null, userData: null, version: 2 });
-    const stale = await hub.app.inject({ method: "PUT", url: `${base}/${c.id}`, headers: { "if-match": String(got.headers.etag) }, payload: { image: "x", flavor: "y" } });
+    const stale = await hub.app.inject({
+      method: "PUT",
+      url: `${base}/${c.id}`,
+      headers: { "if-match": String(got.headers.etag) },
+      payload: { image: "x", flavor: "y" },
+    });
     expect(stale.statusCode).toBe(412);
 
-    const audit = (await hub.app.inject({ url: `/api/v1/audit?resourceType=slurm_bootstrap_config&resourceId=${c.id}` })).json() as { items: { action: string; diff: Record<string, { before: unknown; after: unknown }> }[] };
-    expect(audit.items.map((a) => a.action)).toEqual(["slurm_bootstrap_config.create", "slurm_bootstrap_config.update"]);
+    const audit = (
+      await hub.app.inject({ url: `/api/v1/audit?resourceType=slurm_bootstrap_config&resourceId=${c.id}` })
+    ).json() as { items: { action: string; diff: Record<string, { before: unknown; after: unknown }> }[] };
+    expect(audit.items.map((a) => a.action)).toEqual([
+      "slurm_bootstrap_config.create",
+      "slurm_bootstrap_config.update",
+    ]);
     // user-data may carry credentials: the audit keeps a digest, never the text.
     expect(JSON.stringify(audit.items)).not.toContain(userData);
     expect(String(audit.items[1]!.diff.userData!.before)).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -46,8 +83,14 @@ describe("SLURM bootstrap configs", () => {
     const del = await hub.app.inject({ method: "DELETE", url: `${base}/${c.id}/` });
     expect(del.statusCode).toBe(204);
     expect((await hub.app.inject({ url: `${base}/${c.id}` })).statusCode).toBe(404);
-    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory?limit=1000" })).json() as { items: { type: string; resourceId: string }[] };
-    expect(feed.items.filter((e) => e.resourceId === c.id).map((e) => e.type)).toEqual(["slurm_bootstrap_config.created", "slurm_bootstrap_config.updated", "slurm_bootstrap_config.deleted"]);
+    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory?limit=1000" })).json() as {
+      items: { type: string; resourceId: string }[];
+    };
+    expect(feed.items.filter((e) => e.resourceId === c.id).map((e) => e.type)).toEqual([
+      "slurm_bootstrap_config.created",
+      "slurm_bootstrap_config.updated",
+      "slurm_bootstrap_config.deleted",
+    ]);
   });
 
   it("allows one row per (site, role): a second is 409", async () => {
@@ -59,7 +102,15 @@ describe("SLURM bootstrap configs", () => {
     expect(dup.json()).toMatchObject({ code: "slurm_bootstrap_config_exists" });
     expect(await counts()).toEqual(before);
     // The same role at another site is another pair.
-    expect((await hub.app.inject({ method: "POST", url: `/api/v1/sites/${inv.sites.stavanger}/slurm-bootstrap-configs`, payload: body })).statusCode).toBe(201);
+    expect(
+      (
+        await hub.app.inject({
+          method: "POST",
+          url: `/api/v1/sites/${inv.sites.stavanger}/slurm-bootstrap-configs`,
+          payload: body,
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it.each([
@@ -74,22 +125,49 @@ describe("SLURM bootstrap configs", () => {
     ["unknown role", { deviceRoleId: "0190a5b4-0000-7000-8000-000000000099" }, 422, "body.deviceRoleId"],
   ])("rejects %s and writes nothing", async (_what, override, status, path) => {
     const before = await counts();
-    const res = await hub.app.inject({ method: "POST", url: base, payload: { deviceRoleId: inv.roles.hypervisor, image: "img", flavor: "flv", ...override } });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: base,
+      payload: { deviceRoleId: inv.roles.hypervisor, image: "img", flavor: "flv", ...override },
+    });
     expect(res.statusCode, res.body).toBe(status);
     expect((res.json() as { errors?: { path: string }[] }).errors?.map((e) => e.path)).toContain(path);
     expect(await counts()).toEqual(before);
   });
 
   it("accepts GRES lists and 64 KiB of user-data exactly", async () => {
-    const res = await hub.app.inject({ method: "POST", url: base, payload: { deviceRoleId: inv.roles.hypervisor, image: "i", flavor: "f", gres: "gpu:8,nic:mlx5:2", userData: Buffer.alloc(64 * 1024, 97).toString("base64") } });
+    const res = await hub.app.inject({
+      method: "POST",
+      url: base,
+      payload: {
+        deviceRoleId: inv.roles.hypervisor,
+        image: "i",
+        flavor: "f",
+        gres: "gpu:8,nic:mlx5:2",
+        userData: Buffer.alloc(64 * 1024, 97).toString("base64"),
+      },
+    });
     expect(res.statusCode, res.body).toBe(201);
   });
 
   it("answers 404 for an unknown site or config", async () => {
     const nowhere = "0190a5b4-0000-7000-8000-000000000042";
-    expect((await hub.app.inject({ url: `/api/v1/sites/${nowhere}/slurm-bootstrap-configs` })).json()).toMatchObject({ status: 404, code: "site_not_found" });
-    expect((await hub.app.inject({ method: "POST", url: `/api/v1/sites/${nowhere}/slurm-bootstrap-configs`, payload: { deviceRoleId: inv.roles.hypervisor, image: "i", flavor: "f" } })).statusCode).toBe(404);
-    expect((await hub.app.inject({ method: "DELETE", url: `${base}/${nowhere}` })).json()).toMatchObject({ code: "slurm_bootstrap_config_not_found" });
+    expect((await hub.app.inject({ url: `/api/v1/sites/${nowhere}/slurm-bootstrap-configs` })).json()).toMatchObject({
+      status: 404,
+      code: "site_not_found",
+    });
+    expect(
+      (
+        await hub.app.inject({
+          method: "POST",
+          url: `/api/v1/sites/${nowhere}/slurm-bootstrap-configs`,
+          payload: { deviceRoleId: inv.roles.hypervisor, image: "i", flavor: "f" },
+        })
+      ).statusCode,
+    ).toBe(404);
+    expect((await hub.app.inject({ method: "DELETE", url: `${base}/${nowhere}` })).json()).toMatchObject({
+      code: "slurm_bootstrap_config_not_found",
+    });
   });
 });
 
@@ -98,31 +176,74 @@ describe("topology sync", () => {
     const no = await hub.app.inject({ method: "POST", url: `/api/v1/sites/${inv.sites.stavanger}/topology-sync/` });
     expect(no.statusCode).toBe(422);
     expect(no.json()).toMatchObject({ code: "site_not_topology_target" });
-    expect((await hub.app.inject({ url: `/api/v1/sites/${inv.sites.stavanger}/topology-sync/` })).json()).toMatchObject({ count: 0 });
+    expect((await hub.app.inject({ url: `/api/v1/sites/${inv.sites.stavanger}/topology-sync/` })).json()).toMatchObject(
+      { count: 0 },
+    );
 
-    const yes = await hub.app.inject({ method: "POST", url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync/`, payload: { reason: "tray R001-07 removed (node swap)" } });
+    const yes = await hub.app.inject({
+      method: "POST",
+      url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync/`,
+      payload: { reason: "tray R001-07 removed (node swap)" },
+    });
     expect(yes.statusCode, yes.body).toBe(202);
-    expect(yes.json()).toMatchObject({ siteId: inv.sites.keflavik, region: "eu-north-ice", status: "REQUESTED", requestedBy: "local", reason: "tray R001-07 removed (node swap)" });
-    const listed = (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync` })).json() as { items: { id: string }[]; count: number };
+    expect(yes.json()).toMatchObject({
+      siteId: inv.sites.keflavik,
+      region: "eu-north-ice",
+      status: "REQUESTED",
+      requestedBy: "local",
+      reason: "tray R001-07 removed (node swap)",
+    });
+    const listed = (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync` })).json() as {
+      items: { id: string }[];
+      count: number;
+    };
     expect(listed.count).toBe(1);
     expect(listed.items[0]!.id).toBe((yes.json() as { id: string }).id);
-    expect((await hub.app.inject({ method: "POST", url: "/api/v1/sites/0190a5b4-0000-7000-8000-000000000042/topology-sync" })).statusCode).toBe(404);
-    expect((await hub.app.inject({ method: "POST", url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync`, payload: { force: true } })).statusCode).toBe(400);
+    expect(
+      (
+        await hub.app.inject({
+          method: "POST",
+          url: "/api/v1/sites/0190a5b4-0000-7000-8000-000000000042/topology-sync",
+        })
+      ).statusCode,
+    ).toBe(404);
+    expect(
+      (
+        await hub.app.inject({
+          method: "POST",
+          url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync`,
+          payload: { force: true },
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 });
 
 describe("audit log", () => {
   it("records sites' changes with principal, diff and request id, and filters", async () => {
-    const created = await hub.app.inject({ method: "POST", url: "/api/v1/sites", headers: { "x-request-id": "audit-site-1" }, payload: { slug: "audited", name: "A" } });
+    const created = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/sites",
+      headers: { "x-request-id": "audit-site-1" },
+      payload: { slug: "audited", name: "A" },
+    });
     const id = (created.json() as { id: string }).id;
     await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${id}`, payload: { name: "B" } });
     await hub.app.inject({ method: "DELETE", url: `/api/v1/sites/${id}` });
-    const all = (await hub.app.inject({ url: `/api/v1/audit/?resourceId=${id}` })).json() as { items: { action: string; requestId: string; diff: Record<string, unknown> }[]; count: number };
+    const all = (await hub.app.inject({ url: `/api/v1/audit/?resourceId=${id}` })).json() as {
+      items: { action: string; requestId: string; diff: Record<string, unknown> }[];
+      count: number;
+    };
     expect(all.items.map((a) => a.action)).toEqual(["site.create", "site.update", "site.delete"]);
-    expect(all.items[0]).toMatchObject({ requestId: "audit-site-1", diff: { slug: { before: null, after: "audited" } } });
+    expect(all.items[0]).toMatchObject({
+      requestId: "audit-site-1",
+      diff: { slug: { before: null, after: "audited" } },
+    });
     expect(all.items[1]!.diff).toEqual({ name: { before: "A", after: "B" } });
     expect((await hub.app.inject({ url: "/api/v1/audit?requestId=audit-site-1" })).json()).toMatchObject({ count: 1 });
-    expect((await hub.app.inject({ url: `/api/v1/audit?since=${new Date(Date.now() + 60_000).toISOString()}` })).json()).toMatchObject({ count: 0 });
+    expect(
+      (await hub.app.inject({ url: `/api/v1/audit?since=${new Date(Date.now() + 60_000).toISOString()}` })).json(),
+    ).toMatchObject({ count: 0 });
     expect((await hub.app.inject({ url: "/api/v1/audit?since=now" })).statusCode).toBe(400);
   });
 

@@ -1,6 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { IdParams, TopologySyncCreateSchema, TopologySyncListQuerySchema, TopologySyncListSchema, TopologySyncRequestSchema, decodeCursor } from "@fm/domain";
+import {
+  IdParams,
+  TopologySyncCreateSchema,
+  TopologySyncListQuerySchema,
+  TopologySyncListSchema,
+  TopologySyncRequestSchema,
+  decodeCursor,
+} from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { TopologyService } from "./service.ts";
 
@@ -11,7 +18,13 @@ export function registerTopology(app: FastifyInstance, { service }: { service: T
     "/api/v1/sites/:id/topology-sync",
     {
       config: { scope: "fleet.operate", idempotent: true },
-      schema: { tags, summary: "Request a topology sync for a site", params: IdParams, body: TopologySyncCreateSchema.nullish(), response: { 202: TopologySyncRequestSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 422) } },
+      schema: {
+        tags,
+        summary: "Request a topology sync for a site",
+        params: IdParams,
+        body: TopologySyncCreateSchema.nullish(),
+        response: { 202: TopologySyncRequestSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 422) },
+      },
     },
     async (request, reply) => {
       const created = await service.request(request.ctx, request.params.id, request.body?.reason ?? null);
@@ -21,7 +34,21 @@ export function registerTopology(app: FastifyInstance, { service }: { service: T
   );
   r.get(
     "/api/v1/sites/:id/topology-sync",
-    { config: { scope: "fleet.read" }, schema: { tags, summary: "List a site's topology sync requests", params: IdParams, querystring: TopologySyncListQuerySchema, response: { 200: TopologySyncListSchema, ...errorResponses(400, 401, 403, 404) } } },
-    async (request) => service.list(request.params.id, request.query, request.query.cursor ? decodeCursor(request.query.cursor) : undefined),
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags,
+        summary: "List a site's topology sync requests",
+        params: IdParams,
+        querystring: TopologySyncListQuerySchema,
+        response: { 200: TopologySyncListSchema, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) =>
+      service.list(
+        request.params.id,
+        request.query,
+        request.query.cursor ? decodeCursor(request.query.cursor) : undefined,
+      ),
   );
 }
