@@ -1,14 +1,40 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Three projects, each runnable alone (`npm run test:unit|test:int|test:e2e`):
+ *  - unit: pure code, no database and no peer (`*.test.ts`);
+ *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`);
+ *  - e2e: several real processes talking over HTTP (`test/*.e2e.test.ts`).
+ * The database projects share a global setup that migrates one template database per run.
+ */
+const DATABASE_SETUP = ["apps/hub/src/testing/global-setup.ts"];
+const SOURCES = ["apps/*/src/**/", "packages/*/src/**/"];
+
 export default defineConfig({
   test: {
-    include: ["apps/*/src/**/*.test.ts", "packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: two test files at a time keeps the suite fast without starving the peers.
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     reporters: ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: SOURCES.map((s) => `${s}*.test.ts`),
+          exclude: ["**/node_modules/**", "**/*.int.test.ts", "**/*.e2e.test.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: { name: "integration", include: SOURCES.map((s) => `${s}*.int.test.ts`), globalSetup: DATABASE_SETUP },
+      },
+      {
+        extends: true,
+        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], globalSetup: DATABASE_SETUP },
+      },
+    ],
   },
 });

@@ -2,7 +2,7 @@
 import { HubClient } from "@fm/clients";
 import { agentScope, type AgentKind } from "@fm/domain";
 import { TokenSource } from "../apps/satellite-agents/src/runtime/token.ts";
-import { bearer } from "../test/support/process.ts";
+import { bearer } from "@fm/test-support/process";
 
 export async function agentHubClient(
   hubUrl: string,

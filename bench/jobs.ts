@@ -1,5 +1,5 @@
 /**
- * Jobs through the whole path (test/support/jobs-stack.ts: hub, NetBox test server, real
+ * Jobs through the whole path (packages/test-support/src/jobs-stack.ts: hub, NetBox test server, real
  * Ironic, real Temporal, workflow agent and worker as processes):
  *  - time from job creation to SUCCEEDED of one ENROL, three times in a row;
  *  - BENCH_JOBS_DEVICES (default 50) ENROL jobs created at once, one device each: time until
@@ -8,9 +8,9 @@
  * each waited for with the same 250 ms poll) driven directly on the same Ironic for as many
  * fresh nodes at once, with no hub, Temporal or NetBox in the way.
  */
-import { eventually } from "../test/support/wait.ts";
-import { ironicRequest, type RawIronicNode } from "../test/support/ironic.ts";
-import { startJobsStack } from "../test/support/jobs-stack.ts";
+import { eventually } from "@fm/test-support/wait";
+import { ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
+import { startJobsStack } from "@fm/test-support/jobs-stack";
 import type { Job } from "@fm/domain";
 
 type Report = (what: string, value: string, note?: string) => void;

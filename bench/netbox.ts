@@ -8,12 +8,12 @@ import { pino } from "pino";
 import { NetboxClient } from "@fm/clients";
 import { agentHubClient } from "./agent-client.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
-import { netboxReflector, resolveScope } from "../apps/satellite-agents/src/netbox/agent.ts";
+import { netboxReflector, resolveScope } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
-import { realisticFleet, startNetboxServer } from "../test/support/netbox-server.ts";
-import { createTestDatabase } from "../test/support/postgres.ts";
-import { ADMIN_SECRET, bearer, clientToken, startHub } from "../test/support/process.ts";
+import { realisticFleet, startNetboxServer } from "@fm/test-support/netbox-server";
+import { createTestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
 
 type Report = (what: string, value: string, note?: string) => void;
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";

@@ -18,19 +18,19 @@ import { agentHubClient } from "./agent-client.ts";
 import type { IronicItem } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
-import { ironicReflector } from "../apps/satellite-agents/src/openstack/agent.ts";
+import { ironicReflector } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
-import { seedNetboxOnlyDevices } from "../test/support/inventory.ts";
+import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import {
   createNodesBulk,
   setMaintenance,
   clearMaintenance,
   startIronic,
   IRONIC_API_VERSION,
-} from "../test/support/ironic.ts";
-import { createTestDatabase } from "../test/support/postgres.ts";
-import { ADMIN_SECRET, bearer, clientToken, startHub } from "../test/support/process.ts";
+} from "@fm/test-support/ironic";
+import { createTestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
 
 type Report = (what: string, value: string, note?: string) => void;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);

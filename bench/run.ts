@@ -19,12 +19,12 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createTestDatabase } from "../test/support/postgres.ts";
+import { createTestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
-import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "../test/support/process.ts";
+import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);

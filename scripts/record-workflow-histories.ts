@@ -1,6 +1,6 @@
 /**
  * `npm run histories:record`: runs every job workflow on a real Temporal dev server with
- * canned activities and writes each event history to apps/satellite-agents/src/worker/histories/.
+ * canned activities and writes each event history to apps/satellite-agents/src/temporal-worker/histories/.
  * The replay test (worker.replay.test.ts) replays them against the current workflow code, so a
  * change that would break workflows already running in production fails the build.
  *
@@ -21,10 +21,10 @@ import {
   type JobWorkflowInput,
   type WorkflowKind,
 } from "@fm/domain/workflows";
-import type { Activities } from "../apps/satellite-agents/src/worker/activities.ts";
-import { startTemporal } from "../test/support/temporal.ts";
+import type { Activities } from "../apps/satellite-agents/src/temporal-worker/activities.ts";
+import { startTemporal } from "@fm/test-support/temporal";
 
-const OUT = fileURLToPath(new URL("../apps/satellite-agents/src/worker/histories/", import.meta.url));
+const OUT = fileURLToPath(new URL("../apps/satellite-agents/src/temporal-worker/histories/", import.meta.url));
 const TASK_QUEUE = "fleet-manager-histories";
 
 const device = (n: number): DevicePlan => ({
@@ -151,7 +151,9 @@ try {
     const worker = await Worker.create({
       connection: nativeConnection,
       taskQueue,
-      workflowsPath: fileURLToPath(new URL("../apps/satellite-agents/src/worker/workflows.ts", import.meta.url)),
+      workflowsPath: fileURLToPath(
+        new URL("../apps/satellite-agents/src/temporal-worker/workflows.ts", import.meta.url),
+      ),
       activities: { ...ok, ...sc.activities },
     });
     const workflowId = `history-${sc.file}`;

@@ -7,15 +7,21 @@
 #    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
-#    PostgreSQL of its own (see test/support/global-setup.ts).
+#    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 lock_hash=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ ! -f node_modules/.fm-lock-hash ] || [ "$(cat node_modules/.fm-lock-hash)" != "$lock_hash" ]; then
+stamp=node_modules/.fm-lock-hash
+# An `npm ci` run by hand just before (the README's first command) counts: npm writes its own
+# record of the tree, node_modules/.package-lock.json, after every install.
+if [ ! -f "$stamp" ] && [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  echo "$lock_hash" > "$stamp"
+fi
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$lock_hash" ]; then
   echo "setup: installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
-  echo "$lock_hash" > node_modules/.fm-lock-hash
+  echo "$lock_hash" > "$stamp"
 fi
 
 node scripts/prisma-generate.mjs

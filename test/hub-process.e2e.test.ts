@@ -3,8 +3,8 @@ import { chmod, mkdtemp, rm, stat, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/postgres.ts";
-import { ADMIN_SECRET, bearer, clientToken, spawnHub, startHub, type HubProcess } from "./support/process.ts";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, bearer, clientToken, spawnHub, startHub, type HubProcess } from "@fm/test-support/process";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {

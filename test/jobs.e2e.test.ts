@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, Connection } from "@temporalio/client";
 import type { Device } from "@fm/domain";
 import { JOB_WORKFLOWS, taskQueueFor, type JobWorkflowInput } from "@fm/domain/workflows";
-import { getNode, ironicRequest, type RawIronicNode } from "./support/ironic.ts";
-import { scontrolJob, setNodeState, slurmCommand } from "./support/slurm.ts";
-import { SITE, startJobsStack, type JobsStack } from "./support/jobs-stack.ts";
-import { startAgent } from "./support/agents.ts";
-import { eventually } from "./support/wait.ts";
+import { getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
+import { scontrolJob, setNodeState, slurmCommand } from "@fm/test-support/slurm";
+import { SITE, startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
+import { startAgent } from "@fm/test-support/agents";
+import { eventually } from "@fm/test-support/wait";
 
 let s: JobsStack;
 let temporal: Client;

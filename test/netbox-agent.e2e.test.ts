@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Device } from "@fm/domain";
-import { startAgent, type AgentProcess } from "./support/agents.ts";
-import { realisticFleet, startNetboxServer, type NetboxServer } from "./support/netbox-server.ts";
-import { eventually } from "./support/wait.ts";
-import { createTestDatabase } from "./support/postgres.ts";
-import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
+import { startAgent, type AgentProcess } from "@fm/test-support/agents";
+import { realisticFleet, startNetboxServer, type NetboxServer } from "@fm/test-support/netbox-server";
+import { eventually } from "@fm/test-support/wait";
+import { createTestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
 const MAPPING = JSON.stringify({

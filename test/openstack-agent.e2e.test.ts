@@ -11,12 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
-import { startAgent, type AgentProcess } from "./support/agents.ts";
-import { seedNetboxOnlyDevices } from "./support/inventory.ts";
+import { startAgent, type AgentProcess } from "@fm/test-support/agents";
+import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import {
   createNode,
   failClean,
-  freePort,
   getNode,
   setMaintenance,
   setProvisionState,
@@ -24,10 +23,11 @@ import {
   waitForProvisionState,
   deleteNode,
   type IronicPeer,
-} from "./support/ironic.ts";
-import { eventually } from "./support/wait.ts";
-import { createTestDatabase } from "./support/postgres.ts";
-import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./support/process.ts";
+} from "@fm/test-support/ironic";
+import { eventually } from "@fm/test-support/wait";
+import { freePort } from "@fm/test-support/ports";
+import { createTestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real OpenStack Ironic for the tests (test/support/ironic.ts), from Debian's packages.
+# A real OpenStack Ironic for the tests (packages/test-support/src/ironic.ts), from Debian's packages.
 #
 #   scripts/peers/ironic.sh install   install `ironic` + `ironic-dbsync` (package ironic-common)
 #                                     unless they are already on PATH; safe to run again

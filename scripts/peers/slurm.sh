@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real SLURM cluster for the tests (test/support/slurm.ts), from Debian 12's packages
+# A real SLURM cluster for the tests (packages/test-support/src/slurm.ts), from Debian 12's packages
 # (Slurm 22.05.8): slurmctld, one slurmd per fake node, and slurmrestd with JWT auth, all on
 # 127.0.0.1 and all in one folder.
 #

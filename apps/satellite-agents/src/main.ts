@@ -3,9 +3,9 @@
  * its own OAuth2 client, port and Kubernetes deployment; they share only this runtime.
  */
 import { runAgent, type AgentDefinition } from "./runtime/agent.ts";
-import { openstackAgent } from "./openstack/agent.ts";
-import { netboxAgent } from "./netbox/agent.ts";
-import { workflowAgent } from "./workflow/agent.ts";
+import { openstackAgent } from "./openstack-agent/agent.ts";
+import { netboxAgent } from "./netbox-agent/agent.ts";
+import { workflowAgent } from "./workflow-agent/agent.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const AGENTS: Record<string, AgentDefinition<any>> = {
@@ -22,6 +22,7 @@ if (!name || !names.includes(name)) {
 }
 // The Temporal worker is not a reflector: it runs workflows (imported only when asked for,
 // since it loads Temporal's native core).
-const run = name === "temporal-worker" ? (await import("./worker/main.ts")).runWorker() : runAgent(AGENTS[name]!);
+const run =
+  name === "temporal-worker" ? (await import("./temporal-worker/main.ts")).runWorker() : runAgent(AGENTS[name]!);
 // Exit explicitly: idle keep-alive sockets to the hub must not hold a stopping agent open.
 process.exit(await run);

@@ -1,6 +1,6 @@
-export * from "./hub-client.ts";
-export * from "./ironic-client.ts";
-export * from "./openstack-auth.ts";
-export * from "./netbox-client.ts";
-export * from "./slurm-client.ts";
-export { SourceUnavailableError } from "./http.ts";
+export * from "./hub/hub-client.ts";
+export * from "./ironic/ironic-client.ts";
+export * from "./openstack/openstack-auth.ts";
+export * from "./netbox/netbox-client.ts";
+export * from "./slurm/slurm-client.ts";
+export { SourceUnavailableError } from "./http/http.ts";

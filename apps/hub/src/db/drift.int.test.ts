@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../../../test/support/postgres.ts";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "./migrate.ts";
 import { SCHEMA_FILE, diffShapes, dmmfOf, expectedShape, liveShape, type SchemaShape } from "./drift.ts";
 

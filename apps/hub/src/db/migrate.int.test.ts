@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import pg from "pg";
-import { createTestDatabase, type TestDatabase } from "../../../../test/support/postgres.ts";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "./migrate.ts";
 
 let db: TestDatabase;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import pg from "pg";
 import { pino } from "pino";
 import type { FastifyBaseLogger } from "fastify";
-import { adminQuery, createTestDatabase, type TestDatabase } from "../../../../test/support/postgres.ts";
+import { adminQuery, createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { PgListener } from "./pg-listener.ts";
 
 let db: TestDatabase;

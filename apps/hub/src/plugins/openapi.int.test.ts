@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestHub, type TestHub } from "../../../../test/support/hub.ts";
+import { startTestHub, type TestHub } from "../testing/test-hub.ts";
 
 let hub: TestHub;
 beforeAll(async () => {

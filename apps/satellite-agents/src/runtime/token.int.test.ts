@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { HubClient } from "@fm/clients";
-import { startOAuthTestHub, TEST_ADMIN_SECRET } from "../../../../test/support/hub.ts";
+import { startOAuthTestHub, TEST_ADMIN_SECRET } from "@fm/hub/testing";
 import { TokenSource } from "./token.ts";
 
 let hub: Awaited<ReturnType<typeof startOAuthTestHub>>;

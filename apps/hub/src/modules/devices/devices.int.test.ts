@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "@fm/domain";
-import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
-import { seedInventory, type Inventory } from "../../../../../test/support/inventory.ts";
+import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
+import { seedInventory, type Inventory } from "../../testing/inventory.ts";
 
 let hub: TestHub;
 let inv: Inventory;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FeedPage } from "@fm/domain";
-import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
+import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { recordChange } from "../../lib/changes.ts";
 import type { Principal } from "../../lib/context.ts";
 

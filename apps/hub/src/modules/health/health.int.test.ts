@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startProxiedTestHub, startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
+import { startProxiedTestHub, startTestHub, type TestHub } from "../../testing/test-hub.ts";
 
 describe("/healthz and /readyz", () => {
   let hub: Awaited<ReturnType<typeof startProxiedTestHub>>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
-import { seedInventory } from "../../../../../test/support/inventory.ts";
+import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
+import { seedInventory } from "../../testing/inventory.ts";
 import { reconcileExpectedSatellites } from "./bootstrap.ts";
 
 let hub: TestHub;

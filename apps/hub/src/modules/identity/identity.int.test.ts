@@ -2,10 +2,10 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
 import { SignJWT, decodeProtectedHeader } from "jose";
-import { TEST_ADMIN_SECRET, startOAuthTestHub, testIdentity, type TestHub } from "../../../../../test/support/hub.ts";
-import { startTestIssuer, type TestIssuer } from "../../../../../test/support/oidc-issuer.ts";
-import { bearer, clientToken } from "../../../../../test/support/process.ts";
-import { seedInventory, type Inventory } from "../../../../../test/support/inventory.ts";
+import { TEST_ADMIN_SECRET, startOAuthTestHub, testIdentity, type TestHub } from "../../testing/test-hub.ts";
+import { startTestIssuer, type TestIssuer } from "@fm/test-support/oidc-issuer";
+import { bearer, clientToken } from "@fm/test-support/process";
+import { seedInventory, type Inventory } from "../../testing/inventory.ts";
 
 const ADMIN_SECRET = TEST_ADMIN_SECRET;
 const OVERLAP_MS = 1500;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Job } from "@fm/domain";
-import { startOAuthTestHub, TEST_ADMIN_SECRET, type TestHub } from "../../../../../test/support/hub.ts";
-import { seedNetboxOnlyDevices } from "../../../../../test/support/inventory.ts";
-import { bearer, clientToken } from "../../../../../test/support/process.ts";
+import { startOAuthTestHub, TEST_ADMIN_SECRET, type TestHub } from "../../testing/test-hub.ts";
+import { seedNetboxOnlyDevices } from "../../testing/inventory.ts";
+import { bearer, clientToken } from "@fm/test-support/process";
 
 let hub: TestHub & { url: string; adminToken: string };
 let reader: string;

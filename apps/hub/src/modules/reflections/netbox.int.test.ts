@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device, NetboxItem } from "@fm/domain";
-import { startOAuthTestHub, type TestHub } from "../../../../../test/support/hub.ts";
-import { bearer, clientToken } from "../../../../../test/support/process.ts";
+import { startOAuthTestHub, type TestHub } from "../../testing/test-hub.ts";
+import { bearer, clientToken } from "@fm/test-support/process";
 
 let hub: TestHub & { url: string; adminToken: string };
 let netbox: string;

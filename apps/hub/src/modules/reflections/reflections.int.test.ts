@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device, ReflectionResult } from "@fm/domain";
-import { startOAuthTestHub, type TestHub } from "../../../../../test/support/hub.ts";
-import { seedInventory, type Inventory } from "../../../../../test/support/inventory.ts";
-import { bearer, clientToken } from "../../../../../test/support/process.ts";
+import { startOAuthTestHub, type TestHub } from "../../testing/test-hub.ts";
+import { seedInventory, type Inventory } from "../../testing/inventory.ts";
+import { bearer, clientToken } from "@fm/test-support/process";
 import { reconcileExpectedSatellites } from "../identity/bootstrap.ts";
 
 let hub: TestHub & { url: string; adminToken: string };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Site, SiteList } from "@fm/domain";
-import { startTestHub, type TestHub } from "../../../../../test/support/hub.ts";
+import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 
 let hub: TestHub;
 beforeAll(async () => {

@@ -1,0 +1,105 @@
+/** An in-process hub on its own test database, called with app.inject or over a socket. */
+import { Writable } from "node:stream";
+import { inject } from "vitest";
+import { pino } from "pino";
+import type { FastifyInstance } from "fastify";
+import { randomBytes } from "node:crypto";
+import { buildApp, type AppDeps } from "../app.ts";
+import { createServer } from "node:net";
+import { localAuthenticator } from "../plugins/request-context.ts";
+import { ensureAdminClient } from "../modules/identity/bootstrap.ts";
+import { clientToken } from "@fm/test-support/process";
+import { createDatabase, type Database } from "../db/client.ts";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { startTcpProxy, type TcpProxy } from "@fm/test-support/tcp-proxy";
+
+export interface TestHub {
+  app: FastifyInstance;
+  db: Database;
+  database: TestDatabase;
+  /** Every log line the hub wrote, parsed. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** Identity settings for an in-process hub; the issuer is what its tokens carry. */
+export const testIdentity = (issuer = "http://hub.test") => ({
+  config: { issuer, audience: "fleet-manager", tokenLifetimeS: 600 },
+  kek: randomBytes(32),
+  rotationOverlapMs: 3600_000,
+});
+
+/**
+ * A hub on its own database. By default every caller is the local admin (tests of other
+ * features); pass `authenticate: undefined` for the real OAuth2 authenticator.
+ */
+export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?: string } = {}): Promise<TestHub> {
+  const database = await createTestDatabase(inject("templateDatabase"));
+  const db = createDatabase(overrides.databaseUrl ?? database.url, { poolMax: 5, connectTimeoutMs: 1000 });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split("\n")) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const app = await buildApp({
+    prisma: db.prisma,
+    pool: db.pool,
+    logger: pino({ level: "info" }, sink),
+    identity: testIdentity(),
+    authenticate: localAuthenticator,
+    ...overrides,
+  });
+  return {
+    app,
+    db,
+    database,
+    logs,
+    async close() {
+      await app.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A hub that reaches its database through a TCP proxy the test can cut and restore. */
+export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Promise<TestHub & { proxy: TcpProxy }> {
+  const database = await createTestDatabase(inject("templateDatabase"));
+  const target = new URL(database.url);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  target.port = String(proxy.port);
+  const hub = await startTestHub({ databaseUrl: target.toString(), ...overrides });
+  return {
+    ...hub,
+    proxy,
+    async close() {
+      await hub.close();
+      await proxy.close();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer.
+ * `overrides` may depend on that URL (e.g. identity settings).
+ */
+export async function startOAuthTestHub(
+  overrides: (url: string) => Partial<AppDeps> = () => ({}),
+): Promise<TestHub & { url: string; adminToken: string }> {
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const hub = await startTestHub({ authenticate: undefined, identity: testIdentity(url), ...overrides(url) });
+  await hub.app.ready();
+  await ensureAdminClient(hub.db.prisma, { secret: TEST_ADMIN_SECRET, dataDir: "/nonexistent", log: hub.app.log });
+  await hub.app.listen({ port, host: "127.0.0.1" });
+  return { ...hub, url, adminToken: await clientToken(url, "fleet-admin", TEST_ADMIN_SECRET) };
+}
+export const TEST_ADMIN_SECRET = "in-process-admin-secret";

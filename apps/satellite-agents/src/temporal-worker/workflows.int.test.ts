@@ -1,0 +1,160 @@
+/**
+ * Workflow logic on a real Temporal dev server, with canned activities (the activities
+ * themselves are tested against real peers in activities.int.test.ts, and everything together in
+ * test/jobs.e2e.test.ts): what a burn-in does with the SLURM jobs it submitted when it fails or is
+ * cancelled halfway, and that messages stay within what the hub keeps.
+ */
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { WorkflowFailedError } from "@temporalio/client";
+import { Client, Connection } from "@temporalio/client";
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
+import {
+  JOB_WORKFLOWS,
+  type DevicePlan,
+  type JobPlan,
+  type JobWorkflowInput,
+  type StepFailureDetails,
+  type WorkflowKind,
+} from "@fm/domain/workflows";
+import type { Activities } from "./activities.ts";
+import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
+
+let temporal: TemporalPeer;
+let native: NativeConnection;
+let connection: Connection;
+let client: Client;
+let queue = 0;
+
+beforeAll(async () => {
+  Runtime.install({
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } },
+  });
+  temporal = await startTemporal();
+  native = await NativeConnection.connect({ address: temporal.address });
+  connection = await Connection.connect({ address: temporal.address });
+  client = new Client({ connection });
+}, 60_000);
+afterAll(async () => {
+  await connection?.close();
+  await native?.close();
+  await temporal?.stop();
+});
+
+const device = (n: number): DevicePlan => ({
+  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
+  name: `gpu00${n}`,
+  netboxId: n,
+  bmcAddress: `10.0.0.${n}`,
+  bmcMac: null,
+  ironicInstance: "overcloud",
+  ironicNodeUuid: null,
+  slurmNodeName: null,
+  resourceClass: "GPU_COMPUTE",
+});
+const plan: JobPlan = {
+  site: { slug: "t1", slurmEnabled: true, configureDhcp: false, platformClassActivityReady: false },
+  devices: [device(1), device(2)],
+};
+
+/** Runs one workflow on its own task queue with these activities; `during` may act on the handle. */
+async function runWorkflow(
+  kind: WorkflowKind,
+  activities: Partial<Activities>,
+  during?: (h: ReturnType<Client["workflow"]["getHandle"]>) => Promise<void>,
+) {
+  const taskQueue = `wf-test-${++queue}`;
+  const worker = await Worker.create({
+    connection: native,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL("./workflows.ts", import.meta.url)),
+    activities: { preflight: async () => plan, ...activities },
+  });
+  const input: JobWorkflowInput = {
+    jobId: `0190a5b4-2222-7000-8000-0000000000${String(queue).padStart(2, "0")}`,
+    jobName: `burn-in-test-${queue}`,
+    kind,
+    params: { durationMinutes: 1 },
+  };
+  return worker.runUntil(async () => {
+    const handle = await client.workflow.start(JOB_WORKFLOWS[kind], {
+      workflowId: `wf-test-${queue}`,
+      taskQueue,
+      args: [input],
+    });
+    await during?.(handle);
+    return handle.result().then(
+      (r) => ({ ok: true as const, result: r }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+  });
+}
+
+describe("burn-in workflow and the SLURM jobs it submitted", () => {
+  it("a submit failing for one device cancels the SLURM job already submitted for the other", async () => {
+    const cancelled: number[][] = [];
+    const outcome = await runWorkflow("BURN_IN", {
+      slurmSubmitBurnIn: async (a) => {
+        if (a.device.name === "gpu002") {
+          await Context.current().sleep(300); // gpu001's job is in first
+          throw ApplicationFailure.nonRetryable("SLURM has no node gpu002", "SourceRejected");
+        }
+        return 41;
+      },
+      slurmCancel: async (ids) => void cancelled.push(ids),
+    });
+    expect(outcome.ok).toBe(false);
+    const failure = (outcome as { err: WorkflowFailedError }).err.cause as ApplicationFailure;
+    expect(failure.message).toBe("slurm-submit: SLURM has no node gpu002");
+    expect((failure.details![0] as StepFailureDetails).step).toBe("slurm-submit");
+    expect(cancelled).toEqual([[41]]);
+  }, 60_000);
+
+  it("cancelled while its submits are in flight, it lets them land and cancels every one of them", async () => {
+    const cancelled: number[][] = [];
+    const outcome = await runWorkflow(
+      "BURN_IN",
+      {
+        slurmSubmitBurnIn: async (a) => {
+          await Context.current().sleep(1500);
+          return a.device.name === "gpu001" ? 51 : 52;
+        },
+        slurmWait: async () => {
+          throw new Error("a cancelled burn-in must not wait for its jobs");
+        },
+        slurmCancel: async (ids) => void cancelled.push([...ids].sort()),
+      },
+      async (h) => {
+        await new Promise((r) => setTimeout(r, 500));
+        await h.cancel();
+      },
+    );
+    expect(outcome.ok).toBe(false);
+    expect((outcome as { err: WorkflowFailedError }).err.cause?.name).toBe("CancelledFailure");
+    expect(cancelled).toEqual([[51, 52]]);
+  }, 60_000);
+
+  it("a wait that fails cancels the SLURM jobs still running; a huge error message is cut to what the hub keeps", async () => {
+    const cancelled: number[][] = [];
+    const outcome = await runWorkflow("BURN_IN", {
+      slurmSubmitBurnIn: async (a) => (a.device.name === "gpu001" ? 61 : 62),
+      slurmWait: async (a) => {
+        if (a.device === "gpu001")
+          throw ApplicationFailure.nonRetryable(`SLURM no longer knows job 61 ${"x".repeat(10_000)}`, "SourceRejected");
+        for (;;) {
+          Context.current().heartbeat();
+          await Context.current().sleep(100);
+        }
+      },
+      slurmCancel: async (ids) => void cancelled.push([...ids].sort()),
+    });
+    expect(outcome.ok).toBe(false);
+    const failure = (outcome as { err: WorkflowFailedError }).err.cause as ApplicationFailure;
+    expect(failure.message.startsWith("slurm-run: SLURM no longer knows job 61")).toBe(true);
+    expect(failure.message.length).toBeLessThanOrEqual(2000);
+    const steps = (failure.details![0] as StepFailureDetails).steps;
+    expect(steps.every((s) => (s.message ?? "").length <= 2000)).toBe(true);
+    expect(cancelled).toEqual([[61, 62]]);
+  }, 60_000);
+});

@@ -1,0 +1,313 @@
+/**
+ * Typed client for the hub API, shared by the CLI, the agents and the tests. Responses are
+ * parsed with the domain's zod schemas; errors surface as HubApiError carrying the problem
+ * document. Idempotent requests (GET, PUT, DELETE, and POST with an Idempotency-Key) are
+ * retried with exponential backoff and jitter on connection errors, 429 and 5xx.
+ */
+import type { z } from "zod";
+import {
+  DeviceListSchema,
+  DeviceSchema,
+  JobListSchema,
+  JobSchema,
+  type Job,
+  type JobCreate,
+  type JobKind,
+  type JobList,
+  type JobReport,
+  type JobStatus,
+  DeviceRoleListSchema,
+  ProblemSchema,
+  ReflectionResultSchema,
+  SiteListSchema,
+  SiteSchema,
+  type AgentKind,
+  type Device,
+  type DeviceList,
+  type DeviceRole,
+  type Problem,
+  type ReflectionResult,
+  type ReflectionSource,
+  type Site,
+  type SiteCreate,
+  type SiteList,
+  type SitePatch,
+} from "@fm/domain";
+import { sleep } from "../http/http.ts";
+
+export class HubApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Problem | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = "HubApiError";
+  }
+  get code(): string | undefined {
+    return this.problem?.code;
+  }
+}
+
+export interface HubClientOptions {
+  baseUrl: string;
+  /** Returns a bearer token (cached and refreshed by the caller), or undefined for none. */
+  token?: () => Promise<string | undefined>;
+  /** Attempts for retryable requests, including the first. */
+  maxAttempts?: number;
+  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  backoffMs?: number;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /**
+   * Called when the hub answers 401 (token expired early, key rotated, secret rotated): the
+   * caller drops its cached token and the request is sent once more with a fresh one.
+   */
+  onUnauthorized?: () => void;
+}
+
+interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Retry even though the method is POST/PATCH: the caller knows a repeat is harmless. */
+  retry?: boolean;
+}
+
+export class HubClient {
+  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> &
+    Pick<HubClientOptions, "token" | "onUnauthorized">;
+
+  constructor(opts: HubClientOptions) {
+    this.opts = {
+      maxAttempts: 5,
+      backoffMs: 200,
+      timeoutMs: 30_000,
+      fetch: globalThis.fetch,
+      ...opts,
+      baseUrl: opts.baseUrl.replace(/\/+$/, ""),
+    };
+  }
+
+  async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S | undefined,
+    o: RequestOptions = {},
+  ): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
+    const url = new URL(this.opts.baseUrl + path);
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const retryable =
+      method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
+    const attempts = retryable ? this.opts.maxAttempts : 1;
+    let lastError: unknown;
+    let reauthenticated = false;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
+      let res: Response;
+      try {
+        const token = await this.opts.token?.();
+        res = await this.opts.fetch(url, {
+          method,
+          headers: {
+            accept: "application/json",
+            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...o.headers,
+          },
+          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+          signal: AbortSignal.timeout(this.opts.timeoutMs),
+        });
+      } catch (err) {
+        lastError = err;
+        continue; // connection refused, reset, timed out
+      }
+      if (res.ok) {
+        const text = res.status === 204 ? "" : await res.text();
+        const body = schema && text ? schema.parse(JSON.parse(text)) : undefined;
+        return { body: body as z.infer<S>, headers: res.headers, status: res.status };
+      }
+      const error = await toError(res, method, path);
+      if (res.status === 401 && this.opts.onUnauthorized && !reauthenticated) {
+        // Once per request: a second 401 with a fresh token is a real refusal.
+        reauthenticated = true;
+        this.opts.onUnauthorized();
+        attempt--;
+        lastError = error;
+        continue;
+      }
+      if (res.status === 429 || res.status >= 500) {
+        lastError = error;
+        continue;
+      }
+      throw error;
+    }
+    throw lastError instanceof Error ? lastError : new Error(String(lastError));
+  }
+
+  listSites(
+    query: { limit?: number; cursor?: string; slug?: string; region?: string; q?: string } = {},
+  ): Promise<SiteList> {
+    return this.request("GET", "/api/v1/sites/", SiteListSchema, { query }).then((r) => r.body);
+  }
+
+  allSites(query: { slug?: string; region?: string; q?: string } = {}): AsyncGenerator<Site> {
+    return everyPage((cursor) => this.listSites({ ...query, limit: 1000, cursor }));
+  }
+
+  getSite(id: string): Promise<{ site: Site; etag: string | null }> {
+    return this.request("GET", `/api/v1/sites/${id}/`, SiteSchema).then((r) => ({
+      site: r.body,
+      etag: r.headers.get("etag"),
+    }));
+  }
+
+  createSite(input: SiteCreate, idempotencyKey?: string): Promise<Site> {
+    return this.request("POST", "/api/v1/sites/", SiteSchema, {
+      body: input,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
+    }).then((r) => r.body);
+  }
+
+  updateSite(id: string, patch: SitePatch, ifMatch?: string): Promise<Site> {
+    return this.request("PATCH", `/api/v1/sites/${id}/`, SiteSchema, {
+      body: patch,
+      headers: ifMatch ? { "if-match": ifMatch } : {},
+    }).then((r) => r.body);
+  }
+
+  /** The site with this slug, or undefined. */
+  async findSite(slug: string): Promise<Site | undefined> {
+    return (await this.listSites({ slug, limit: 1 })).items[0];
+  }
+
+  /** Device roles, with `inUse`/`deviceCount` counted at `site` when given. */
+  async deviceRoles(query: { site?: string; inUse?: boolean } = {}): Promise<DeviceRole[]> {
+    const roles: DeviceRole[] = [];
+    for await (const r of everyPage((cursor) =>
+      this.request("GET", "/api/v1/device-roles/", DeviceRoleListSchema, {
+        query: { ...query, limit: 1000, cursor },
+      }).then((res) => res.body),
+    ))
+      roles.push(r);
+    return roles;
+  }
+
+  listDevices(query: DeviceQuery = {}): Promise<DeviceList> {
+    return this.request("GET", "/api/v1/devices/", DeviceListSchema, { query }).then((r) => r.body);
+  }
+
+  allDevices(query: Omit<DeviceQuery, "limit" | "cursor"> = {}): AsyncGenerator<Device> {
+    return everyPage((cursor) => this.listDevices({ ...query, limit: 1000, cursor }));
+  }
+
+  /** A source's complete view of a site (PUT is idempotent, so it is retried). */
+  pushReflection(
+    siteId: string,
+    source: ReflectionSource,
+    body: { observedAt: string; items: unknown[] },
+  ): Promise<ReflectionResult> {
+    return this.request("PUT", `/api/v1/sites/${siteId}/reflections/${source}/`, ReflectionResultSchema, {
+      body: { observedAt: body.observedAt, complete: true, items: body.items },
+    }).then((r) => r.body);
+  }
+
+  async heartbeat(
+    satellite: string,
+    agent: AgentKind,
+    body: { reflectors: Record<string, number>; version?: string },
+  ): Promise<void> {
+    await this.request("POST", `/api/v1/satellites/${satellite}/agents/${agent}/heartbeat/`, undefined, {
+      body,
+      retry: true,
+    }); // repeating a heartbeat only moves its time
+  }
+
+  getDevice(id: string): Promise<Device> {
+    return this.request("GET", `/api/v1/devices/${id}/`, DeviceSchema).then((r) => r.body);
+  }
+
+  createJob(input: JobCreate, idempotencyKey?: string): Promise<Job> {
+    return this.request("POST", "/api/v1/jobs/", JobSchema, {
+      body: input,
+      headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},
+    }).then((r) => r.body);
+  }
+
+  getJob(id: string): Promise<Job> {
+    return this.request("GET", `/api/v1/jobs/${id}/`, JobSchema).then((r) => r.body);
+  }
+
+  listJobs(query: JobQuery = {}): Promise<JobList> {
+    return this.request("GET", "/api/v1/jobs/", JobListSchema, { query }).then((r) => r.body);
+  }
+
+  allJobs(query: Omit<JobQuery, "limit" | "cursor"> = {}): AsyncGenerator<Job> {
+    return everyPage((cursor) => this.listJobs({ ...query, limit: 1000, cursor }));
+  }
+
+  cancelJob(id: string): Promise<Job> {
+    return this.request("POST", `/api/v1/jobs/${id}/cancel/`, JobSchema, { retry: true }).then((r) => r.body); // cancelling twice is a no-op
+  }
+
+  /** Agents only. Reports are idempotent on the hub (a repeat changes nothing), so they are retried. */
+  reportJob(id: string, report: JobReport): Promise<Job> {
+    return this.request("POST", `/api/v1/jobs/${id}/report/`, JobSchema, { body: report, retry: true }).then(
+      (r) => r.body,
+    );
+  }
+
+  async deleteSite(id: string, ifMatch?: string): Promise<void> {
+    await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, {
+      headers: ifMatch ? { "if-match": ifMatch } : {},
+    });
+  }
+}
+
+/** Every item of a keyset-paginated hub list, page after page. */
+async function* everyPage<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | null }>,
+): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const p = await page(cursor);
+    yield* p.items;
+    cursor = p.nextCursor ?? undefined;
+  } while (cursor);
+}
+
+export type JobQuery = {
+  status?: JobStatus;
+  kind?: JobKind;
+  site?: string;
+  device?: string;
+  active?: boolean;
+  limit?: number;
+  cursor?: string;
+};
+
+export type DeviceQuery = {
+  site?: string;
+  role?: string;
+  deviceClass?: string;
+  cordoned?: boolean;
+  stale?: boolean;
+  nameExact?: string;
+  name?: string;
+  provisionState?: string;
+  updatedSince?: string;
+  limit?: number;
+  cursor?: string;
+};
+
+async function toError(res: Response, method: string, path: string): Promise<HubApiError> {
+  const text = await res.text().catch(() => "");
+  let problem: Problem | undefined;
+  try {
+    problem = ProblemSchema.parse(JSON.parse(text));
+  } catch {
+    problem = undefined;
+  }
+  const detail = problem ? `${problem.code}: ${problem.detail}` : text.slice(0, 200) || res.statusText;
+  return new HubApiError(res.status, problem, `${method} ${path} -> ${res.status} ${detail}`);
+}

@@ -1,0 +1,372 @@
+/**
+ * Typed client for the OpenStack Ironic (bare metal) REST API, as the satellite agents use it:
+ * list every node, read one, put one into maintenance and out of it.
+ *
+ * Wire format (Ironic API reference, https://docs.openstack.org/api-ref/baremetal/):
+ * - Every request names a microversion in `X-OpenStack-Ironic-API-Version`; without it Ironic
+ *   answers as 1.1 (no `name`, no `?detail=true`, which needs 1.43).
+ * - Lists are marker-paginated: a full page carries `next`, a URL whose `marker` is the last
+ *   node's UUID. The `limit` is capped by the server's `[api] max_limit` (1000 by default).
+ * - Errors are `{"error_message": "<JSON string>"}`, the inner JSON holding `faultstring`.
+ *
+ * Nodes are parsed with zod, tolerating fields this client does not know (newer microversions
+ * add some). Reads and the idempotent maintenance PUT/DELETE are retried with exponential
+ * backoff and full jitter on connection errors, timeouts, 429 and 5xx; other 4xx throw at once.
+ * Failures surface as two classes so callers can tell them apart (e.g. as a metric label):
+ * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
+ */
+import { z } from "zod";
+import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "../http/http.ts";
+
+export class IronicApiError extends Error {
+  constructor(
+    readonly status: number,
+    /** The response body as received (Ironic's error document, or whatever answered). */
+    readonly body: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "IronicApiError";
+  }
+}
+
+/** No answer from Ironic (connection refused or reset, DNS, timeout) after every attempt. */
+export class IronicUnavailableError extends SourceUnavailableError {}
+
+/**
+ * The node fields this client relies on. Fields present since microversion 1.1 are required;
+ * later ones are optional so a client pinned to an older microversion still parses nodes.
+ */
+const nodeShape = {
+  uuid: z.string(),
+  name: z.string().nullable().optional(), // 1.5
+  driver: z.string(),
+  provision_state: z.string(),
+  target_provision_state: z.string().nullable(),
+  provision_updated_at: z.string().nullable(),
+  power_state: z.string().nullable(),
+  target_power_state: z.string().nullable(),
+  maintenance: z.boolean(),
+  maintenance_reason: z.string().nullable(),
+  fault: z.string().nullable().optional(), // 1.42
+  last_error: z.string().nullable(),
+  instance_uuid: z.string().nullable(),
+  resource_class: z.string().nullable().optional(), // 1.21
+  conductor_group: z.string().optional(), // 1.46
+  conductor: z.string().nullable().optional(), // 1.49
+  owner: z.string().nullable().optional(), // 1.50
+  lessee: z.string().nullable().optional(), // 1.65
+  description: z.string().nullable().optional(), // 1.51
+  retired: z.boolean().optional(), // 1.61
+  retired_reason: z.string().nullable().optional(), // 1.61
+  protected: z.boolean().optional(), // 1.48
+  traits: z.array(z.string()).nullable().optional(), // 1.37
+  properties: z.record(z.string(), z.unknown()),
+  driver_info: z.record(z.string(), z.unknown()).optional(), // secrets come back masked ("******")
+  inspection_finished_at: z.string().nullable().optional(),
+  extra: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+  updated_at: z.string().nullable(),
+};
+export const IronicNodeSchema = z.looseObject(nodeShape);
+export type IronicNode = z.infer<typeof IronicNodeSchema>;
+/** A field `listNodes({ fields })` can ask for. */
+export type IronicNodeField = keyof typeof nodeShape;
+
+const NodePageSchema = z.looseObject({
+  nodes: z.array(z.unknown()),
+  next: z.string().optional(),
+});
+
+export interface IronicClientOptions {
+  /** Ironic's base URL, e.g. http://ironic.example:6385 (a trailing /v1 is accepted too). */
+  endpoint: string;
+  /** Returns a Keystone token, sent as X-Auth-Token (cached and refreshed by the source), or undefined for none. */
+  token?: () => Promise<string | undefined>;
+  /**
+   * Called when Ironic answers 401 to a token from `token`: the token was revoked or expired
+   * early, so the source should drop it. The request is then retried once with a new token.
+   */
+  invalidateToken?: () => void;
+  /** Sent as X-OpenStack-Ironic-API-Version on every request. */
+  microversion?: string;
+  /** Per attempt, including reading the body. */
+  timeoutMs?: number;
+  /** Attempts for retryable requests, including the first. */
+  maxAttempts?: number;
+  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  backoffMs?: number;
+  fetch?: typeof fetch;
+}
+
+interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Safe to send again after a failure that may or may not have reached Ironic. */
+  idempotent: boolean;
+}
+
+export class IronicClient {
+  readonly endpoint: string;
+  private readonly opts: Required<Omit<IronicClientOptions, "token" | "invalidateToken">> &
+    Pick<IronicClientOptions, "token" | "invalidateToken">;
+
+  constructor(opts: IronicClientOptions) {
+    // Keystone catalogs list Ironic with or without the version; paths below add /v1.
+    const endpoint = opts.endpoint.replace(/\/+$/, "").replace(/\/v1$/, "");
+    this.endpoint = endpoint;
+    this.opts = {
+      microversion: "1.82",
+      timeoutMs: 30_000,
+      maxAttempts: 4,
+      backoffMs: 200,
+      fetch: globalThis.fetch,
+      ...opts,
+      endpoint,
+    };
+  }
+
+  /**
+   * Every node, following the marker pagination to the end. Without `fields` the nodes are
+   * complete (`?detail=true`); with `fields` only those (and `uuid`, needed for paging) are
+   * requested, which is much cheaper for large fleets. Ironic refuses `detail` and `fields`
+   * together (400), hence the two forms.
+   */
+  listNodes(opts?: { limit?: number }): Promise<IronicNode[]>;
+  listNodes<F extends IronicNodeField>(opts: {
+    limit?: number;
+    fields: readonly F[];
+  }): Promise<Array<Pick<IronicNode, F | "uuid">>>;
+  async listNodes(
+    opts: { limit?: number; fields?: readonly IronicNodeField[] } = {},
+  ): Promise<Array<Partial<IronicNode>>> {
+    const limit = opts.limit ?? 1000;
+    const fields = opts.fields ? [...new Set<IronicNodeField>(["uuid", ...opts.fields])] : undefined;
+    const schema = fields
+      ? IronicNodeSchema.pick(Object.fromEntries(fields.map((f) => [f, true])) as Record<IronicNodeField, true>)
+      : IronicNodeSchema;
+    const query = fields ? { fields: fields.join(","), limit } : { detail: true, limit };
+    const nodes: Array<Partial<IronicNode>> = [];
+    const seen = new Set<string>();
+    let marker: string | undefined;
+    for (;;) {
+      const path = "/v1/nodes";
+      const { body, status, text } = await this.request("GET", path, NodePageSchema, {
+        query: { ...query, marker },
+        idempotent: true,
+      });
+      for (const raw of body.nodes) nodes.push(parseNode(schema, raw, "GET", path, status, text));
+      // Only the marker is taken from `next`, not its URL: behind a proxy or TLS terminator
+      // Ironic builds that URL from its own view of the host. A full page without `next`
+      // (some proxies drop it) is followed with the last UUID as the marker.
+      const last = nodes.at(-1)?.uuid;
+      const nextMarker = body.next
+        ? (new URL(body.next, this.endpoint).searchParams.get("marker") ?? undefined)
+        : body.nodes.length >= limit
+          ? last
+          : undefined;
+      if (!nextMarker || body.nodes.length === 0) return nodes;
+      if (seen.has(nextMarker))
+        throw new IronicApiError(
+          status,
+          text,
+          `GET ${path}: pagination does not advance (marker ${nextMarker} repeated)`,
+        );
+      seen.add(nextMarker);
+      marker = nextMarker;
+    }
+  }
+
+  /** One node by UUID or name. */
+  async getNode(id: string): Promise<IronicNode> {
+    const path = `/v1/nodes/${encodeURIComponent(id)}`;
+    const { body, status, text } = await this.request("GET", path, z.unknown(), { idempotent: true });
+    return parseNode(IronicNodeSchema, body, "GET", path, status, text) as IronicNode;
+  }
+
+  /** One node by UUID or name, or null when Ironic does not know it. */
+  async findNode(id: string): Promise<IronicNode | null> {
+    try {
+      return await this.getNode(id);
+    } catch (err) {
+      if (err instanceof IronicApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * Enrols a node (it starts in `enroll`). Not retried: a create that reached Ironic and lost
+   * its answer would otherwise make a second node. Callers look the node up by name first.
+   */
+  async createNode(node: {
+    name: string;
+    driver: string;
+    driver_info?: Record<string, unknown>;
+    resource_class?: string;
+    properties?: Record<string, unknown>;
+    extra?: Record<string, unknown>;
+  }): Promise<IronicNode> {
+    const { body, status, text } = await this.request("POST", "/v1/nodes", z.unknown(), {
+      body: node,
+      idempotent: false,
+    });
+    return parseNode(IronicNodeSchema, body, "POST", "/v1/nodes", status, text) as IronicNode;
+  }
+
+  /** JSON-patches a node (RFC 6902, as Ironic takes it). Setting the same values again is harmless. */
+  async patchNode(
+    id: string,
+    ops: Array<{ op: "add" | "replace" | "remove"; path: string; value?: unknown }>,
+  ): Promise<IronicNode> {
+    const path = `/v1/nodes/${encodeURIComponent(id)}`;
+    const { body, status, text } = await this.request("PATCH", path, z.unknown(), { body: ops, idempotent: true });
+    return parseNode(IronicNodeSchema, body, "PATCH", path, status, text) as IronicNode;
+  }
+
+  /**
+   * Asks for a provision state change (`manage`, `inspect`, `provide`, `deleted`, `rebuild`...).
+   * Ironic answers 202 and moves the node asynchronously; poll the node for the outcome. A
+   * request the node's state does not allow is a 400, a locked node a 409.
+   */
+  async setProvisionState(id: string, target: string): Promise<void> {
+    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/states/provision`, undefined, {
+      body: { target },
+      idempotent: false,
+    });
+  }
+
+  /** Ironic's check of each interface (power, management, deploy...), e.g. after the BMC is configured. */
+  async validateNode(id: string): Promise<Record<string, { result: boolean | null; reason?: string | null }>> {
+    const { body } = await this.request(
+      "GET",
+      `/v1/nodes/${encodeURIComponent(id)}/validate`,
+      z.record(z.string(), z.looseObject({ result: z.boolean().nullable(), reason: z.string().nullable().optional() })),
+      { idempotent: true },
+    );
+    return body;
+  }
+
+  /** Puts the node into maintenance with this reason (again: the reason is replaced). */
+  async setMaintenance(id: string, reason: string): Promise<void> {
+    await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/maintenance`, undefined, {
+      body: { reason },
+      idempotent: true,
+    });
+  }
+
+  /** Takes the node out of maintenance (also when it is not in maintenance). */
+  async clearMaintenance(id: string): Promise<void> {
+    await this.request("DELETE", `/v1/nodes/${encodeURIComponent(id)}/maintenance`, undefined, { idempotent: true });
+  }
+
+  async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S | undefined,
+    o: RequestOptions,
+  ): Promise<{ body: z.infer<S>; status: number; headers: Headers; text: string }> {
+    const url = new URL(this.opts.endpoint + path);
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const attempts = o.idempotent ? this.opts.maxAttempts : 1;
+    let token: string | undefined;
+    let reauthenticated = false;
+    const { res, text } = await sendWithRetries({
+      url,
+      method,
+      body: o.body,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      attempts,
+      backoffMs: this.opts.backoffMs,
+      headers: async () => {
+        token = await this.opts.token?.();
+        return {
+          accept: "application/json",
+          "x-openstack-ironic-api-version": this.opts.microversion,
+          ...(token ? { "x-auth-token": token } : {}),
+        };
+      },
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        const error = new IronicApiError(
+          res.status,
+          text,
+          `${method} ${path} -> ${res.status} ${ironicErrorMessage(text) ?? res.statusText}`,
+        );
+        if (res.status === 401 && token && this.opts.invalidateToken && !reauthenticated) {
+          reauthenticated = true;
+          this.opts.invalidateToken();
+          return { kind: "again" }; // a fresh token is not a retry of a failure
+        }
+        return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
+      },
+      unavailable: (cause, n) =>
+        new IronicUnavailableError(
+          `${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
+          n,
+          { cause },
+        ),
+    });
+    let body: unknown;
+    if (schema) {
+      try {
+        body = schema.parse(text ? JSON.parse(text) : undefined);
+      } catch (err) {
+        throw new IronicApiError(
+          res.status,
+          text,
+          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
+        );
+      }
+    }
+    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
+  }
+}
+
+function parseNode(
+  schema: z.ZodType,
+  raw: unknown,
+  method: string,
+  path: string,
+  status: number,
+  text: string,
+): Partial<IronicNode> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data as Partial<IronicNode>;
+  const uuid = typeof raw === "object" && raw !== null && "uuid" in raw ? String(raw.uuid) : "?";
+  throw new IronicApiError(
+    status,
+    text,
+    `${method} ${path}: unexpected node ${uuid}: ${describeParseError(parsed.error)}`,
+  );
+}
+
+/**
+ * The readable part of an Ironic error body. Ironic (WSME) wraps a JSON document in a JSON
+ * string: {"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node x could not be
+ * found.\", \"debuginfo\": null}"}. keystonemiddleware's 401 in front of it is
+ * {"error": {"code": 401, "title": "Unauthorized", "message": "..."}}.
+ */
+export function ironicErrorMessage(text: string): string | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return text.trim().slice(0, 300) || undefined;
+  }
+  const obj = doc as { error_message?: unknown; error?: { message?: unknown; title?: unknown } } | null;
+  let inner = obj?.error_message;
+  if (typeof inner === "string") {
+    const message = inner;
+    try {
+      inner = JSON.parse(message);
+    } catch {
+      return message; // some paths send the message itself
+    }
+  }
+  if (inner && typeof inner === "object" && typeof (inner as { faultstring?: unknown }).faultstring === "string") {
+    return (inner as { faultstring: string }).faultstring;
+  }
+  if (obj?.error && typeof obj.error.message === "string") return obj.error.message;
+  return text.trim().slice(0, 300) || undefined;
+}
