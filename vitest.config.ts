@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Three projects, each runnable alone (`npm run test:unit|test:int|test:e2e`):
- *  - unit: pure code, no database and no peer (`*.test.ts`);
+ *  - unit: pure code, no database and no peer (`*.test.ts`, and `test/*.test.ts` about the repository);
  *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`);
  *  - e2e: several real processes talking over HTTP (`test/*.e2e.test.ts`).
  * The database projects share a global setup that migrates one template database per run.
@@ -23,7 +23,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: SOURCES.map((s) => `${s}*.test.ts`),
+          // test/: checks of the repository itself (the end-to-end tests there are excluded below).
+          include: [...SOURCES.map((s) => `${s}*.test.ts`), "test/**/*.test.ts"],
           exclude: ["**/node_modules/**", "**/*.int.test.ts", "**/*.e2e.test.ts"],
         },
       },

@@ -3,6 +3,7 @@
 // Prisma's CLI would otherwise try to download its native schema engine, which is not
 // needed for `generate` and cannot be fetched here; pointing it at /bin/false stops that.
 // Skips the work when the schema has not changed since the last generation.
+// Why Prisma runs this way here (client only, SQL migrations): docs/peers.md, "Prisma".
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,12 +1,12 @@
-// `npm run docs:routes`: rewrites the README's generated table of routes and scopes.
+// `npm run docs:routes`: rewrites the generated table of routes and scopes in docs/api.md.
 import { readFileSync, writeFileSync } from "node:fs";
-import { END, START, routeTableMarkdown } from "../apps/hub/src/route-table.ts";
+import { END, ROUTE_TABLE_FILE, START, routeTableMarkdown } from "../apps/hub/src/route-table.ts";
 
-const readme = readFileSync("README.md", "utf8");
+const doc = readFileSync(ROUTE_TABLE_FILE, "utf8");
 const table = await routeTableMarkdown();
-const start = readme.indexOf(START);
-const end = readme.indexOf(END);
-if (start < 0 || end < 0) throw new Error("README.md has no routes table markers");
-writeFileSync("README.md", readme.slice(0, start) + table + readme.slice(end + END.length));
-console.log("README.md routes table updated");
+const start = doc.indexOf(START);
+const end = doc.indexOf(END);
+if (start < 0 || end < 0) throw new Error(`${ROUTE_TABLE_FILE} has no routes table markers`);
+writeFileSync(ROUTE_TABLE_FILE, doc.slice(0, start) + table + doc.slice(end + END.length));
+console.log(`${ROUTE_TABLE_FILE}: routes table updated`);
 process.exit(0);

@@ -7,7 +7,7 @@
 # Only ironic-common: it ships the all-in-one `ironic` command (API and conductor in one
 # process), which is all standalone mode needs; ironic-api/ironic-conductor would add systemd
 # services that start on install. --no-install-recommends keeps it to ~180 MB.
-# See shared/recipes/ironic.md for how the tests run it.
+# How the tests configure, start and talk to it: docs/peers.md, "OpenStack Ironic".
 set -euo pipefail
 
 usage() {

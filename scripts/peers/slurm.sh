@@ -23,7 +23,7 @@
 # commands), run/token-root (a JWT for user root, 24 h; send it as X-SLURM-USER-TOKEN with
 # X-SLURM-USER-NAME: root), run/*.pid, log/*.log, munge/ (a private munged and socket).
 #
-# Why it looks like this (see shared/recipes/slurm.md):
+# Why it looks like this (more in docs/peers.md, "SLURM"):
 # - Every node is a slurmd on this machine (`slurmd -N <name>`, its own port, spool and pid
 #   file); jobs really run, as root, under slurmstepd.
 # - munged runs with its own key and socket in <dir>, so the cluster needs no system munge.

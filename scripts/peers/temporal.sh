@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real Temporal server for the tests: the Temporal CLI's dev server (`temporal server
-# start-dev`, SQLite-backed), built from source with the machine's Go.
+# start-dev`, SQLite-backed), built from source with the machine's Go. See docs/peers.md,
+# "Temporal".
 #
 #   scripts/peers/temporal.sh install                      build $FM_TOOLS_CACHE/bin/temporal (skipped when
 #                                                          it is already built from the same pins)

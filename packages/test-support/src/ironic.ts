@@ -1,6 +1,6 @@
 /**
  * A real OpenStack Ironic for tests: one `ironic` process (API and conductor together) in
- * standalone mode, as in shared/recipes/ironic.md: no Keystone (noauth), no message bus
+ * standalone mode (docs/peers.md, "OpenStack Ironic"): no Keystone (noauth), no message bus
  * (rpc_transport = none), SQLite in a fresh temporary folder, and the `fake-hardware` hardware
  * type, so nodes move through Ironic's real provision state machine without any hardware.
  *
@@ -44,7 +44,7 @@ export interface StartIronicOptions {
   readyTimeoutMs?: number;
 }
 
-/** The recipe's configuration (shared/recipes/ironic.conf.example) for one scratch folder. */
+/** Ironic's configuration for one scratch folder (its key settings are explained in docs/peers.md). */
 export function ironicConfig(dir: string, port: number): string {
   return `[DEFAULT]
 auth_strategy = noauth
@@ -139,7 +139,7 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
     await mkdir(join(dir, "locks"));
     // The schema first, with a placeholder port, so that the time between choosing a free
     // port and Ironic binding it is Ironic's own startup only.
-    // create_schema, not `upgrade`: the migrations fail on SQLite (see the recipe).
+    // create_schema, not `upgrade`: the migrations fail on SQLite (docs/peers.md).
     await writeFile(conf, ironicConfig(dir, 0));
     // Asynchronously: it takes ~2 s, during which the test process has other things to serve.
     await execFileAsync("ironic-dbsync", ["--config-file", conf, "create_schema"], { timeout: 120_000 }).catch(
