@@ -10,6 +10,16 @@ export function describeParseError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * A Retry-After header in milliseconds (its delay-seconds form), or undefined. Bounded: a
+ * far-off Retry-After is better handled by the caller's next run than by sleeping.
+ */
+export function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
+}
+
 /** "fetch failed" says nothing; the useful part (ECONNREFUSED, timeout) is in the cause. */
 export function describeFetchError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
