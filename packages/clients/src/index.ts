@@ -2,5 +2,5 @@ export * from "./hub/hub-client.ts";
 export * from "./ironic/ironic-client.ts";
 export * from "./openstack/openstack-auth.ts";
 export * from "./netbox/index.ts";
-export * from "./slurm/slurm-client.ts";
+export * from "./slurm/index.ts";
 export { SourceUnavailableError } from "./http/http.ts";
