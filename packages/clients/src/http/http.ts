@@ -70,10 +70,12 @@ export interface SendOptions<E extends Error> {
   resendable?(error: unknown): boolean;
   /** The error when no attempt got an answer. */
   unavailable(cause: unknown, attempts: number): Error;
+  /** How to wait between attempts; tests pass one that records the delays. */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 /**
- * The retry loop every source client shares (Ironic, NetBox, slurmrestd): up to `attempts`
+ * The retry loop every client shares (hub, Ironic, NetBox, slurmrestd): up to `attempts`
  * sends with exponential backoff and full jitter; transport failures and the answers `judge`
  * calls retryable are tried again; the last HTTP error, else an `unavailable` error, is thrown.
  */
@@ -82,7 +84,8 @@ export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promi
   let attempt = 0;
   while (attempt < o.attempts) {
     attempt++;
-    if (attempt > 1) await sleep(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
+    if (attempt > 1)
+      await (o.sleep ?? sleep)(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
     const headers = await o.headers();
     let res: Response;
     let text: string;
