@@ -1,6 +1,7 @@
-export * from "./hub/hub-client.ts";
-export * from "./ironic/ironic-client.ts";
+/** Typed clients, one folder per source. */
+export * from "./hub/index.ts";
+export * from "./ironic/index.ts";
 export * from "./openstack/index.ts";
 export * from "./netbox/index.ts";
 export * from "./slurm/index.ts";
-export { SourceUnavailableError } from "./http/http.ts";
+export { SourceUnavailableError } from "./http/index.ts";
