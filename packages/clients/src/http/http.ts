@@ -28,6 +28,23 @@ export function describeFetchError(err: unknown): string {
   return cause?.code ?? cause?.message ?? err.message;
 }
 
+/** "<request>: <source> did not answer after <n> attempt(s): <why>", the message of every unavailable error. */
+export function noAnswer(request: string, source: string, attempts: number, cause: unknown): string {
+  return `${request}: ${source} did not answer after ${attempts} attempt(s): ${describeFetchError(cause)}`;
+}
+
+/** A response body: JSON (an empty body is undefined) that fits `schema`, or what does not fit, in words. */
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  text: string,
+): { ok: true; value: z.infer<S> } | { ok: false; problem: string } {
+  try {
+    return { ok: true, value: schema.parse(text ? JSON.parse(text) : undefined) };
+  } catch (err) {
+    return { ok: false, problem: describeParseError(err) };
+  }
+}
+
 /**
  * No answer from a source (connection refused or reset, DNS, timeout) after every attempt. Each
  * client has its own subclass (IronicUnavailableError, NetboxUnavailableError, ...) so callers

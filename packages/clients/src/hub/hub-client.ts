@@ -41,7 +41,7 @@ import {
   type SiteList,
   type SitePatch,
 } from "@fm/domain";
-import { SourceUnavailableError, describeFetchError, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import { SourceUnavailableError, noAnswer, retryAfterMs, sendWithRetries } from "../http/http.ts";
 
 export class HubApiError extends Error {
   constructor(
@@ -140,11 +140,9 @@ export class HubClient {
           : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
-        new HubUnavailableError(
-          `${method} ${path}: the hub at ${this.opts.baseUrl} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
-          n,
-          { cause },
-        ),
+        new HubUnavailableError(noAnswer(`${method} ${path}`, `the hub at ${this.opts.baseUrl}`, n, cause), n, {
+          cause,
+        }),
     });
     const body = schema && text ? schema.parse(JSON.parse(text)) : undefined;
     return { body: body as z.infer<S>, headers: res.headers, status: res.status };

@@ -21,7 +21,7 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
-import { describeFetchError, describeParseError, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import { describeParseError, noAnswer, parseBody, retryAfterMs, sendWithRetries } from "../http/http.ts";
 import { NetboxApiError, NetboxUnavailableError, netboxError } from "./errors.ts";
 import {
   NetboxCableSchema,
@@ -307,25 +307,16 @@ export class NetboxClient {
           : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
-        new NetboxUnavailableError(
-          `${method} ${path}: NetBox at ${this.url} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
-          n,
-          { cause },
-        ),
+        new NetboxUnavailableError(noAnswer(`${method} ${path}`, `NetBox at ${this.url}`, n, cause), n, { cause }),
     });
-    let body: unknown;
-    if (schema) {
-      try {
-        body = schema.parse(text ? JSON.parse(text) : undefined);
-      } catch (err) {
-        throw new NetboxApiError(
-          res.status,
-          text,
-          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
-        );
-      }
-    }
-    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
+    const parsed = schema ? parseBody(schema, text) : { ok: true as const, value: undefined };
+    if (!parsed.ok)
+      throw new NetboxApiError(
+        res.status,
+        text,
+        `${method} ${path} -> ${res.status} with an unexpected body: ${parsed.problem}`,
+      );
+    return { body: parsed.value as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 }
 

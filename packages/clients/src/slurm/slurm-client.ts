@@ -15,7 +15,7 @@
  * (slurmrestd answered with an error) and SlurmUnavailableError (it did not answer).
  */
 import { z } from "zod";
-import { describeFetchError, describeParseError, sendWithRetries } from "../http/http.ts";
+import { describeParseError, noAnswer, sendWithRetries } from "../http/http.ts";
 import {
   SlurmApiError,
   SlurmUnavailableError,
@@ -230,7 +230,7 @@ export class SlurmClient {
       unavailable: (cause, n) => {
         const maybeSent = !o.idempotent && !connectionRefused(cause) ? "; the request may have reached slurmrestd" : "";
         return new SlurmUnavailableError(
-          `${method} ${fullPath}: slurmrestd at ${this.baseUrl} did not answer after ${n} attempt(s): ${describeFetchError(cause)}${maybeSent}`,
+          noAnswer(`${method} ${fullPath}`, `slurmrestd at ${this.baseUrl}`, n, cause) + maybeSent,
           n,
           { cause },
         );
