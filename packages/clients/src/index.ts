@@ -1,6 +1,7 @@
-export * from "./hub/hub-client.ts";
-export * from "./ironic/ironic-client.ts";
-export * from "./openstack/openstack-auth.ts";
-export * from "./netbox/netbox-client.ts";
-export * from "./slurm/slurm-client.ts";
-export { SourceUnavailableError } from "./http/http.ts";
+/** Typed clients, one folder per source. */
+export * from "./hub/index.ts";
+export * from "./ironic/index.ts";
+export * from "./openstack/index.ts";
+export * from "./netbox/index.ts";
+export * from "./slurm/index.ts";
+export { SourceUnavailableError } from "./http/index.ts";

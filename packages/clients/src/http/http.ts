@@ -10,12 +10,39 @@ export function describeParseError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * A Retry-After header in milliseconds (its delay-seconds form), or undefined. Bounded: a
+ * far-off Retry-After is better handled by the caller's next run than by sleeping.
+ */
+export function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
+}
+
 /** "fetch failed" says nothing; the useful part (ECONNREFUSED, timeout) is in the cause. */
 export function describeFetchError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   if (err.name === "TimeoutError") return "timed out";
   const cause = err.cause as { code?: string; message?: string } | undefined;
   return cause?.code ?? cause?.message ?? err.message;
+}
+
+/** "<request>: <source> did not answer after <n> attempt(s): <why>", the message of every unavailable error. */
+export function noAnswer(request: string, source: string, attempts: number, cause: unknown): string {
+  return `${request}: ${source} did not answer after ${attempts} attempt(s): ${describeFetchError(cause)}`;
+}
+
+/** A response body: JSON (an empty body is undefined) that fits `schema`, or what does not fit, in words. */
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  text: string,
+): { ok: true; value: z.infer<S> } | { ok: false; problem: string } {
+  try {
+    return { ok: true, value: schema.parse(text ? JSON.parse(text) : undefined) };
+  } catch (err) {
+    return { ok: false, problem: describeParseError(err) };
+  }
 }
 
 /**
@@ -60,10 +87,12 @@ export interface SendOptions<E extends Error> {
   resendable?(error: unknown): boolean;
   /** The error when no attempt got an answer. */
   unavailable(cause: unknown, attempts: number): Error;
+  /** How to wait between attempts; tests pass one that records the delays. */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 /**
- * The retry loop every source client shares (Ironic, NetBox, slurmrestd): up to `attempts`
+ * The retry loop every client shares (hub, Ironic, NetBox, slurmrestd): up to `attempts`
  * sends with exponential backoff and full jitter; transport failures and the answers `judge`
  * calls retryable are tried again; the last HTTP error, else an `unavailable` error, is thrown.
  */
@@ -72,7 +101,8 @@ export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promi
   let attempt = 0;
   while (attempt < o.attempts) {
     attempt++;
-    if (attempt > 1) await sleep(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
+    if (attempt > 1)
+      await (o.sleep ?? sleep)(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
     const headers = await o.headers();
     let res: Response;
     let text: string;

@@ -1,15 +1,27 @@
+/** HubClient against a real hub (local admin), through a front that counts what reached the hub. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProxiedTestHub } from "@fm/hub/testing";
-import { HubApiError, HubClient } from "./hub-client.ts";
+import { startHttpFront, type HttpFront } from "../testing/http-front.ts";
+import { HubApiError, HubClient } from "./index.ts";
 
 let hub: Awaited<ReturnType<typeof startProxiedTestHub>>;
+let front: HttpFront;
 let client: HubClient;
 beforeAll(async () => {
   hub = await startProxiedTestHub({ readinessTimeoutMs: 300 });
-  const address = await hub.app.listen({ port: 0, host: "127.0.0.1" });
-  client = new HubClient({ baseUrl: address, backoffMs: 100, maxAttempts: 6 });
+  front = await startHttpFront(await hub.app.listen({ port: 0, host: "127.0.0.1" }), () => "forward");
+  client = new HubClient({ baseUrl: front.url, backoffMs: 100, maxAttempts: 6 });
 });
-afterAll(() => hub.close());
+afterAll(async () => {
+  await front?.close();
+  await hub?.close();
+});
+
+/** What reached the hub from here on: "METHOD path -> status". */
+function reached(): () => string[] {
+  const from = front.seen.length;
+  return () => front.seen.slice(from).map((r) => `${r.method} ${r.path} -> ${r.answer}`);
+}
 
 describe("HubClient against a real hub", () => {
   it("creates, reads, pages, updates with If-Match and deletes sites", async () => {
@@ -26,17 +38,43 @@ describe("HubClient against a real hub", () => {
     await expect(client.getSite(site.id)).rejects.toMatchObject({ status: 404, code: "site_not_found" });
   });
 
-  it("surfaces problem+json as HubApiError and does not retry a 4xx", async () => {
-    const err = await client.createSite({ slug: "client-b", name: "again" }).catch((e: unknown) => e);
+  it("surfaces problem+json as HubApiError and sends a request the hub refused (4xx) only once", async () => {
+    await client.createSite({ slug: "refused", name: "R" });
+    const sent = reached();
+    const err = await client.createSite({ slug: "refused", name: "again" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HubApiError);
     expect(err).toMatchObject({ status: 409, code: "site_slug_taken" });
     expect((err as Error).message).toContain("site_slug_taken");
+    // Also when the request could be repeated: a read, and a POST with an Idempotency-Key.
+    await expect(client.getSite("00000000-0000-4000-8000-000000000000")).rejects.toMatchObject({ status: 404 });
+    await expect(client.createSite({ slug: "refused", name: "again" }, "key-409")).rejects.toMatchObject({
+      status: 409,
+    });
+    expect(sent()).toEqual([
+      "POST /api/v1/sites/ -> 409",
+      "GET /api/v1/sites/00000000-0000-4000-8000-000000000000/ -> 404",
+      "POST /api/v1/sites/ -> 409",
+    ]);
   });
 
-  it("retries a read through a database outage and succeeds once it is back", async () => {
+  it("retries a read through a database outage, waiting what the hub's Retry-After asks", async () => {
+    const delays: number[] = [];
+    // The client's wait between attempts is where the outage ends: deterministic, no timer race.
+    const waiting = new HubClient({
+      baseUrl: front.url,
+      backoffMs: 100,
+      maxAttempts: 6,
+      sleep: async (ms) => {
+        if (delays.push(ms) === 1) await hub.proxy.restore();
+      },
+    });
+    await client.createSite({ slug: "outage-a", name: "O" });
     await hub.proxy.cut();
-    setTimeout(() => void hub.proxy.restore(), 400);
-    const page = await client.listSites({ q: "client-" });
-    expect(page.items.map((s) => s.slug)).toEqual(["client-b"]);
+    const sent = reached();
+    const page = await waiting.listSites({ q: "outage-" });
+    expect(page.items.map((s) => s.slug)).toEqual(["outage-a"]);
+    expect(sent()).toEqual(["GET /api/v1/sites/?q=outage- -> 503", "GET /api/v1/sites/?q=outage- -> 200"]);
+    expect(delays).toHaveLength(1);
+    expect(delays[0]).toBeGreaterThanOrEqual(5000); // the hub's Retry-After: 5 for an unreachable database
   });
 });

@@ -1,8 +1,16 @@
 /**
  * Typed client for the hub API, shared by the CLI, the agents and the tests. Responses are
  * parsed with the domain's zod schemas; errors surface as HubApiError carrying the problem
- * document. Idempotent requests (GET, PUT, DELETE, and POST with an Idempotency-Key) are
- * retried with exponential backoff and jitter on connection errors, 429 and 5xx.
+ * document, or HubUnavailableError when the hub did not answer.
+ *
+ * Requests go through the retry loop every client shares (http.ts), with the hub's rules:
+ * - Repeatable requests (GET, PUT, DELETE, a POST or PATCH with an Idempotency-Key, whose key is
+ *   sent again with every attempt, and the POSTs the hub makes idempotent) are retried with
+ *   exponential backoff and full jitter on connection errors, 429 and 5xx, waiting at least what
+ *   Retry-After asks. Other POSTs and PATCHes are sent once: a repeat could act twice.
+ * - Another 4xx is the hub's answer, never retried.
+ * - A 401 calls `onUnauthorized` and the request is sent once more with a fresh token (whatever
+ *   the method: the hub did not act on it).
  */
 import type { z } from "zod";
 import {
@@ -33,7 +41,7 @@ import {
   type SiteList,
   type SitePatch,
 } from "@fm/domain";
-import { sleep } from "../http/http.ts";
+import { SourceUnavailableError, noAnswer, retryAfterMs, sendWithRetries } from "../http/http.ts";
 
 export class HubApiError extends Error {
   constructor(
@@ -48,6 +56,9 @@ export class HubApiError extends Error {
     return this.problem?.code;
   }
 }
+
+/** No answer from the hub (connection refused or reset, DNS, timeout) after every attempt. */
+export class HubUnavailableError extends SourceUnavailableError {}
 
 export interface HubClientOptions {
   baseUrl: string;
@@ -64,6 +75,8 @@ export interface HubClientOptions {
    * caller drops its cached token and the request is sent once more with a fresh one.
    */
   onUnauthorized?: () => void;
+  /** How to wait between attempts (by default, a timer); tests pass one that records the delays. */
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 interface RequestOptions {
@@ -75,8 +88,8 @@ interface RequestOptions {
 }
 
 export class HubClient {
-  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized">> &
-    Pick<HubClientOptions, "token" | "onUnauthorized">;
+  private readonly opts: Required<Omit<HubClientOptions, "token" | "onUnauthorized" | "sleep">> &
+    Pick<HubClientOptions, "token" | "onUnauthorized" | "sleep">;
 
   constructor(opts: HubClientOptions) {
     this.opts = {
@@ -97,52 +110,42 @@ export class HubClient {
   ): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
     const url = new URL(this.opts.baseUrl + path);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const retryable =
+    const repeatable =
       method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
-    const attempts = retryable ? this.opts.maxAttempts : 1;
-    let lastError: unknown;
     let reauthenticated = false;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) await sleep(Math.random() * this.opts.backoffMs * 2 ** (attempt - 2));
-      let res: Response;
-      try {
+    const { res, text } = await sendWithRetries<HubApiError>({
+      url,
+      method,
+      body: o.body,
+      fetch: this.opts.fetch,
+      timeoutMs: this.opts.timeoutMs,
+      attempts: repeatable ? this.opts.maxAttempts : 1,
+      backoffMs: this.opts.backoffMs,
+      sleep: this.opts.sleep,
+      headers: async () => {
         const token = await this.opts.token?.();
-        res = await this.opts.fetch(url, {
-          method,
-          headers: {
-            accept: "application/json",
-            ...(o.body !== undefined ? { "content-type": "application/json" } : {}),
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...o.headers,
-          },
-          body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
-      } catch (err) {
-        lastError = err;
-        continue; // connection refused, reset, timed out
-      }
-      if (res.ok) {
-        const text = res.status === 204 ? "" : await res.text();
-        const body = schema && text ? schema.parse(JSON.parse(text)) : undefined;
-        return { body: body as z.infer<S>, headers: res.headers, status: res.status };
-      }
-      const error = await toError(res, method, path);
-      if (res.status === 401 && this.opts.onUnauthorized && !reauthenticated) {
-        // Once per request: a second 401 with a fresh token is a real refusal.
-        reauthenticated = true;
-        this.opts.onUnauthorized();
-        attempt--;
-        lastError = error;
-        continue;
-      }
-      if (res.status === 429 || res.status >= 500) {
-        lastError = error;
-        continue;
-      }
-      throw error;
-    }
-    throw lastError instanceof Error ? lastError : new Error(String(lastError));
+        return { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}), ...o.headers };
+      },
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        if (res.status === 401 && this.opts.onUnauthorized && !reauthenticated) {
+          // Once per request: a second 401 with a fresh token is a real refusal.
+          reauthenticated = true;
+          this.opts.onUnauthorized();
+          return { kind: "again" };
+        }
+        const error = toError(res, text, method, path);
+        return res.status === 429 || res.status >= 500
+          ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
+          : { kind: "fail", error };
+      },
+      unavailable: (cause, n) =>
+        new HubUnavailableError(noAnswer(`${method} ${path}`, `the hub at ${this.opts.baseUrl}`, n, cause), n, {
+          cause,
+        }),
+    });
+    const body = schema && text ? schema.parse(JSON.parse(text)) : undefined;
+    return { body: body as z.infer<S>, headers: res.headers, status: res.status };
   }
 
   listSites(
@@ -300,8 +303,7 @@ export type DeviceQuery = {
   cursor?: string;
 };
 
-async function toError(res: Response, method: string, path: string): Promise<HubApiError> {
-  const text = await res.text().catch(() => "");
+function toError(res: Response, text: string, method: string, path: string): HubApiError {
   let problem: Problem | undefined;
   try {
     problem = ProblemSchema.parse(JSON.parse(text));

@@ -16,7 +16,7 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "../http/http.ts";
+import { SourceUnavailableError, describeParseError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
 
 export class IronicApiError extends Error {
   constructor(
@@ -301,25 +301,18 @@ export class IronicClient {
         return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
-        new IronicUnavailableError(
-          `${method} ${path}: Ironic at ${this.opts.endpoint} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
-          n,
-          { cause },
-        ),
+        new IronicUnavailableError(noAnswer(`${method} ${path}`, `Ironic at ${this.opts.endpoint}`, n, cause), n, {
+          cause,
+        }),
     });
-    let body: unknown;
-    if (schema) {
-      try {
-        body = schema.parse(text ? JSON.parse(text) : undefined);
-      } catch (err) {
-        throw new IronicApiError(
-          res.status,
-          text,
-          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
-        );
-      }
-    }
-    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
+    const parsed = schema ? parseBody(schema, text) : { ok: true as const, value: undefined };
+    if (!parsed.ok)
+      throw new IronicApiError(
+        res.status,
+        text,
+        `${method} ${path} -> ${res.status} with an unexpected body: ${parsed.problem}`,
+      );
+    return { body: parsed.value as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 }
 

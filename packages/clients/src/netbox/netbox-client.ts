@@ -7,10 +7,7 @@
  * packages/test-support/fixtures/netbox/, with their sources in SOURCES.md there):
  * - Auth: `Authorization: Token <40 hex>` for v1 tokens; NetBox 4.5 adds v2 tokens, shown once
  *   as `nbt_<key>.<secret>` and sent as `Authorization: Bearer nbt_<key>.<secret>`.
- * - Authentication failures are 403, not 401 (DRF takes the WWW-Authenticate header from the
- *   first authentication class, SessionAuthentication, which has none), with a `detail` such
- *   as "Invalid v1 token"; a missing model permission is 403 "You do not have permission to
- *   perform this action." Both surface as NetboxApiError subclasses, told apart by the detail.
+ * - Authentication failures are 403, not 401 (errors.ts).
  * - Lists are offset-paginated: `{count, next, previous, results}`, `limit` capped by
  *   MAX_PAGE_SIZE (1000 by default). `next` is an absolute URL that NetBox builds from the
  *   Host it sees, which behind a proxy or TLS terminator is often not the address we use; only
@@ -24,354 +21,49 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeFetchError, describeParseError, sendWithRetries } from "../http/http.ts";
+import { describeParseError, noAnswer, parseBody, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import { NetboxApiError, NetboxUnavailableError, netboxError } from "./errors.ts";
+import {
+  NetboxCableSchema,
+  NetboxClusterSchema,
+  NetboxConfigContextSchema,
+  NetboxDeviceRoleSchema,
+  NetboxDeviceSchema,
+  NetboxDeviceTypeSchema,
+  NetboxInterfaceSchema,
+  NetboxIpAddressSchema,
+  NetboxLocationSchema,
+  NetboxMacAddressSchema,
+  NetboxObjectChangeSchema,
+  NetboxRackSchema,
+  NetboxSiteSchema,
+  NetboxStatusSchema,
+  NetboxTagSchema,
+  type NetboxCable,
+  type NetboxCluster,
+  type NetboxConfigContext,
+  type NetboxDevice,
+  type NetboxDeviceRole,
+  type NetboxDeviceType,
+  type NetboxInterface,
+  type NetboxIpAddress,
+  type NetboxLocation,
+  type NetboxMacAddress,
+  type NetboxObjectChange,
+  type NetboxRack,
+  type NetboxSite,
+  type NetboxStatus,
+  type NetboxTag,
+} from "./schemas.ts";
+import {
+  addDeviceTags,
+  setDeviceStatus,
+  setInterfaceLabel,
+  setPlatformClass,
+  type NetboxWriteResult,
+} from "./writes.ts";
 
-export class NetboxApiError extends Error {
-  constructor(
-    readonly status: number,
-    /** The response body as received. */
-    readonly body: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = "NetboxApiError";
-  }
-}
-
-/** 403 from a token whose user lacks the model permission (e.g. dcim.view_macaddress). */
-export class NetboxPermissionError extends NetboxApiError {
-  constructor(
-    status: number,
-    body: string,
-    message: string,
-    /** "dcim.macaddress": the object type the path serves. */
-    readonly objectType: string,
-    readonly path: string,
-  ) {
-    super(status, body, message);
-    this.name = "NetboxPermissionError";
-  }
-}
-
-/** 403 (or a proxy's 401) because the token is missing, malformed, unknown, expired or disabled. */
-export class NetboxAuthenticationError extends NetboxApiError {
-  constructor(status: number, body: string, message: string) {
-    super(status, body, message);
-    this.name = "NetboxAuthenticationError";
-  }
-}
-
-/** No answer from NetBox (connection refused or reset, DNS, timeout) after every attempt. */
-export class NetboxUnavailableError extends SourceUnavailableError {}
-
-/** addDeviceTags was given tags NetBox does not have; it does not create them. */
-export class NetboxMissingTagsError extends Error {
-  constructor(readonly missing: Array<string | number>) {
-    super(
-      `NetBox has no tag ${missing.map((t) => (typeof t === "number" ? `#${t}` : `"${t}"`)).join(", ")}: create the tag(s) in NetBox first`,
-    );
-    this.name = "NetboxMissingTagsError";
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Schemas
-// ---------------------------------------------------------------------------------------------
-
-const Id = z.number().int();
-const Timestamp = z.string().nullable();
-/** A ChoiceField: `{value, label}`, or null when blank. Values stay strings: FIELD_CHOICES can add some. */
-const Choice = z.looseObject({ value: z.string(), label: z.string() });
-const Ref = { id: Id, url: z.string(), display: z.string() };
-const NamedRef = z.looseObject({ ...Ref, name: z.string() });
-const SlugRef = z.looseObject({ ...Ref, name: z.string(), slug: z.string() });
-
-export const NetboxNestedTagSchema = z.looseObject({
-  ...Ref,
-  name: z.string(),
-  slug: z.string(),
-  color: z.string().optional(),
-});
-const Tags = z.array(NetboxNestedTagSchema);
-const CustomFields = z.record(z.string(), z.unknown());
-const BriefDevice = z.looseObject({ ...Ref, name: z.string().nullable() });
-const BriefIp = z.looseObject({ ...Ref, address: z.string() });
-const BriefMac = z.looseObject({ ...Ref, mac_address: z.string() });
-const BriefCable = z.looseObject({ ...Ref, label: z.string().optional() });
-const BriefDeviceType = z.looseObject({ ...Ref, manufacturer: SlugRef, model: z.string(), slug: z.string() });
-/** The assigned object (interface) of a MAC or IP address, as NetBox nests it. */
-const BriefAssignedInterface = z.looseObject({ ...Ref, name: z.string(), device: BriefDevice.nullable().optional() });
-
-const common = {
-  ...Ref,
-  display_url: z.string().optional(), // 4.1
-  tags: Tags,
-  custom_fields: CustomFields,
-  created: Timestamp,
-  last_updated: Timestamp,
-};
-
-export const NetboxSiteSchema = z.looseObject({
-  ...common,
-  name: z.string(),
-  slug: z.string(),
-  status: Choice.nullable(),
-  region: SlugRef.nullable(),
-  group: SlugRef.nullable(),
-  tenant: SlugRef.nullable(),
-  facility: z.string(),
-  time_zone: z.string().nullable(),
-  description: z.string(),
-  physical_address: z.string(),
-  latitude: z.number().nullable(),
-  longitude: z.number().nullable(),
-});
-export type NetboxSite = z.infer<typeof NetboxSiteSchema>;
-
-export const NetboxLocationSchema = z.looseObject({
-  ...common,
-  name: z.string(),
-  slug: z.string(),
-  site: SlugRef,
-  parent: SlugRef.nullable(),
-  status: Choice.nullable(),
-  description: z.string(),
-  _depth: z.number().int().optional(),
-});
-export type NetboxLocation = z.infer<typeof NetboxLocationSchema>;
-
-export const NetboxRackSchema = z.looseObject({
-  ...common,
-  name: z.string(),
-  facility_id: z.string().nullable(),
-  site: SlugRef,
-  location: SlugRef.nullable(),
-  status: Choice.nullable(),
-  u_height: z.number(),
-  description: z.string(),
-});
-export type NetboxRack = z.infer<typeof NetboxRackSchema>;
-
-export const NetboxDeviceTypeSchema = z.looseObject({
-  ...common,
-  manufacturer: SlugRef,
-  model: z.string(),
-  slug: z.string(),
-  part_number: z.string(),
-  u_height: z.number(),
-  is_full_depth: z.boolean(),
-  airflow: Choice.nullable().optional(),
-  description: z.string(),
-  device_count: z.number().int().optional(),
-});
-export type NetboxDeviceType = z.infer<typeof NetboxDeviceTypeSchema>;
-
-export const NetboxDeviceRoleSchema = z.looseObject({
-  ...common,
-  name: z.string(),
-  slug: z.string(),
-  color: z.string(),
-  vm_role: z.boolean(),
-  description: z.string(),
-  device_count: z.number().int().optional(),
-});
-export type NetboxDeviceRole = z.infer<typeof NetboxDeviceRoleSchema>;
-
-export const NetboxClusterSchema = z.looseObject({
-  ...common,
-  name: z.string(),
-  type: SlugRef,
-  group: SlugRef.nullable(),
-  status: Choice.nullable(),
-  // 4.2 replaced `site` with a generic scope (region, site group, site or location).
-  scope_type: z.string().nullable().optional(),
-  scope_id: z.number().int().nullable().optional(),
-  scope: z
-    .looseObject({ ...Ref })
-    .nullable()
-    .optional(),
-  description: z.string(),
-  device_count: z.number().int().optional(),
-});
-export type NetboxCluster = z.infer<typeof NetboxClusterSchema>;
-
-export const NetboxTagSchema = z.looseObject({
-  ...Ref,
-  display_url: z.string().optional(),
-  name: z.string(),
-  slug: z.string(),
-  color: z.string(),
-  description: z.string(),
-  weight: z.number().int().optional(), // 4.0
-  object_types: z.array(z.string()).optional(),
-  tagged_items: z.number().int().optional(),
-  created: Timestamp,
-  last_updated: Timestamp,
-});
-export type NetboxTag = z.infer<typeof NetboxTagSchema>;
-
-export const NetboxDeviceSchema = z.looseObject({
-  ...common,
-  name: z.string().nullable(),
-  device_type: BriefDeviceType,
-  role: SlugRef,
-  tenant: SlugRef.nullable(),
-  platform: SlugRef.nullable(),
-  serial: z.string(),
-  asset_tag: z.string().nullable(),
-  site: SlugRef,
-  location: SlugRef.nullable(),
-  rack: NamedRef.nullable(),
-  position: z.number().nullable(),
-  face: Choice.nullable(),
-  parent_device: BriefDevice.nullable().optional(),
-  status: Choice,
-  airflow: Choice.nullable().optional(),
-  primary_ip: BriefIp.nullable().optional(),
-  primary_ip4: BriefIp.nullable(),
-  primary_ip6: BriefIp.nullable(),
-  oob_ip: BriefIp.nullable().optional(),
-  cluster: NamedRef.nullable(),
-  description: z.string(),
-  comments: z.string().optional(),
-  // Absent with ?exclude=config_context.
-  config_context: z.record(z.string(), z.unknown()).nullable().optional(),
-  local_context_data: z.record(z.string(), z.unknown()).nullable().optional(),
-  interface_count: z.number().int().optional(),
-});
-export type NetboxDevice = z.infer<typeof NetboxDeviceSchema>;
-
-export const NetboxInterfaceSchema = z.looseObject({
-  ...common,
-  device: BriefDevice,
-  name: z.string(),
-  label: z.string(),
-  type: Choice,
-  enabled: z.boolean(),
-  parent: z
-    .looseObject({ ...Ref })
-    .nullable()
-    .optional(),
-  lag: z
-    .looseObject({ ...Ref })
-    .nullable()
-    .optional(),
-  mtu: z.number().int().nullable(),
-  // Since 4.2 MAC addresses are dcim.macaddress objects; `mac_address` is the primary one's, read-only.
-  mac_address: z.string().nullable(),
-  primary_mac_address: BriefMac.nullable().optional(),
-  mac_addresses: z.array(BriefMac).optional(),
-  speed: z.number().int().nullable(),
-  wwn: z.string().nullable().optional(),
-  mgmt_only: z.boolean(),
-  description: z.string(),
-  mark_connected: z.boolean(),
-  cable: BriefCable.nullable(),
-  cable_end: z.string().nullable(),
-  // Polymorphic (interfaces, front ports, circuit terminations, ...); `*_type` says which.
-  link_peers: z.array(z.unknown()),
-  link_peers_type: z.string().nullable(),
-  connected_endpoints: z.array(z.unknown()).nullable().optional(),
-  connected_endpoints_type: z.string().nullable().optional(),
-  connected_endpoints_reachable: z.boolean().nullable().optional(),
-});
-export type NetboxInterface = z.infer<typeof NetboxInterfaceSchema>;
-
-const GenericObject = z.looseObject({ object_type: z.string(), object_id: Id, object: z.unknown() });
-export const NetboxCableSchema = z.looseObject({
-  ...common,
-  type: Choice.nullable(),
-  a_terminations: z.array(GenericObject),
-  b_terminations: z.array(GenericObject),
-  status: Choice,
-  label: z.string(),
-  color: z.string(),
-  length: z.number().nullable(),
-  length_unit: Choice.nullable(),
-  description: z.string(),
-});
-export type NetboxCable = z.infer<typeof NetboxCableSchema>;
-
-export const NetboxMacAddressSchema = z.looseObject({
-  ...common,
-  mac_address: z.string(),
-  assigned_object_type: z.string().nullable(),
-  assigned_object_id: Id.nullable(),
-  assigned_object: BriefAssignedInterface.nullable(),
-  description: z.string(),
-});
-export type NetboxMacAddress = z.infer<typeof NetboxMacAddressSchema>;
-
-export const NetboxIpAddressSchema = z.looseObject({
-  ...common,
-  family: z.looseObject({ value: z.number().int(), label: z.string() }),
-  address: z.string(),
-  vrf: NamedRef.nullable(),
-  status: Choice,
-  role: Choice.nullable(),
-  assigned_object_type: z.string().nullable(),
-  assigned_object_id: Id.nullable(),
-  assigned_object: BriefAssignedInterface.nullable(),
-  dns_name: z.string(),
-  description: z.string(),
-});
-export type NetboxIpAddress = z.infer<typeof NetboxIpAddressSchema>;
-
-export const NetboxObjectChangeSchema = z.looseObject({
-  ...Ref,
-  display_url: z.string().optional(),
-  time: z.string(),
-  user: z.looseObject({ ...Ref, username: z.string() }).nullable(),
-  user_name: z.string(),
-  request_id: z.string(),
-  action: Choice,
-  changed_object_type: z.string(),
-  changed_object_id: Id,
-  changed_object: z.unknown().optional(),
-  object_repr: z.string(),
-  message: z.string().optional(), // 4.4
-  prechange_data: z.record(z.string(), z.unknown()).nullable(),
-  postchange_data: z.record(z.string(), z.unknown()).nullable(),
-});
-export type NetboxObjectChange = z.infer<typeof NetboxObjectChangeSchema>;
-
-const Assigned = z.array(z.looseObject({ ...Ref })).optional();
-export const NetboxConfigContextSchema = z.looseObject({
-  ...Ref,
-  display_url: z.string().optional(),
-  name: z.string(),
-  weight: z.number().int(),
-  description: z.string(),
-  is_active: z.boolean(),
-  regions: Assigned,
-  site_groups: Assigned,
-  sites: Assigned,
-  locations: Assigned,
-  device_types: Assigned,
-  roles: Assigned,
-  platforms: Assigned,
-  cluster_types: Assigned,
-  cluster_groups: Assigned,
-  clusters: Assigned,
-  tenant_groups: Assigned,
-  tenants: Assigned,
-  // Config contexts list their tags by slug, unlike other objects.
-  tags: z.array(z.string()),
-  data: z.record(z.string(), z.unknown()),
-  created: Timestamp,
-  last_updated: Timestamp,
-});
-export type NetboxConfigContext = z.infer<typeof NetboxConfigContextSchema>;
-
-export const NetboxStatusSchema = z.looseObject({
-  "netbox-version": z.string(),
-  "django-version": z.string().optional(),
-  "python-version": z.string().optional(),
-  plugins: z.record(z.string(), z.unknown()).optional(),
-  "rq-workers-running": z.number().int().optional(),
-});
-export type NetboxStatus = z.infer<typeof NetboxStatusSchema>;
-
+/** A list page (LimitOffsetPagination). */
 const PageSchema = z.looseObject({
   count: z.number().int().nonnegative(),
   next: z.string().nullable(),
@@ -379,21 +71,9 @@ const PageSchema = z.looseObject({
   results: z.array(z.unknown()),
 });
 
-const DetailSchema = z.looseObject({ detail: z.string() });
-
-// ---------------------------------------------------------------------------------------------
-// Client
-// ---------------------------------------------------------------------------------------------
-
 export type NetboxFilterValue = string | number | boolean | Date;
 /** Query filters; an array becomes a repeated parameter, which NetBox ORs. */
 export type NetboxFilters = Record<string, NetboxFilterValue | readonly NetboxFilterValue[] | null | undefined>;
-
-export interface NetboxWriteResult<T> {
-  /** False when NetBox already had the value: nothing was sent and no change was logged. */
-  changed: boolean;
-  object: T;
-}
 
 export interface NetboxClientOptions {
   /** NetBox's base URL, e.g. https://netbox.example.com (a trailing /api is accepted too). */
@@ -417,10 +97,6 @@ interface RequestOptions {
   /** Safe to send again after a failure that may or may not have reached NetBox. */
   idempotent: boolean;
 }
-
-/** Details NetBox (DRF) gives for authentication, as opposed to authorization, failures. */
-const AUTHENTICATION_FAILURE =
-  /^(Authentication credentials were not provided|Invalid (v[12] )?token|Token expired|Token disabled|User inactive|Invalid token header|Source IP .* is not allowed)/i;
 
 export class NetboxClient {
   readonly url: string;
@@ -562,62 +238,30 @@ export class NetboxClient {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Writes: each reads first and sends nothing when NetBox already has the value, so a repeat
-  // neither bumps last_updated nor adds a change record. Read and write are not atomic; the
-  // PATCH carries the whole new value, so it may be retried.
+  // Writes (writes.ts): each reads first and sends nothing when NetBox already has the value.
   // -------------------------------------------------------------------------------------------
 
-  async setDeviceStatus(id: number, status: string): Promise<NetboxWriteResult<NetboxDevice>> {
-    const device = await this.device(id);
-    if (device.status.value === status) return { changed: false, object: device };
-    return { changed: true, object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { status }) };
+  setDeviceStatus(id: number, status: string): Promise<NetboxWriteResult<NetboxDevice>> {
+    return setDeviceStatus(this, id, status);
   }
 
   /** Sets the device's `platform_class` custom field (which must be defined in NetBox for dcim.device). */
-  async setPlatformClass(id: number, value: string | null): Promise<NetboxWriteResult<NetboxDevice>> {
-    const device = await this.device(id);
-    // NetBox lists every custom field of the object type (null when unset); when platform_class
-    // is not defined the PATCH below fails with NetBox's own 400, which names the field.
-    if (device.custom_fields.platform_class === value) return { changed: false, object: device };
-    // A PATCH of custom_fields merges into the stored ones: other custom fields are kept.
-    return {
-      changed: true,
-      object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { custom_fields: { platform_class: value } }),
-    };
+  setPlatformClass(id: number, value: string | null): Promise<NetboxWriteResult<NetboxDevice>> {
+    return setPlatformClass(this, id, value);
   }
 
   /** Adds tags (slugs or ids) to the device, keeping its others. The tags must exist in NetBox. */
-  async addDeviceTags(id: number, tags: ReadonlyArray<string | number>): Promise<NetboxWriteResult<NetboxDevice>> {
-    const slugs = [...new Set(tags.filter((t): t is string => typeof t === "string"))];
-    const ids = [...new Set(tags.filter((t): t is number => typeof t === "number"))];
-    const [bySlug, byId] = await Promise.all([
-      slugs.length ? this.tags({ slug: slugs }) : [],
-      ids.length ? this.tags({ id: ids }) : [],
-    ]);
-    const missing = [
-      ...slugs.filter((s) => !bySlug.some((t) => t.slug === s)),
-      ...ids.filter((i) => !byId.some((t) => t.id === i)),
-    ];
-    if (missing.length) throw new NetboxMissingTagsError(missing);
-    const device = await this.device(id);
-    const current = device.tags.map((t) => t.id);
-    const wanted = [...new Set([...bySlug, ...byId].map((t) => t.id))];
-    const added = wanted.filter((t) => !current.includes(t));
-    if (!added.length) return { changed: false, object: device };
-    return {
-      changed: true,
-      object: await this.patch("dcim/devices", id, NetboxDeviceSchema, { tags: [...current, ...added] }),
-    };
+  addDeviceTags(id: number, tags: ReadonlyArray<string | number>): Promise<NetboxWriteResult<NetboxDevice>> {
+    return addDeviceTags(this, id, tags);
   }
 
   /** Sets an interface's label (used for InfiniBand port GUIDs, which NetBox has no field for). */
-  async setInterfaceLabel(id: number, label: string): Promise<NetboxWriteResult<NetboxInterface>> {
-    const iface = await this.interface(id);
-    if (iface.label === label) return { changed: false, object: iface };
-    return { changed: true, object: await this.patch("dcim/interfaces", id, NetboxInterfaceSchema, { label }) };
+  setInterfaceLabel(id: number, label: string): Promise<NetboxWriteResult<NetboxInterface>> {
+    return setInterfaceLabel(this, id, label);
   }
 
-  private async patch<S extends z.ZodType>(
+  /** PATCHes one object. The body carries absolute values, so a repeat is harmless and it is retried. */
+  async patch<S extends z.ZodType>(
     path: string,
     id: number,
     schema: S,
@@ -653,56 +297,26 @@ export class NetboxClient {
       headers: () => ({ accept: "application/json", authorization: this.authorization }),
       judge: (res, text) => {
         if (res.ok) return { kind: "ok" };
-        const error = this.toError(res.status, text, method, path, res.statusText);
+        const error = netboxError(
+          { status: res.status, text, statusText: res.statusText },
+          { method, path },
+          { url: this.url, token: this.opts.token },
+        );
         return res.status === 429 || res.status >= 500
           ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
           : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
-        new NetboxUnavailableError(
-          `${method} ${path}: NetBox at ${this.url} did not answer after ${n} attempt(s): ${describeFetchError(cause)}`,
-          n,
-          { cause },
-        ),
+        new NetboxUnavailableError(noAnswer(`${method} ${path}`, `NetBox at ${this.url}`, n, cause), n, { cause }),
     });
-    let body: unknown;
-    if (schema) {
-      try {
-        body = schema.parse(text ? JSON.parse(text) : undefined);
-      } catch (err) {
-        throw new NetboxApiError(
-          res.status,
-          text,
-          `${method} ${path} -> ${res.status} with an unexpected body: ${describeParseError(err)}`,
-        );
-      }
-    }
-    return { body: body as z.infer<S>, status: res.status, headers: res.headers, text };
-  }
-
-  private toError(status: number, text: string, method: string, path: string, statusText: string): NetboxApiError {
-    const detail = netboxErrorMessage(text) ?? statusText;
-    const pathOnly = path.replace(/\?.*$/, "");
-    if (status === 401 || (status === 403 && AUTHENTICATION_FAILURE.test(detail))) {
-      const scheme = this.opts.token.startsWith("nbt_") ? "a v2 token (Bearer nbt_...)" : "a v1 token (Token ...)";
-      return new NetboxAuthenticationError(
-        status,
+    const parsed = schema ? parseBody(schema, text) : { ok: true as const, value: undefined };
+    if (!parsed.ok)
+      throw new NetboxApiError(
+        res.status,
         text,
-        `${method} ${pathOnly} -> ${status} ${detail} (NetBox at ${this.url} rejected ${scheme})`,
+        `${method} ${path} -> ${res.status} with an unexpected body: ${parsed.problem}`,
       );
-    }
-    if (status === 403) {
-      const objectType = objectTypeForPath(pathOnly);
-      const [app, model] = objectType.split(".");
-      return new NetboxPermissionError(
-        status,
-        text,
-        `${method} ${pathOnly} -> 403 ${detail} (the token's user needs the ${app}.${method === "GET" ? "view" : "change"}_${model} permission on ${objectType})`,
-        objectType,
-        pathOnly,
-      );
-    }
-    return new NetboxApiError(status, text, `${method} ${pathOnly} -> ${status} ${detail}`);
+    return { body: parsed.value as z.infer<S>, status: res.status, headers: res.headers, text };
   }
 }
 
@@ -713,23 +327,6 @@ function normalizePath(path: string): string {
     .replace(/^api\//, "")
     .replace(/\/+$/, "");
   return `/api/${bare}/`;
-}
-
-/** Model names of list endpoints whose name is not simply the plural without "s"/"es". */
-const OBJECT_TYPE_EXCEPTIONS: Record<string, string> = {
-  "core/object-changes": "core.objectchange",
-  "extras/config-contexts": "extras.configcontext",
-};
-
-/** "/api/dcim/mac-addresses/12/" -> "dcim.macaddress", as NetBox names object types (app_label.model). */
-export function objectTypeForPath(path: string): string {
-  const m = /^\/?(?:api\/)?([a-z-]+)\/([a-z-]+)/.exec(path.replace(/^\/+/, ""));
-  if (!m) return path;
-  const [, app, plural] = m as unknown as [string, string, string];
-  const exception = OBJECT_TYPE_EXCEPTIONS[`${app}/${plural}`];
-  if (exception) return exception;
-  const singular = plural.endsWith("sses") ? plural.slice(0, -2) : plural.endsWith("s") ? plural.slice(0, -1) : plural;
-  return `${app}.${singular.replace(/-/g, "")}`;
 }
 
 function toQuery(filters: NetboxFilters): URLSearchParams {
@@ -758,37 +355,4 @@ function parseObject<S extends z.ZodType>(
     text,
     `${method} ${path}: unexpected object ${id}: ${describeParseError(parsed.error)}`,
   );
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  // Bounded: a far-off Retry-After is better handled by the caller's next run than by sleeping.
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
-}
-
-/**
- * The readable part of a NetBox error body: DRF's `{"detail": "..."}`, or a validation error
- * `{"field": ["message", ...]}` (filters and writes), or NetBox's 500 page
- * `{"error": "...", "exception": "..."}`.
- */
-export function netboxErrorMessage(text: string): string | undefined {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return text.trim().slice(0, 300) || undefined;
-  }
-  const detail = DetailSchema.safeParse(doc);
-  if (detail.success) return detail.data.detail;
-  if (doc && typeof doc === "object" && !Array.isArray(doc)) {
-    const o = doc as Record<string, unknown>;
-    if (typeof o.error === "string") return typeof o.exception === "string" ? `${o.exception}: ${o.error}` : o.error;
-    const parts = Object.entries(o).map(
-      ([k, v]) =>
-        `${k}: ${Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ") : JSON.stringify(v)}`,
-    );
-    if (parts.length) return parts.join("; ");
-  }
-  return text.trim().slice(0, 300) || undefined;
 }

@@ -5,14 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "@fm/test-support/ports";
 import { scontrolJob, startSlurm, waitForScontrolJob, type SlurmPeer } from "@fm/test-support/slurm";
 import { eventually } from "@fm/test-support/wait";
-import {
-  SlurmApiError,
-  SlurmClient,
-  SlurmUnavailableError,
-  expandHostlist,
-  isTerminalSlurmState,
-  type SlurmJob,
-} from "./slurm-client.ts";
+import { SlurmApiError, SlurmClient, SlurmUnavailableError, isTerminalSlurmState, type SlurmJob } from "./index.ts";
 
 /** Jobs wait for slurmctld's first scheduling pass (~3 s after it starts), then run for seconds. */
 const JOB_TEST_TIMEOUT = 90_000;
@@ -261,13 +254,5 @@ describe("SlurmClient against a real slurmrestd (22.05, v0.0.38)", () => {
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
-  });
-});
-
-describe("expandHostlist", () => {
-  it("expands Slurm node ranges as squeue prints them", () => {
-    expect(expandHostlist("gpu002")).toEqual(["gpu002"]);
-    expect(expandHostlist("gpu[001-003,007],login1")).toEqual(["gpu001", "gpu002", "gpu003", "gpu007", "login1"]);
-    expect(expandHostlist("rack[1-2]-n[01-02]")).toEqual(["rack1-n01", "rack1-n02", "rack2-n01", "rack2-n02"]);
   });
 });

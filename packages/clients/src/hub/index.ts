@@ -1,0 +1,2 @@
+/** The hub client. */
+export * from "./hub-client.ts";

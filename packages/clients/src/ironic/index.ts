@@ -1,0 +1,2 @@
+/** The OpenStack Ironic client. */
+export * from "./ironic-client.ts";

@@ -1,0 +1,13 @@
+/** The NetBox client: the client and its reads, the object schemas, the errors and the idempotent writes. */
+export * from "./netbox-client.ts";
+export * from "./schemas.ts";
+export {
+  NetboxApiError,
+  NetboxAuthenticationError,
+  NetboxMissingTagsError,
+  NetboxPermissionError,
+  NetboxUnavailableError,
+  netboxErrorMessage,
+  objectTypeForPath,
+} from "./errors.ts";
+export type { NetboxWriteResult } from "./writes.ts";

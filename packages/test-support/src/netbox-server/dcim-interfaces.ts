@@ -1,0 +1,177 @@
+/**
+ * DCIM interfaces and their MAC addresses (dcim.macaddress objects since NetBox 4.2). Full
+ * representations: SOURCES.md S1 `Interface.md` (4.2's `primary_mac_address`/`mac_addresses`,
+ * read-only `mac_address`, 4.5's `bridge_interfaces` and `owner`), `MACAddress.md`; link peers
+ * and endpoints in their brief form (S2, S10) (fixtures interface.json, mac-address.json).
+ */
+import { INTERFACE_TYPES, choice } from "./choices.ts";
+import { NOT_WRITABLE, endpoint, type Endpoint, type PatchErrors } from "./endpoint.ts";
+import { exact, modelField, modelIds, numbers, sitesOf, updated } from "./filters.ts";
+import {
+  briefCable,
+  briefDevice,
+  briefInterface,
+  briefMac,
+  componentDisplay,
+  customFields,
+  nestedTags,
+} from "./nested.ts";
+import type { DeviceRecord, InterfaceRecord, MacAddressRecord } from "./store.ts";
+import type { Json, View } from "./view.ts";
+
+function renderInterface(v: View, i: InterfaceRecord): Json {
+  const d = v.device(i.device);
+  const link = v.cableOf().get(i.id);
+  const peers = link
+    ? (link.end === "A" ? link.cable.b : link.cable.a).map((id) => v.iface(id)).filter((p): p is InterfaceRecord => !!p)
+    : [];
+  const macs = v.macsOf().get(i.id) ?? [];
+  const primaryMac = i.primary_mac_address != null ? v.mac(i.primary_mac_address) : undefined;
+  // A direct interface-to-interface cable is a complete, active path whose far end is the peer.
+  const endpoints = peers.length ? peers.map((p) => briefInterface(v, p)) : null;
+  return {
+    id: i.id,
+    url: v.api(`dcim/interfaces/${i.id}/`),
+    display_url: v.ui(`dcim/interfaces/${i.id}/`),
+    display: componentDisplay(i),
+    device: d ? briefDevice(v, d) : null,
+    vdcs: [],
+    module: null,
+    name: i.name,
+    label: i.label,
+    type: choice(INTERFACE_TYPES, i.type),
+    enabled: i.enabled,
+    parent: null,
+    bridge: null,
+    bridge_interfaces: [],
+    lag: null,
+    mtu: i.mtu,
+    mac_address: primaryMac ? primaryMac.mac_address : null,
+    primary_mac_address: primaryMac ? briefMac(v, primaryMac) : null,
+    mac_addresses: macs.map((m) => briefMac(v, m)),
+    speed: i.speed,
+    duplex: null,
+    wwn: null,
+    mgmt_only: i.mgmt_only,
+    description: i.description,
+    mode: null,
+    rf_role: null,
+    rf_channel: null,
+    poe_mode: null,
+    poe_type: null,
+    rf_channel_frequency: null,
+    rf_channel_width: null,
+    tx_power: null,
+    untagged_vlan: null,
+    tagged_vlans: [],
+    qinq_svlan: null,
+    vlan_translation_policy: null,
+    mark_connected: i.mark_connected,
+    cable: link ? briefCable(v, link.cable) : null,
+    cable_end: link ? link.end : null,
+    wireless_link: null,
+    link_peers: peers.map((p) => briefInterface(v, p)),
+    link_peers_type: peers.length ? "dcim.interface" : null,
+    wireless_lans: [],
+    vrf: null,
+    l2vpn_termination: null,
+    connected_endpoints: endpoints,
+    connected_endpoints_type: endpoints ? "dcim.interface" : null,
+    // `obj._path and obj._path.is_complete and obj._path.is_active`: None without a path.
+    connected_endpoints_reachable: endpoints ? true : null,
+    owner: null,
+    tags: nestedTags(v, i.tags),
+    custom_fields: customFields(v, "dcim.interface", i.custom_fields),
+    created: i.created,
+    last_updated: i.last_updated,
+    count_ipaddresses: v.ipsOf().get(i.id)?.length ?? 0,
+    count_fhrp_groups: 0,
+    _occupied: Boolean(link) || i.mark_connected,
+  };
+}
+
+function renderMacAddress(v: View, m: MacAddressRecord): Json {
+  const i = m.interface != null ? v.iface(m.interface) : undefined;
+  return {
+    id: m.id,
+    url: v.api(`dcim/mac-addresses/${m.id}/`),
+    display_url: v.ui(`dcim/mac-addresses/${m.id}/`),
+    display: m.mac_address,
+    mac_address: m.mac_address,
+    assigned_object_type: i ? "dcim.interface" : null,
+    assigned_object_id: i ? i.id : null,
+    assigned_object: i ? briefInterface(v, i) : null,
+    description: m.description,
+    owner: null,
+    comments: m.comments,
+    tags: nestedTags(v, m.tags),
+    custom_fields: customFields(v, "dcim.macaddress", m.custom_fields),
+    created: m.created,
+    last_updated: m.last_updated,
+  };
+}
+
+/** A PATCH of an interface: only the fields the fleet manager writes, validated before anything is saved. */
+function patchInterface(_v: View, row: InterfaceRecord, body: Record<string, unknown>): PatchErrors {
+  const unsupported = Object.keys(body).filter((k) => !["label", "description", "enabled"].includes(k));
+  if (unsupported.length) return NOT_WRITABLE("dcim.interface", unsupported);
+  if ("label" in body && typeof body.label !== "string") return { label: ["Not a valid string."] };
+  if ("label" in body && (body.label as string).length > 64)
+    return { label: ["Ensure this field has no more than 64 characters."] };
+  if ("description" in body && typeof body.description !== "string") return { description: ["Not a valid string."] };
+  if ("enabled" in body && typeof body.enabled !== "boolean") return { enabled: ["Must be a valid boolean."] };
+  const i = row as InterfaceRecord;
+  if (typeof body.label === "string") i.label = body.label;
+  if (typeof body.description === "string") i.description = body.description;
+  if (typeof body.enabled === "boolean") i.enabled = body.enabled;
+  return undefined;
+}
+
+export const interfaceEndpoints: Array<Endpoint<{ id: number }>> = [
+  endpoint<InterfaceRecord>({
+    path: "dcim/interfaces",
+    objectType: "dcim.interface",
+    objectName: "Interface",
+    rows: (d) => d.interfaces,
+    render: renderInterface,
+    filters: {
+      id: numbers("id", (r) => r.id),
+      name: exact((r) => r.name),
+      device_id: modelIds(
+        "device_id",
+        (v) => v.data.devices,
+        (r) => r.device,
+      ),
+      device: modelField(
+        "device",
+        (v) => v.data.devices,
+        (d: DeviceRecord) => d.name,
+        (r) => r.device,
+      ),
+      site_id: modelIds("site_id", sitesOf, (r, v) => v.device(r.device)?.site ?? null),
+      type: exact((r) => r.type),
+      mgmt_only: exact((r) => (r.mgmt_only ? "true" : "false")),
+      ...updated<InterfaceRecord>(),
+    },
+    patch: patchInterface,
+  }),
+  endpoint<MacAddressRecord>({
+    path: "dcim/mac-addresses",
+    objectType: "dcim.macaddress",
+    objectName: "MACAddress",
+    rows: (d) => d.macAddresses,
+    render: renderMacAddress,
+    // MACAddressFilterSet has device/device_id (methods over the assigned interface) but no site filter.
+    filters: {
+      id: numbers("id", (r) => r.id),
+      mac_address: exact((r) => r.mac_address),
+      device_id: numbers("device_id", (r, v) => (r.interface != null ? (v.iface(r.interface)?.device ?? null) : null)),
+      interface_id: modelIds(
+        "interface_id",
+        (v) => v.data.interfaces,
+        (r) => r.interface,
+      ),
+      ...updated<MacAddressRecord>(),
+    },
+  }),
+];

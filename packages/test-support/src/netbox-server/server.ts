@@ -1,0 +1,243 @@
+/**
+ * The NetBox test server's HTTP side: authentication, routing, lists (filter, order, page),
+ * details and PATCHes, on node:http.
+ *
+ * Authentication (SOURCES.md S4, S6, S7): `Authorization: Token <40 hex>` (v1) and
+ * `Authorization: Bearer nbt_<key>.<secret>` (v2, new in 4.5). Failures are 403, not 401: DRF
+ * derives the WWW-Authenticate header from the *first* authentication class, which in NetBox is
+ * SessionAuthentication (it has none), so NotAuthenticated and AuthenticationFailed both render
+ * as 403 `{"detail": ...}`. A token whose user lacks the view/change permission of a model: 403
+ * "You do not have permission to perform this action." (DRF PermissionDenied, S11), on list and
+ * detail alike.
+ *
+ * Not NetBox: there is no POST/PUT/DELETE and no `brief`/`fields`/`exclude` modes. `publicUrl`
+ * makes the links name another origin, as a NetBox behind a proxy does.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { coreEndpoints } from "./core.ts";
+import { cableEndpoints } from "./dcim-cables.ts";
+import { deviceEndpoints } from "./dcim-devices.ts";
+import { interfaceEndpoints } from "./dcim-interfaces.ts";
+import { siteEndpoints } from "./dcim-sites.ts";
+import type { Endpoint } from "./endpoint.ts";
+import { extrasEndpoints } from "./extras.ts";
+import { FilterError } from "./filters.ts";
+import { ipamEndpoints } from "./ipam.ts";
+import { order, paginate } from "./paging.ts";
+import { API_VERSION, NETBOX_VERSION, PYTHON_VERSION, statusBody } from "./status.ts";
+import { emptyNetboxData, netboxTime, type NetboxData } from "./store.ts";
+import { View } from "./view.ts";
+import { virtualizationEndpoints } from "./virtualization.ts";
+import { applyPatch, operatorEdit, type EditableObjectType } from "./writes.ts";
+
+const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
+  ...siteEndpoints,
+  ...deviceEndpoints,
+  ...interfaceEndpoints,
+  ...cableEndpoints,
+  ...ipamEndpoints,
+  ...virtualizationEndpoints,
+  ...extrasEndpoints,
+  ...coreEndpoints,
+];
+
+export interface NetboxRequestLog {
+  method: string;
+  path: string;
+  query: Record<string, string[]>;
+}
+
+export interface NetboxServer {
+  url: string;
+  data: NetboxData;
+  requests: NetboxRequestLog[];
+  setDenied(types: string[]): void;
+  /**
+   * An edit as an operator makes it in NetBox's UI: mutates the stored device, interface or MAC
+   * address (or deletes a device with its components), bumps last_updated and logs the
+   * object change NetBox would, so change-log pollers see it.
+   */
+  edit(objectType: EditableObjectType, id: number, mutate: ((rec: never) => void) | "delete"): void;
+  stop(): Promise<void>;
+}
+
+export interface StartNetboxServerOptions {
+  /** Accepted token(s): a v1 token (40 hex, sent as `Token <t>`) and/or a v2 token (`nbt_<key>.<secret>`, sent as `Bearer <t>`). */
+  token: string | string[];
+  data?: NetboxData;
+  /** Object types ("dcim.macaddress") the token's user may neither view nor change: 403. */
+  deniedObjectTypes?: string[];
+  /**
+   * Build absolute URLs (`url`, `next`, ...) on this origin instead of the request's Host, as a
+   * NetBox behind a reverse proxy without USE_X_FORWARDED_HOST does.
+   */
+  publicUrl?: string;
+  /** Clock for writes (last_updated, object change time). */
+  now?: () => Date;
+}
+
+/** What one request needs to know of the server. */
+interface Context {
+  data: NetboxData;
+  tokens: Set<string>;
+  denied: Set<string>;
+  requests: NetboxRequestLog[];
+  publicUrl: string | undefined;
+  now: () => Date;
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  requestId: string,
+  extra: Record<string, string> = {},
+) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "api-version": API_VERSION,
+    "x-request-id": requestId,
+    vary: "Accept, Cookie, Origin",
+    allow: "GET, PATCH, HEAD, OPTIONS",
+    ...extra,
+  });
+  res.end(text);
+}
+
+/** DRF TokenAuthentication.authenticate(), with NetBox 4.5's two keywords: the failure's detail, or undefined. */
+function authenticate(tokens: Set<string>, header: string | undefined): string | undefined {
+  const parts = (header ?? "").trim().split(/\s+/).filter(Boolean);
+  const keyword = parts[0]?.toLowerCase();
+  if (keyword !== "token" && keyword !== "bearer") return "Authentication credentials were not provided.";
+  if (parts.length === 1) return "Invalid token header. No credentials provided.";
+  if (parts.length > 2) return "Invalid token header. Token string should not contain spaces.";
+  const value = parts[1]!;
+  if (keyword === "token") return !value.startsWith("nbt_") && tokens.has(value) ? undefined : "Invalid v1 token";
+  return value.startsWith("nbt_") && tokens.has(value) ? undefined : "Invalid v2 token";
+}
+
+const notAllowed = (method: string) => ({ detail: `Method "${method}" not allowed.` });
+
+async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = randomUUID();
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const method = (req.method ?? "GET").toUpperCase();
+  const query: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) (query[k] ??= []).push(v);
+  ctx.requests.push({ method, path: url.pathname, query });
+  const base = (ctx.publicUrl ?? `http://${req.headers.host ?? "localhost"}`).replace(/\/+$/, "");
+
+  let bodyText = "";
+  for await (const chunk of req) bodyText += String(chunk);
+
+  if (!url.pathname.endsWith("/")) {
+    // Django's APPEND_SLASH (CommonMiddleware) redirects before any view runs.
+    res.writeHead(301, { location: `${url.pathname}/${url.search}`, "content-length": 0 });
+    res.end();
+    return;
+  }
+  const authError = authenticate(ctx.tokens, req.headers.authorization);
+  if (authError) return send(res, 403, { detail: authError }, requestId);
+
+  if (url.pathname === "/api/status/") {
+    if (method !== "GET" && method !== "HEAD") return send(res, 405, notAllowed(method), requestId);
+    return send(res, 200, statusBody(), requestId);
+  }
+
+  const match = /^\/api\/([a-z-]+\/[a-z-]+)\/(?:(\d+)\/)?$/.exec(url.pathname);
+  const ep = match ? ENDPOINTS.find((e) => e.path === match[1]) : undefined;
+  if (!ep || !match) return send(res, 404, { detail: "Not found." }, requestId);
+  if (ctx.denied.has(ep.objectType))
+    return send(res, 403, { detail: "You do not have permission to perform this action." }, requestId);
+
+  const v = new View(ctx.data, base);
+  if (match[2] === undefined) {
+    if (method !== "GET" && method !== "HEAD") return send(res, 405, notAllowed(method), requestId);
+    const list = renderList(v, ep, url);
+    return send(res, list.status, list.body, requestId);
+  }
+
+  const row = ep.rows(ctx.data).find((r) => r.id === Number(match[2]));
+  if (!row) return send(res, 404, { detail: `No ${ep.objectName} matches the given query.` }, requestId);
+  if (method === "GET" || method === "HEAD") return send(res, 200, ep.render(v, row), requestId);
+  if (method !== "PATCH" || !ep.patch) return send(res, 405, notAllowed(method), requestId);
+  const patched = applyPatch(v, { ...ep, patch: ep.patch }, row, bodyText, {
+    time: () => netboxTime(ctx.now()),
+    requestId,
+  });
+  if (patched.status === 400) return send(res, 400, patched.body, requestId);
+  return send(res, 200, ep.render(new View(ctx.data, base), row), requestId);
+}
+
+/** A list page: the endpoint's rows filtered by the query, ordered, paged; 400 for a bad filter value. */
+function renderList(v: View, ep: Endpoint<{ id: number }>, url: URL): { status: number; body: unknown } {
+  let selected = ep.rows(v.data);
+  try {
+    for (const [param, filter] of Object.entries(ep.filters)) {
+      const values = url.searchParams.getAll(param).filter((x) => x !== "");
+      if (!values.length) continue;
+      const test = filter(values, v);
+      selected = selected.filter(test);
+    }
+  } catch (err) {
+    if (err instanceof FilterError) return { status: 400, body: { [err.param]: err.messages } };
+    throw err;
+  }
+  selected = order(selected, url.searchParams.get("ordering") ?? ep.defaultOrdering);
+  const { count, next, previous, page } = paginate(selected, v.base, url);
+  return { status: 200, body: { count, next, previous, results: page.map((r) => ep.render(v, r)) } };
+}
+
+/** NetBox's 500 page: `{error, exception, netbox_version, python_version}`. */
+function serverError(res: ServerResponse, err: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  send(
+    res,
+    500,
+    {
+      error: String(err),
+      exception: (err as Error)?.name ?? "Error",
+      netbox_version: NETBOX_VERSION,
+      python_version: PYTHON_VERSION,
+    },
+    "",
+  );
+}
+
+export async function startNetboxServer(opts: StartNetboxServerOptions): Promise<NetboxServer> {
+  const ctx: Context = {
+    data: opts.data ?? emptyNetboxData(),
+    tokens: new Set(Array.isArray(opts.token) ? opts.token : [opts.token]),
+    denied: new Set(opts.deniedObjectTypes ?? []),
+    requests: [],
+    publicUrl: opts.publicUrl,
+    now: opts.now ?? (() => new Date()),
+  };
+  const server: Server = createServer((req, res) => {
+    handle(ctx, req, res).catch((err: unknown) => serverError(res, err));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    data: ctx.data,
+    requests: ctx.requests,
+    setDenied(types) {
+      ctx.denied = new Set(types);
+    },
+    edit(objectType, id, mutate) {
+      operatorEdit(ctx.data, netboxTime(ctx.now()), objectType, id, mutate);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
