@@ -21,7 +21,7 @@ import { createAgentMetrics } from "../runtime/metrics.ts";
 import { TokenSource } from "../runtime/token.ts";
 import { agentLogger, heartbeats, listen, withRetries } from "../runtime/agent.ts";
 import { describe } from "../runtime/reflector.ts";
-import { createActivities } from "./activities.ts";
+import { createActivities } from "./activities/index.ts";
 import { TemporalEnv } from "../workflow-agent/temporal.ts";
 
 export const workerEnv = {
@@ -183,7 +183,7 @@ export async function runWorker(): Promise<number> {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue,
-      workflowsPath: fileURLToPath(new URL("./workflows.ts", import.meta.url)),
+      workflowsPath: fileURLToPath(new URL("./workflows/index.ts", import.meta.url)),
       activities,
       maxConcurrentActivityTaskExecutions: config.FM_MAX_CONCURRENT_ACTIVITIES,
       shutdownGraceTime: config.FM_SHUTDOWN_TIMEOUT_MS,
