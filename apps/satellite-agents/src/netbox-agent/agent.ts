@@ -26,8 +26,10 @@ import {
   type NetboxObjectChange,
 } from "@fm/clients";
 import type { NetboxItem } from "@fm/domain";
-import { FatalSetupError, type AgentContext, type AgentDefinition } from "../runtime/agent.ts";
-import { describe, type ReflectorSpec } from "../runtime/reflector.ts";
+import { loopAgent, type AgentContext } from "../runtime/agent.ts";
+import { describeError } from "../runtime/log.ts";
+import { reflector, type ReflectorSpec } from "../runtime/reflector.ts";
+import { FatalSetupError } from "../runtime/setup-retry.ts";
 import { RoleClassMapping, toNetboxItem, type MapContext, type Peer } from "./mapping.ts";
 
 const env = {
@@ -75,7 +77,7 @@ export function netboxReflector(
   netbox: NetboxClient,
   scope: { siteId: number; clusterId: number },
 ): ReflectorSpec<NetboxItem> & { fullReads: () => number } {
-  const { config, log, hub, site, metrics } = ctx;
+  const { config, log, hub, site, metrics, now } = ctx;
   const store = "netbox-devices";
   let view: NetboxView | undefined;
   let lastFullRead = 0;
@@ -99,7 +101,7 @@ export function netboxReflector(
       if (!(err instanceof NetboxPermissionError)) throw err;
       metrics.errors.inc({ store, reason: "netbox_permission" });
       log.error(
-        { store, objectType: err.objectType, err: describe(err) },
+        { store, objectType: err.objectType, err: describeError(err) },
         "NetBox token may not view MAC addresses (dcim.macaddress): MAC address edits wait for the full resync; grant view on dcim.macaddress",
       );
     }
@@ -203,15 +205,15 @@ export function netboxReflector(
             ? "netbox_http_error"
             : "list_failed",
     async list() {
-      const pollStart = new Date();
+      const pollStart = new Date(now());
       let reason: string | undefined;
       if (!view) reason = "first read";
-      else if (Date.now() - lastFullRead >= config.NETBOX_RESYNC_INTERVAL_S * 1000) reason = "resync interval";
+      else if (now() - lastFullRead >= config.NETBOX_RESYNC_INTERVAL_S * 1000) reason = "resync interval";
       else reason = await changedSince(lastPoll!, view);
       if (reason) {
         const t0 = performance.now();
         view = await fullRead();
-        lastFullRead = Date.now();
+        lastFullRead = now();
         log.info(
           { store, reason, devices: view.items.length, ms: Math.round(performance.now() - t0) },
           "NetBox full read",
@@ -300,7 +302,7 @@ export async function resolveScope(
   return { siteId: sites[0]!.id, clusterId: clusters[0]!.id };
 }
 
-export const netboxAgent: AgentDefinition<typeof env> = {
+export const netboxAgent = loopAgent({
   kind: "netbox",
   env,
   async setup(ctx) {
@@ -315,6 +317,6 @@ export const netboxAgent: AgentDefinition<typeof env> = {
       { netboxSiteId: scope.siteId, netboxClusterId: scope.clusterId, store: "netbox-devices" },
       "Starting reflector for NetBox",
     );
-    return [netboxReflector(ctx, netbox, scope) as ReflectorSpec<unknown>];
+    return [reflector(netboxReflector(ctx, netbox, scope))];
   },
-};
+});
