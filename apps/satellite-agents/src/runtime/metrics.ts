@@ -7,10 +7,24 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
+const BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
 export function createAgentMetrics(labels: { agent: string; site: string; satellite: string }) {
   const registry = new Registry();
   // Includes process_start_time_seconds, which the restart-loop alert reads.
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: "fleet_manager_agent_info",
+    help: "Which agent, site and satellite this process is",
+    labelNames: ["agent", "site", "satellite"],
+    registers: [registry],
+  }).set(labels, 1);
+  return { registry, ...loopMetrics(registry), ...controllerMetrics(registry) };
+}
+export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
+
+/** What every loop reports, under the names the runbook reads. */
+function loopMetrics(registry: Registry) {
   const lastSuccess = new Gauge({
     name: "fleet_manager_reflector_last_success_timestamp_seconds",
     help: "Unix time of the loop's last successful cycle (a reflector: listed and accepted by the hub)",
@@ -21,14 +35,14 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
     name: "fleet_manager_reflector_list_duration_seconds",
     help: "Time to list the source's complete view (a controller: to observe what needs attention)",
     labelNames: ["store"],
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    buckets: BUCKETS_S,
     registers: [registry],
   });
   const pushDuration = new Histogram({
     name: "fleet_manager_reflector_push_duration_seconds",
     help: "Time for the hub to accept and apply one pushed view",
     labelNames: ["store"],
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    buckets: BUCKETS_S,
     registers: [registry],
   });
   const errors = new Counter({
@@ -55,11 +69,16 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
     labelNames: ["store"],
     registers: [registry],
   });
+  return { lastSuccess, listDuration, pushDuration, errors, consecutiveFailures, items, age };
+}
+
+/** What controllers add: their actions and the time acting took. */
+function controllerMetrics(registry: Registry) {
   const actDuration = new Histogram({
     name: "fleet_manager_controller_act_duration_seconds",
     help: "Time a controller took to act on every item of one cycle",
     labelNames: ["store"],
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    buckets: BUCKETS_S,
     registers: [registry],
   });
   const actions = new Counter({
@@ -68,23 +87,5 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
     labelNames: ["store", "action"],
     registers: [registry],
   });
-  new Gauge({
-    name: "fleet_manager_agent_info",
-    help: "Which agent, site and satellite this process is",
-    labelNames: ["agent", "site", "satellite"],
-    registers: [registry],
-  }).set(labels, 1);
-  return {
-    registry,
-    lastSuccess,
-    listDuration,
-    pushDuration,
-    errors,
-    consecutiveFailures,
-    items,
-    age,
-    actDuration,
-    actions,
-  };
+  return { actDuration, actions };
 }
-export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
