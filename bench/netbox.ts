@@ -68,6 +68,7 @@ export async function netboxSync(
       site: { id: site.id, slug },
       satellite: "bench-nb",
       metrics: createAgentMetrics({ agent: "netbox", site: slug, satellite: "bench-nb" }),
+      now: Date.now,
       signal: new AbortController().signal,
     };
     const spec = netboxReflector(ctx as unknown as AgentContext<never>, netbox, scope);

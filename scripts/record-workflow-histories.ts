@@ -1,7 +1,7 @@
 /**
  * `npm run histories:record`: runs every job workflow on a real Temporal dev server with
  * canned activities and writes each event history to apps/satellite-agents/src/temporal-worker/histories/.
- * The replay test (worker.replay.test.ts) replays them against the current workflow code, so a
+ * The replay test (temporal-worker/workflows/replay.test.ts) replays them against the current workflow code, so a
  * change that would break workflows already running in production fails the build.
  *
  * Record again only for a deliberate, compatible change (new scenarios, or after a `patched()`
@@ -21,7 +21,7 @@ import {
   type JobWorkflowInput,
   type WorkflowKind,
 } from "@fm/domain/workflows";
-import type { Activities } from "../apps/satellite-agents/src/temporal-worker/activities.ts";
+import type { Activities } from "../apps/satellite-agents/src/temporal-worker/activities/index.ts";
 import { startTemporal } from "@fm/test-support/temporal";
 
 const OUT = fileURLToPath(new URL("../apps/satellite-agents/src/temporal-worker/histories/", import.meta.url));
@@ -48,7 +48,8 @@ interface Scenario {
   kind: WorkflowKind;
   params: Record<string, unknown>;
   activities: Partial<Activities>;
-  cancelAfterMs?: number;
+  /** Cancel the workflow once every device's burn-in is being waited for. */
+  cancelWhileWaiting?: boolean;
 }
 
 const waitUntilCancelled = async (): Promise<never> => {
@@ -118,8 +119,8 @@ const SCENARIOS: Scenario[] = [
     file: "burn-in-cancelled",
     kind: "BURN_IN",
     params: { durationMinutes: 60 },
-    activities: { slurmWait: waitUntilCancelled },
-    cancelAfterMs: 1500,
+    activities: {},
+    cancelWhileWaiting: true,
   },
   { file: "release-slurm", kind: "RELEASE", params: {}, activities: {} },
   {
@@ -148,13 +149,22 @@ try {
   for (const [i, sc] of SCENARIOS.entries()) {
     if (only.length && !only.includes(sc.file)) continue;
     const taskQueue = `${TASK_QUEUE}-${i}`;
+    const activities: Activities = { ...ok, ...sc.activities };
+    let waiting = 0;
+    let allWaiting!: () => void;
+    const everyDeviceWaiting = new Promise<void>((resolve) => (allWaiting = resolve));
+    if (sc.cancelWhileWaiting)
+      activities.slurmWait = () => {
+        if (++waiting === plan().devices.length) allWaiting();
+        return waitUntilCancelled();
+      };
     const worker = await Worker.create({
       connection: nativeConnection,
       taskQueue,
       workflowsPath: fileURLToPath(
-        new URL("../apps/satellite-agents/src/temporal-worker/workflows.ts", import.meta.url),
+        new URL("../apps/satellite-agents/src/temporal-worker/workflows/index.ts", import.meta.url),
       ),
-      activities: { ...ok, ...sc.activities },
+      activities,
     });
     const workflowId = `history-${sc.file}`;
     const input: JobWorkflowInput = {
@@ -165,7 +175,7 @@ try {
     };
     await worker.runUntil(async () => {
       const handle = await client.workflow.start(JOB_WORKFLOWS[sc.kind], { workflowId, taskQueue, args: [input] });
-      if (sc.cancelAfterMs) setTimeout(() => void handle.cancel(), sc.cancelAfterMs);
+      if (sc.cancelWhileWaiting) void everyDeviceWaiting.then(() => handle.cancel());
       const outcome = await handle.result().then(
         () => "completed",
         (err: unknown) => (err instanceof WorkflowFailedError ? `failed: ${err.cause?.message}` : String(err)),

@@ -347,7 +347,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     delete (env as Record<string, string | undefined>).FM_REFLECT_INTERVAL_S;
     const agent = await startAgent("workflow", env);
     try {
-      expect(await agent.waitForLog((l) => l.msg === "reflector started")).toMatchObject({
+      expect(await agent.waitForLog((l) => l.msg === "controller started")).toMatchObject({
         store: "workflow",
         intervalS: 5,
       });

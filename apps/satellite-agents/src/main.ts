@@ -1,28 +1,25 @@
 /**
- * `npm run agent -- <name>`: runs one satellite agent as its own process. Each agent kind has
- * its own OAuth2 client, port and Kubernetes deployment; they share only this runtime.
+ * `npm run agent -- <name>`: runs one satellite process — an agent or the Temporal worker — in
+ * the process shell (./runtime/shell.ts). Each has its own OAuth2 client, port and Kubernetes
+ * deployment. A process's module is loaded only when asked for: the worker's pulls in
+ * Temporal's native core.
  */
-import { runAgent, type AgentDefinition } from "./runtime/agent.ts";
-import { openstackAgent } from "./openstack-agent/agent.ts";
-import { netboxAgent } from "./netbox-agent/agent.ts";
-import { workflowAgent } from "./workflow-agent/agent.ts";
+import type { z } from "zod";
+import { runProcess, type ProcessDefinition } from "./runtime/shell.ts";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const AGENTS: Record<string, AgentDefinition<any>> = {
-  openstack: openstackAgent,
-  netbox: netboxAgent,
-  workflow: workflowAgent,
+const PROCESSES: Record<string, () => Promise<ProcessDefinition<z.ZodRawShape>>> = {
+  openstack: async () => (await import("./openstack-agent/agent.ts")).openstackAgent,
+  netbox: async () => (await import("./netbox-agent/agent.ts")).netboxAgent,
+  workflow: async () => (await import("./workflow-agent/agent.ts")).workflowAgent,
+  "temporal-worker": async () => (await import("./temporal-worker/worker.ts")).temporalWorker,
 };
-const names = [...Object.keys(AGENTS), "temporal-worker"];
 
 const name = process.argv[2];
-if (!name || !names.includes(name)) {
-  process.stderr.write(`usage: npm run agent -- <${names.join("|")}>\n${name ? `unknown agent '${name}'\n` : ""}`);
+const load = name && Object.hasOwn(PROCESSES, name) ? PROCESSES[name] : undefined;
+if (!load) {
+  const names = Object.keys(PROCESSES).join("|");
+  process.stderr.write(`usage: npm run agent -- <${names}>\n${name ? `unknown agent '${name}'\n` : ""}`);
   process.exit(2);
 }
-// The Temporal worker is not a reflector: it runs workflows (imported only when asked for,
-// since it loads Temporal's native core).
-const run =
-  name === "temporal-worker" ? (await import("./temporal-worker/main.ts")).runWorker() : runAgent(AGENTS[name]!);
-// Exit explicitly: idle keep-alive sockets to the hub must not hold a stopping agent open.
-process.exit(await run);
+// Exit explicitly: idle keep-alive sockets to the hub must not hold a stopping process open.
+process.exit(await runProcess(await load()));

@@ -20,20 +20,36 @@ const READY = new Set(["staged", "active"]);
 const TOLERATED = new Set(["offline", "failed", "decommissioning"]);
 export const REQUIRED_CONTEXT_KEYS = ["mlxconfig_config", "bios_config", "firmware_config"] as const;
 
+type Add = (severity: Severity, check: string, message: string) => void;
+
 export async function checkNetboxSite(
   netbox: NetboxClient,
   opts: { site: string; cluster: string; mapping: RoleClassMapping },
 ): Promise<Finding[]> {
   const out: Finding[] = [];
-  const add = (severity: Severity, check: string, message: string) => out.push({ severity, check, message });
+  const add: Add = (severity, check, message) => out.push({ severity, check, message });
+  const devices = await checkScope(netbox, opts, add);
+  if (!devices) return out;
+  checkStatuses(devices, add);
+  checkRoles(devices, opts.mapping, add);
+  await checkConfigContext(netbox, devices, add);
+  await checkMacPermission(netbox, devices[0]!, add);
+  return out;
+}
 
+/** NetBox answers, the site and cluster exist, and the cluster has devices at the site (else undefined). */
+async function checkScope(
+  netbox: NetboxClient,
+  opts: { site: string; cluster: string },
+  add: Add,
+): Promise<NetboxDevice[] | undefined> {
   const status = await netbox.status();
   add("ok", "netbox", `NetBox ${String(status["netbox-version"] ?? "?")} answers and accepts the token`);
 
   const sites = await netbox.sites({ slug: opts.site });
   if (sites.length !== 1) {
     add("fail", "site", `no NetBox site with slug '${opts.site}'`);
-    return out;
+    return undefined;
   }
   const site = sites[0]!;
   add("ok", "site", `site '${site.slug}' (#${site.id}) exists`);
@@ -43,7 +59,7 @@ export async function checkNetboxSite(
     : await netbox.clusters({ name: opts.cluster });
   if (clusters.length !== 1) {
     add("fail", "cluster", `no NetBox cluster '${opts.cluster}': create it under Virtualization → Clusters`);
-    return out;
+    return undefined;
   }
   const cluster = clusters[0]!;
   add("ok", "cluster", `cluster '${cluster.name}' (#${cluster.id}) exists`);
@@ -55,10 +71,14 @@ export async function checkNetboxSite(
       "devices",
       `no device of site '${site.slug}' is in cluster '${cluster.name}': nothing would be ingested`,
     );
-    return out;
+    return undefined;
   }
   add("ok", "devices", `${devices.length} device(s) of site '${site.slug}' in cluster '${cluster.name}'`);
+  return devices;
+}
 
+/** Every device staged or active (out of service tolerated), and named. */
+function checkStatuses(devices: NetboxDevice[], add: Add): void {
   const byStatus = new Map<string, NetboxDevice[]>();
   for (const d of devices) byStatus.set(d.status.value, [...(byStatus.get(d.status.value) ?? []), d]);
   for (const [s, list] of byStatus) {
@@ -82,10 +102,13 @@ export async function checkNetboxSite(
         .map((d) => d.id)
         .join(", #")}): the hub needs a name`,
     );
+}
 
+/** Every role the devices have maps to a device class. */
+function checkRoles(devices: NetboxDevice[], mapping: RoleClassMapping, add: Add): void {
   const roles = [...new Set(devices.map((d) => d.role.slug))].sort();
   for (const r of roles) {
-    if (opts.mapping[r]) add("ok", "roles", `role '${r}' → ${opts.mapping[r]}`);
+    if (mapping[r]) add("ok", "roles", `role '${r}' → ${mapping[r]}`);
     else
       add(
         "fail",
@@ -93,8 +116,10 @@ export async function checkNetboxSite(
         `role '${r}' has no device class in NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING (its devices would be OTHER, served by no Ironic)`,
       );
   }
+}
 
-  // Config context: one device per (type, role) is enough, they share the context's scope.
+/** The config context the workflows read. One device per (type, role) is enough: they share the context's scope. */
+async function checkConfigContext(netbox: NetboxClient, devices: NetboxDevice[], add: Add): Promise<void> {
   const samples = new Map<string, NetboxDevice>();
   for (const d of devices)
     samples.set(`${d.device_type.slug}/${d.role.slug}`, samples.get(`${d.device_type.slug}/${d.role.slug}`) ?? d);
@@ -106,9 +131,12 @@ export async function checkNetboxSite(
       add("fail", "config-context", `${group} (e.g. ${d.name ?? d.id}): config context lacks ${missing.join(", ")}`);
     else add("ok", "config-context", `${group}: ${REQUIRED_CONTEXT_KEYS.join(", ")} present`);
   }
+}
 
+/** The token may view MAC addresses (a warning otherwise: the agent works, MAC edits wait). */
+async function checkMacPermission(netbox: NetboxClient, device: NetboxDevice, add: Add): Promise<void> {
   try {
-    await netbox.list("dcim/mac-addresses", NetboxMacAddressSchema, { limit: 1, device_id: devices[0]!.id });
+    await netbox.list("dcim/mac-addresses", NetboxMacAddressSchema, { limit: 1, device_id: device.id });
     add("ok", "permissions", "the token may view MAC addresses (dcim.macaddress)");
   } catch (err) {
     if (!(err instanceof NetboxPermissionError)) throw err;
@@ -118,5 +146,4 @@ export async function checkNetboxSite(
       "the token may not view MAC addresses (dcim.macaddress): MAC edits will wait for the full resync",
     );
   }
-  return out;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { NetboxDeviceSchema, NetboxInterfaceSchema, type NetboxObjectChange } from "@fm/clients";
 import { NetboxItemSchema } from "@fm/domain";
 import { netboxFixture } from "@fm/test-support/netbox-fixtures";
-import { relevant } from "./agent.ts";
+import { relevant } from "./changes.ts";
 import { RoleClassMapping, cpuArchitectureOf, toNetboxItem } from "./mapping.ts";
 
 const fixture = netboxFixture;

@@ -16,9 +16,11 @@ import {
   type IronicClient,
 } from "@fm/clients";
 import { IRONIC_INSTANCES, ironicInstanceFor, type IronicInstance, type IronicItem } from "@fm/domain";
-import { FatalSetupError, type AgentContext, type AgentDefinition } from "../runtime/agent.ts";
-import type { ReflectorSpec } from "../runtime/reflector.ts";
-import { describe } from "../runtime/reflector.ts";
+import { loopAgent, type AgentContext } from "../runtime/agent.ts";
+import { describeError } from "../runtime/log.ts";
+import type { LoopSpec } from "../runtime/loop.ts";
+import { reflector, type ReflectorSpec } from "../runtime/reflector.ts";
+import { FatalSetupError } from "../runtime/setup-retry.ts";
 import { planMaintenance } from "./cordon.ts";
 import { toReflectionItem } from "./nodes.ts";
 
@@ -77,7 +79,7 @@ export function ironicReflector(
   instance: IronicInstance,
   ironic: IronicClient,
 ): ReflectorSpec<IronicItem> {
-  const { hub, site, log, metrics, config } = ctx;
+  const { hub, site, config } = ctx;
   const store = `ironic-nodes-${instance}`;
   return {
     store,
@@ -88,44 +90,7 @@ export function ironicReflector(
         : err instanceof IronicApiError
           ? "ironic_http_error"
           : "list_failed",
-    reconcile: config.FM_CORDON_SYNC
-      ? async (items) => {
-          const cordoned = [];
-          for await (const d of hub.allDevices({ site: site.id, cordoned: true }))
-            cordoned.push({ name: d.name, nodeUuid: d.ironic.nodeUuid, reason: d.cordonReason });
-          const plan = planMaintenance(items, cordoned);
-          if (!plan.length) return items;
-          const byUuid = new Map(items.map((i) => [i.uuid, i]));
-          for (const step of plan) {
-            try {
-              if (step.action === "set") await ironic.setMaintenance(step.uuid, step.reason);
-              else await ironic.clearMaintenance(step.uuid);
-              // Ironic applies maintenance synchronously; push what the node now is.
-              const item = byUuid.get(step.uuid)!;
-              byUuid.set(
-                step.uuid,
-                step.action === "set"
-                  ? { ...item, maintenance: true, maintenanceReason: step.reason }
-                  : { ...item, maintenance: false, maintenanceReason: null },
-              );
-              log.info(
-                { store, node: step.uuid, name: step.name, action: step.action },
-                step.action === "set"
-                  ? "cordon: Ironic node put in maintenance"
-                  : "uncordon: Ironic maintenance cleared",
-              );
-            } catch (err) {
-              // One node failing must not hold back the others or the push; retried next cycle.
-              metrics.errors.inc({ store, reason: "maintenance_failed" });
-              log.error(
-                { store, node: step.uuid, action: step.action, err: describe(err) },
-                "could not change Ironic maintenance",
-              );
-            }
-          }
-          return [...byUuid.values()];
-        }
-      : undefined,
+    ...(config.FM_CORDON_SYNC ? { reconcile: (items) => mirrorCordons(ctx, ironic, store, items) } : {}),
     push: async (items, observedAt) => {
       const r = await hub.pushReflection(site.id, `ironic-${instance}`, {
         observedAt: observedAt.toISOString(),
@@ -142,12 +107,55 @@ export function ironicReflector(
   };
 }
 
-export const openstackAgent: AgentDefinition<typeof env> = {
+/**
+ * The hub's cordons as Ironic maintenance (./cordon.ts plans it); returns the nodes as they are
+ * now. One node failing does not hold back the others or the push: it is retried next cycle.
+ */
+async function mirrorCordons(
+  { hub, site, log, metrics }: AgentContext<OpenStackEnv>,
+  ironic: IronicClient,
+  store: string,
+  items: IronicItem[],
+): Promise<IronicItem[]> {
+  const cordoned = [];
+  for await (const d of hub.allDevices({ site: site.id, cordoned: true }))
+    cordoned.push({ name: d.name, nodeUuid: d.ironic.nodeUuid, reason: d.cordonReason });
+  const plan = planMaintenance(items, cordoned);
+  if (!plan.length) return items;
+  const byUuid = new Map(items.map((i) => [i.uuid, i]));
+  for (const step of plan) {
+    try {
+      if (step.action === "set") await ironic.setMaintenance(step.uuid, step.reason);
+      else await ironic.clearMaintenance(step.uuid);
+      // Ironic applies maintenance synchronously; push what the node now is.
+      const item = byUuid.get(step.uuid)!;
+      byUuid.set(
+        step.uuid,
+        step.action === "set"
+          ? { ...item, maintenance: true, maintenanceReason: step.reason }
+          : { ...item, maintenance: false, maintenanceReason: null },
+      );
+      log.info(
+        { store, node: step.uuid, name: step.name, action: step.action },
+        step.action === "set" ? "cordon: Ironic node put in maintenance" : "uncordon: Ironic maintenance cleared",
+      );
+    } catch (err) {
+      metrics.errors.inc({ store, reason: "maintenance_failed" });
+      log.error(
+        { store, node: step.uuid, action: step.action, err: describeError(err) },
+        "could not change Ironic maintenance",
+      );
+    }
+  }
+  return [...byUuid.values()];
+}
+
+export const openstackAgent = loopAgent({
   kind: "openstack",
   env,
   async setup(ctx) {
     const needed = await neededInstances(ctx);
-    const specs: ReflectorSpec<unknown>[] = [];
+    const loops: LoopSpec[] = [];
     for (const instance of IRONIC_INSTANCES) {
       const roles = needed.get(instance);
       if (!roles) {
@@ -175,8 +183,8 @@ export const openstackAgent: AgentDefinition<typeof env> = {
         { instance, roles, store: `ironic-nodes-${instance}` },
         `Starting reflector for Ironic instance '${instance}'`,
       );
-      specs.push(ironicReflector(ctx, instance, client) as ReflectorSpec<unknown>);
+      loops.push(reflector(ironicReflector(ctx, instance, client)));
     }
-    return specs;
+    return loops;
   },
-};
+});

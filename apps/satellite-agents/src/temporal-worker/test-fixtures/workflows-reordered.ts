@@ -4,7 +4,7 @@
  */
 import { proxyActivities } from "@temporalio/workflow";
 import type { JobWorkflowInput } from "@fm/domain/workflows";
-import type { Activities } from "../activities.ts";
+import type { Activities } from "../activities/index.ts";
 
 const a = proxyActivities<Activities>({ startToCloseTimeout: "30s" });
 

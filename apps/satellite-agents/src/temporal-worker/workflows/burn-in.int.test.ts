@@ -1,12 +1,12 @@
 /**
- * Workflow logic on a real Temporal dev server, with canned activities (the activities
- * themselves are tested against real peers in activities.int.test.ts, and everything together in
- * test/jobs.e2e.test.ts): what a burn-in does with the SLURM jobs it submitted when it fails or is
- * cancelled halfway, and that messages stay within what the hub keeps.
+ * The burn-in workflow on a real Temporal dev server, with canned activities (the activities
+ * themselves are tested against real peers in ../activities/*.int.test.ts, and everything
+ * together in test/jobs.e2e.test.ts): what a burn-in does with the SLURM jobs it submitted when it
+ * fails or is cancelled halfway, and that messages stay within what the hub keeps.
  */
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WorkflowFailedError } from "@temporalio/client";
+import type { WorkflowFailedError, WorkflowHandle } from "@temporalio/client";
 import { Client, Connection } from "@temporalio/client";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
@@ -18,8 +18,9 @@ import {
   type StepFailureDetails,
   type WorkflowKind,
 } from "@fm/domain/workflows";
-import type { Activities } from "./activities.ts";
 import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
+import { eventually } from "@fm/test-support/wait";
+import type { Activities } from "../activities/index.ts";
 
 let temporal: TemporalPeer;
 let native: NativeConnection;
@@ -68,7 +69,7 @@ async function runWorkflow(
   const worker = await Worker.create({
     connection: native,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL("./workflows.ts", import.meta.url)),
+    workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
     activities: { preflight: async () => plan, ...activities },
   });
   const input: JobWorkflowInput = {
@@ -91,13 +92,36 @@ async function runWorkflow(
   });
 }
 
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle["fetchHistory"]>>["events"]>[number];
+
+/**
+ * Called from a canned activity: resolves once its workflow's history holds `count` events that
+ * `match`, heartbeating while it polls (the workflows give activities a heartbeat timeout).
+ */
+async function untilHistory(match: (e: HistoryEvent) => boolean, count = 1): Promise<void> {
+  const ctx = Context.current();
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  if (!workflowId) throw new Error("not an activity of a workflow");
+  const handle = client.workflow.getHandle(workflowId);
+  await eventually(
+    async () => {
+      ctx.heartbeat();
+      const { events } = await handle.fetchHistory();
+      if ((events ?? []).filter(match).length < count) throw new Error("not in the workflow's history yet");
+    },
+    30_000,
+    50,
+  );
+}
+
 describe("burn-in workflow and the SLURM jobs it submitted", () => {
   it("a submit failing for one device cancels the SLURM job already submitted for the other", async () => {
     const cancelled: number[][] = [];
     const outcome = await runWorkflow("BURN_IN", {
       slurmSubmitBurnIn: async (a) => {
         if (a.device.name === "gpu002") {
-          await Context.current().sleep(300); // gpu001's job is in first
+          // gpu001's job is in first: its submit completed (the second completion, after preflight).
+          await untilHistory((e) => Boolean(e.activityTaskCompletedEventAttributes), 2);
           throw ApplicationFailure.nonRetryable("SLURM has no node gpu002", "SourceRejected");
         }
         return 41;
@@ -113,11 +137,16 @@ describe("burn-in workflow and the SLURM jobs it submitted", () => {
 
   it("cancelled while its submits are in flight, it lets them land and cancels every one of them", async () => {
     const cancelled: number[][] = [];
+    let submitting = 0;
+    let bothSubmitting!: () => void;
+    const inFlight = new Promise<void>((resolve) => (bothSubmitting = resolve));
     const outcome = await runWorkflow(
       "BURN_IN",
       {
         slurmSubmitBurnIn: async (a) => {
-          await Context.current().sleep(1500);
+          if (++submitting === 2) bothSubmitting();
+          // Still in flight when the cancel arrives: they land only once it is in the history.
+          await untilHistory((e) => Boolean(e.workflowExecutionCancelRequestedEventAttributes));
           return a.device.name === "gpu001" ? 51 : 52;
         },
         slurmWait: async () => {
@@ -126,7 +155,7 @@ describe("burn-in workflow and the SLURM jobs it submitted", () => {
         slurmCancel: async (ids) => void cancelled.push([...ids].sort()),
       },
       async (h) => {
-        await new Promise((r) => setTimeout(r, 500));
+        await inFlight;
         await h.cancel();
       },
     );

@@ -1,5 +1,5 @@
 /**
- * Determinism: every committed history (./histories, recorded by `npm run histories:record` on
+ * Determinism: every committed history (../histories, recorded by `npm run histories:record` on
  * a real Temporal server) must replay against the current workflow code. A change that reorders
  * or replaces activities of a workflow that may be running in production fails here; guard such
  * a change with `patched()` instead. No server is needed: replay runs in the worker alone.
@@ -10,12 +10,12 @@ import { describe, expect, it } from "vitest";
 import { historyFromJSON } from "@temporalio/common/lib/proto-utils";
 import { Worker } from "@temporalio/worker";
 
-const dir = fileURLToPath(new URL("./histories/", import.meta.url));
+const dir = fileURLToPath(new URL("../histories/", import.meta.url));
 const files = readdirSync(dir)
   .filter((f) => f.endsWith(".json"))
   .sort();
 const history = (f: string) => historyFromJSON(JSON.parse(readFileSync(`${dir}${f}`, "utf8")));
-const workflowsPath = fileURLToPath(new URL("./workflows.ts", import.meta.url));
+const workflowsPath = fileURLToPath(new URL("./index.ts", import.meta.url));
 
 describe("workflow replay of committed histories", () => {
   it("has a history for every workflow, its failures and its cancellation", () => {
@@ -44,7 +44,7 @@ describe("workflow replay of committed histories", () => {
   }, 120_000);
 
   it("catches a non-deterministic change: the enrol history against a version that provides before it inspects", async () => {
-    const reordered = fileURLToPath(new URL("./test-fixtures/workflows-reordered.ts", import.meta.url));
+    const reordered = fileURLToPath(new URL("../test-fixtures/workflows-reordered.ts", import.meta.url));
     await expect(
       Worker.runReplayHistory({ workflowsPath: reordered, replayName: "reordered" }, history("enrol-succeeded.json")),
     ).rejects.toMatchObject({

@@ -1,0 +1,148 @@
+/**
+ * The NetBox reflector (store `netbox-devices`): the site's devices in the configured NetBox
+ * cluster, pushed to `PUT /sites/{id}/reflections/netbox/`.
+ *
+ * Reading 10,000 devices with 80,000 interfaces takes NetBox tens of seconds, so the reflector
+ * does not do it every cycle. Every cycle it polls NetBox's change log and the MAC addresses
+ * edited since the last poll (NetBox 4.2+ keeps MACs apart from interfaces, and their edits are
+ * what operators make most). A relevant change (./changes.ts), or NETBOX_RESYNC_INTERVAL_S since
+ * the last full read, triggers a full read (./read.ts); otherwise the last view is pushed again —
+ * the change log vouches that it is still NetBox's view now.
+ *
+ * A token without view permission on MAC addresses gets one clear error per poll, and the
+ * rest of the sync goes on (MACs then come from the interfaces' primary MAC).
+ */
+import {
+  NetboxApiError,
+  NetboxPermissionError,
+  NetboxUnavailableError,
+  type HubClient,
+  type NetboxClient,
+} from "@fm/clients";
+import type { NetboxItem, Site } from "@fm/domain";
+import type { Logger } from "pino";
+import { describeError } from "../runtime/log.ts";
+import type { AgentMetrics } from "../runtime/metrics.ts";
+import type { ReflectorSpec } from "../runtime/reflector.ts";
+import { WATCHED, relevant, type NetboxView } from "./changes.ts";
+import { toNetboxItem, type RoleClassMapping } from "./mapping.ts";
+import { readSite, type NetboxScope } from "./read.ts";
+
+/** Clock skew and commit latency between NetBox's change time and our poll. */
+const OVERLAP_MS = 5_000;
+
+export interface NetboxReflectorDeps {
+  hub: HubClient;
+  netbox: NetboxClient;
+  site: Pick<Site, "id">;
+  scope: NetboxScope;
+  roles: RoleClassMapping;
+  /** Full read at least this often, changes or not. */
+  resyncIntervalMs: number;
+  log: Logger;
+  metrics: AgentMetrics;
+  now: () => number;
+}
+
+export class NetboxReflector implements ReflectorSpec<NetboxItem> {
+  readonly store = "netbox-devices";
+  private view: NetboxView | undefined;
+  private lastFullRead = 0;
+  private lastPoll: Date | undefined;
+  private readonly unmapped = new Set<string>();
+
+  constructor(private readonly deps: NetboxReflectorDeps) {}
+
+  async list(): Promise<NetboxItem[]> {
+    const { now, resyncIntervalMs, log } = this.deps;
+    const pollStart = new Date(now());
+    let reason: string | undefined;
+    if (!this.view) reason = "first read";
+    else if (now() - this.lastFullRead >= resyncIntervalMs) reason = "resync interval";
+    else reason = await this.changedSince(this.lastPoll!, this.view);
+    if (reason) {
+      const t0 = performance.now();
+      this.view = await this.fullRead();
+      this.lastFullRead = now();
+      log.info(
+        { store: this.store, reason, devices: this.view.items.length, ms: Math.round(performance.now() - t0) },
+        "NetBox full read",
+      );
+    }
+    this.lastPoll = pollStart;
+    return this.view!.items;
+  }
+
+  async push(items: NetboxItem[], observedAt: Date): Promise<Record<string, unknown>> {
+    const r = await this.deps.hub.pushReflection(this.deps.site.id, "netbox", {
+      observedAt: observedAt.toISOString(),
+      items,
+    });
+    return {
+      created: r.created,
+      updated: r.updated,
+      unchanged: r.unchanged,
+      missing: r.missing,
+      unmatched: r.unmatched,
+    };
+  }
+
+  classifyListError(err: unknown): string {
+    if (err instanceof NetboxPermissionError) return "netbox_permission";
+    if (err instanceof NetboxUnavailableError) return "netbox_unavailable";
+    return err instanceof NetboxApiError ? "netbox_http_error" : "list_failed";
+  }
+
+  /** Did anything this site's view depends on change since `since`? What, if so. */
+  private async changedSince(since: Date, known: NetboxView): Promise<string | undefined> {
+    const { netbox, scope } = this.deps;
+    const after = new Date(since.getTime() - OVERLAP_MS);
+    const changes = await netbox.objectChanges({ since: after, changedObjectType: WATCHED });
+    const hit = changes.find((c) => relevant(c, known, scope.clusterId));
+    if (hit) return `${hit.changed_object_type} #${hit.changed_object_id} ${hit.action.value}`;
+    try {
+      const macs = await netbox.macAddresses({ last_updated__gte: after });
+      const mac = macs.find((m) => m.assigned_object_id !== null && known.interfaceIds.has(m.assigned_object_id));
+      if (mac) return `dcim.macaddress #${mac.id} edited`;
+    } catch (err) {
+      if (!(err instanceof NetboxPermissionError)) throw err;
+      this.macPermissionDenied(
+        err,
+        "MAC address edits wait for the full resync; grant view on dcim.macaddress",
+        describeError(err),
+      );
+    }
+    return undefined;
+  }
+
+  private async fullRead(): Promise<NetboxView> {
+    const { netbox, scope, roles, log } = this.deps;
+    const read = await readSite(netbox, scope, (err) =>
+      this.macPermissionDenied(err, "interfaces without a primary MAC are pushed without one"),
+    );
+    const items: NetboxItem[] = [];
+    for (const d of read.devices) {
+      if (!(d.role.slug in roles) && !this.unmapped.has(d.role.slug)) {
+        this.unmapped.add(d.role.slug);
+        log.warn(
+          { store: this.store, role: d.role.slug },
+          `NetBox role '${d.role.slug}' is not in NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: its devices get device class OTHER (no Ironic instance)`,
+        );
+      }
+      const interfaces = (read.interfaces.get(d.id) ?? []).sort((a, b) => a.name.localeCompare(b.name));
+      const out = toNetboxItem(d, interfaces, { roles, ...read.context });
+      if ("item" in out) items.push(out.item);
+      else log.warn({ store: this.store, device: out.skipped, reason: out.reason }, "NetBox device skipped");
+    }
+    const interfaceIds = new Set([...read.interfaces.values()].flat().map((i) => i.id));
+    return { items, deviceIds: new Set(read.devices.map((d) => d.id)), interfaceIds };
+  }
+
+  private macPermissionDenied(err: NetboxPermissionError, consequence: string, detail?: object): void {
+    this.deps.metrics.errors.inc({ store: this.store, reason: "netbox_permission" });
+    this.deps.log.error(
+      { store: this.store, objectType: err.objectType, ...(detail ? { err: detail } : {}) },
+      `NetBox token may not view MAC addresses (dcim.macaddress): ${consequence}`,
+    );
+  }
+}

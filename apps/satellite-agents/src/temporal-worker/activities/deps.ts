@@ -1,0 +1,50 @@
+/** What the activities are built from, and the one way each reaches a source it may lack. */
+import type { HubClient, IronicClient, NetboxClient, SlurmClient } from "@fm/clients";
+import type { IronicInstance } from "@fm/domain";
+import type { DevicePlan } from "@fm/domain/workflows";
+import { badInput, notConfigured } from "./failures.ts";
+
+export interface ActivityDeps {
+  /** The site this worker serves (FM_SITE): it runs no other site's job. */
+  site: string;
+  hub: HubClient;
+  netbox?: NetboxClient | undefined;
+  ironic: Partial<Record<IronicInstance, IronicClient>>;
+  slurm?: SlurmClient | undefined;
+  /** Ironic hardware type for new nodes (`redfish`, `ipmi`, or `fake-hardware` in tests). */
+  ironicDriver: string;
+  /** dnsmasq --dhcp-hostsdir, for sites where Fleet Manager manages DHCP. */
+  dhcpHostsDir?: string | undefined;
+  /** What a burn-in SLURM job runs; FM_BURNIN_DURATION_S holds the job's duration. */
+  burnInCommand: string;
+  pollIntervalMs: number;
+}
+
+/** The Ironic instance the device's role maps to, as this worker reaches it. */
+export function ironicFor(deps: Pick<ActivityDeps, "ironic">, d: DevicePlan): IronicClient {
+  if (!d.ironicInstance) throw badInput(`${d.name} has no device role that maps to an Ironic instance`);
+  const client = deps.ironic[d.ironicInstance];
+  if (!client)
+    throw notConfigured(
+      `this worker has no ${d.ironicInstance} Ironic configured (OPENSTACK_${d.ironicInstance.toUpperCase()}_CLOUDS_FILE), but ${d.name} needs it`,
+    );
+  return client;
+}
+
+export function netboxOf(deps: Pick<ActivityDeps, "netbox">): NetboxClient {
+  if (!deps.netbox) throw notConfigured("this worker has no NetBox configured (NETBOX_URL, NETBOX_TOKEN)");
+  return deps.netbox;
+}
+
+export function slurmOf(deps: Pick<ActivityDeps, "slurm">): SlurmClient {
+  if (!deps.slurm) throw notConfigured("this worker has no SLURM configured (SLURM_URL, SLURM_TOKEN_FILE)");
+  return deps.slurm;
+}
+
+export function netboxIdOf(d: DevicePlan): number {
+  if (d.netboxId === null) throw badInput(`${d.name} has no NetBox id`);
+  return d.netboxId;
+}
+
+/** How Ironic finds the device's node: its uuid once known, else its name. */
+export const nodeRef = (d: DevicePlan): string => d.ironicNodeUuid ?? d.name;

@@ -1,0 +1,59 @@
+/**
+ * How activities fail. Errors that retrying cannot fix are thrown as non-retryable
+ * ApplicationFailures (types in NON_RETRYABLE_FAILURES); outages of a source are thrown as they
+ * are, for Temporal to retry with backoff.
+ */
+import { ApplicationFailure, Context } from "@temporalio/activity";
+import {
+  HubApiError,
+  IronicApiError,
+  NetboxApiError,
+  NetboxAuthenticationError,
+  NetboxMissingTagsError,
+  NetboxPermissionError,
+  SlurmApiError,
+} from "@fm/clients";
+
+/** Failures retrying cannot fix. */
+export const badInput = (message: string) => ApplicationFailure.nonRetryable(message, "BadInput");
+export const notConfigured = (message: string) => ApplicationFailure.nonRetryable(message, "NotConfigured");
+export const sourceRejected = (message: string) => ApplicationFailure.nonRetryable(message, "SourceRejected");
+
+/**
+ * A source's refusal (4xx other than a lock or a rate limit) is final; an outage or a 5xx is
+ * thrown as is, for Temporal to retry with backoff.
+ */
+function classify(err: unknown): never {
+  if (err instanceof NetboxMissingTagsError) throw badInput(err.message);
+  // NetBox answers a bad or expired token with 403: a rotation in progress, retried.
+  if (err instanceof NetboxAuthenticationError) throw err;
+  if (err instanceof NetboxPermissionError) throw sourceRejected(err.message);
+  for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError]) {
+    if (err instanceof E) {
+      const status = (err as { status: number }).status;
+      if (status >= 400 && status < 500 && status !== 409 && status !== 429 && status !== 401)
+        throw sourceRejected(err.message);
+    }
+  }
+  throw err;
+}
+
+/**
+ * Runs an activity body: classifies its errors, and, for an activity with a heartbeat timeout,
+ * heartbeats every 2 s (a third of the timeout at most) while it runs. The heartbeat timeout is
+ * there to notice a dead worker, not a slow source: without the ticker, a few slow Ironic calls
+ * in a row would make Temporal start a second attempt beside a first one still running.
+ */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  const ticker = timeoutMs ? setInterval(() => ctx.heartbeat(), Math.min(2000, timeoutMs / 3)) : undefined;
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApplicationFailure) throw err;
+    return classify(err);
+  } finally {
+    clearInterval(ticker);
+  }
+}

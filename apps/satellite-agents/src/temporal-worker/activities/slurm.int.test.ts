@@ -1,0 +1,144 @@
+/**
+ * The SLURM activities under Temporal's MockActivityEnvironment, against a real SLURM
+ * (slurmctld, slurmd, slurmrestd): the activities use the real client, and the assertions read
+ * the jobs back with scontrol.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ActivityCancellationDetails, CancelledFailure } from "@temporalio/common";
+import type { MockActivityEnvironment } from "@temporalio/testing";
+import { SlurmClient } from "@fm/clients";
+import { scontrolJob, slurmCommand, startSlurm, waitForScontrolJob, type SlurmPeer } from "@fm/test-support/slurm";
+import { WAITING, activityEnv, deadEndpoint, expectRetryable, plan, rejection, run } from "./activity-testing.ts";
+import type { ActivityDeps } from "./deps.ts";
+import { slurmActivities } from "./slurm.ts";
+
+let slurm: SlurmPeer;
+beforeAll(async () => {
+  slurm = await startSlurm();
+}, 180_000);
+afterAll(() => slurm?.stop(), 60_000);
+
+/** The SLURM activities as the worker builds them, on the real client; `over` replaces any dependency. */
+const activities = (over: Partial<ActivityDeps> = {}) =>
+  slurmActivities({
+    slurm: new SlurmClient({ baseUrl: slurm.url, user: "root", token: () => slurm.token, backoffMs: 20 }),
+    burnInCommand: "sleep 1",
+    pollIntervalMs: 100,
+    ...over,
+  });
+
+/** Every job slurmctld knows with this name (ids), from scontrol. */
+async function slurmJobsNamed(name: string): Promise<number[]> {
+  const out = await slurmCommand(slurm, "scontrol", ["-o", "show", "job"]);
+  return out
+    .split("\n")
+    .filter((line) => line.includes(` JobName=${name} `))
+    .map((line) => Number(/^JobId=(\d+)/.exec(line)?.[1]));
+}
+
+describe("SLURM activities", () => {
+  it(
+    "slurmSubmitBurnIn submits once per job and device, pinned to the node; slurmWait returns COMPLETED and exit code 0",
+    async () => {
+      const acts = activities();
+      const d = plan({ name: "act-burn-ok", slurmNodeName: "gpu001" });
+      const args = { jobId: randomUUID(), jobName: `burn-in-ok-${process.pid}`, device: d, durationMinutes: 1 };
+      const { result: id } = await run(acts.slurmSubmitBurnIn, args);
+      expect((await run(acts.slurmSubmitBurnIn, args)).result).toBe(id);
+      const name = `fm-${args.jobName}-${d.name}`;
+      expect(await slurmJobsNamed(name)).toEqual([id]);
+
+      const { result, heartbeats } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
+      expect(result).toEqual({ device: d.name, slurmJobId: id, state: "COMPLETED", exitCode: 0 });
+      expect(heartbeats.length).toBeGreaterThan(0);
+      expect(await scontrolJob(slurm, id)).toMatchObject({
+        name,
+        state: "COMPLETED",
+        exitCode: "0:0",
+        nodeList: "gpu001",
+        comment: expect.stringMatching(new RegExp(`^fleet-manager job ${args.jobId}\\s*$`)),
+      });
+      // Submitting again after the job ended still finds it: no second burn-in.
+      expect((await run(acts.slurmSubmitBurnIn, args)).result).toBe(id);
+      expect(await slurmJobsNamed(name)).toEqual([id]);
+    },
+    WAITING,
+  );
+
+  it(
+    "slurmWait returns FAILED and the command's exit code for a failing burn-in",
+    async () => {
+      const acts = activities({ burnInCommand: "exit 3" });
+      const d = plan({ name: "act-burn-fail", slurmNodeName: "gpu002" });
+      const { result: id } = await run(acts.slurmSubmitBurnIn, {
+        jobId: randomUUID(),
+        jobName: `burn-in-fail-${process.pid}`,
+        device: d,
+        durationMinutes: 1,
+      });
+      const { result } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
+      expect(result).toEqual({ device: d.name, slurmJobId: id, state: "FAILED", exitCode: 3 });
+      expect(await scontrolJob(slurm, id)).toMatchObject({ state: "FAILED", exitCode: "3:0" });
+    },
+    WAITING,
+  );
+
+  it(
+    "slurmWait stopped by a worker shutdown leaves the SLURM job running; cancelled, it cancels the SLURM job",
+    async () => {
+      const acts = activities({ burnInCommand: "sleep 300" });
+      const d = plan({ name: "act-burn-cancel", slurmNodeName: "gpu004" });
+      const { result: id } = await run(acts.slurmSubmitBurnIn, {
+        jobId: randomUUID(),
+        jobName: `burn-in-cancel-${process.pid}`,
+        device: d,
+        durationMinutes: 10,
+      });
+
+      /** An attempt of slurmWait, stopped once it has seen the job RUNNING. */
+      const attempt = async (stop: (env: MockActivityEnvironment) => void): Promise<unknown> => {
+        const { env } = activityEnv();
+        const running = new Promise<void>((resolve) =>
+          env.on("heartbeat", (h: { state?: string }) => h.state === "RUNNING" && resolve()),
+        );
+        const waiting = env.run(acts.slurmWait, { slurmJobId: id, device: d.name });
+        // Until then, a settled slurmWait is the failure to report.
+        await Promise.race([
+          running,
+          waiting.then((r) => Promise.reject(new Error(`slurmWait ended before it was stopped: ${JSON.stringify(r)}`))),
+        ]);
+        stop(env);
+        return rejection(waiting);
+      };
+
+      // The worker shuts down (a deploy): this attempt fails, and the next one, on another
+      // worker, must find the burn-in still running.
+      const shutdown = await attempt((env) =>
+        env.cancel("WORKER_SHUTDOWN", new ActivityCancellationDetails({ workerShutdown: true })),
+      );
+      expect(shutdown).toBeInstanceOf(CancelledFailure);
+      expect((await scontrolJob(slurm, id))?.state).toBe("RUNNING");
+
+      // The workflow is cancelled: the activity is, and so is the SLURM job.
+      expect(await attempt((env) => env.cancel())).toBeInstanceOf(CancelledFailure);
+      expect((await waitForScontrolJob(slurm, id, ["CANCELLED"])).state).toBe("CANCELLED");
+    },
+    WAITING,
+  );
+
+  it("a SLURM that does not answer is thrown as a retryable error", async () => {
+    const dead = await deadEndpoint();
+    const acts = activities({
+      slurm: new SlurmClient({ baseUrl: dead, user: "root", token: () => "none", maxAttempts: 2, backoffMs: 5 }),
+    });
+    const d = plan({ slurmNodeName: "gpu001" });
+    expectRetryable(
+      await rejection(
+        run(acts.slurmSubmitBurnIn, { jobId: randomUUID(), jobName: "outage", device: d, durationMinutes: 1 }),
+      ),
+      "SlurmUnavailableError",
+    );
+    expectRetryable(await rejection(run(acts.slurmWait, { slurmJobId: 1, device: d.name })), "SlurmUnavailableError");
+  });
+});

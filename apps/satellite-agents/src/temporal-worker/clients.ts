@@ -1,0 +1,68 @@
+/**
+ * The worker's source clients, from its configuration: each Ironic instance whose clouds.yaml
+ * is set, NetBox and slurmrestd when configured. A source the worker lacks fails only the
+ * activities that need it (NotConfigured).
+ */
+import { readFileSync } from "node:fs";
+import {
+  CloudConfigError,
+  NetboxClient,
+  SlurmClient,
+  ironicClientFor,
+  loadCloud,
+  type IronicClient,
+} from "@fm/clients";
+import { IRONIC_INSTANCES, type IronicInstance } from "@fm/domain";
+import { ConfigError } from "../runtime/config.ts";
+import type { ActivityDeps } from "./activities/index.ts";
+import type { WorkerConfig } from "./env.ts";
+
+export type SourceClients = Pick<ActivityDeps, "ironic" | "netbox" | "slurm">;
+
+type Retry = <T>(what: string, fn: () => Promise<T>) => Promise<T | undefined>;
+
+/** Undefined when stopped while an Ironic's Keystone was being waited for. A broken clouds.yaml is a ConfigError. */
+export async function sourceClients(config: WorkerConfig, retry: Retry): Promise<SourceClients | undefined> {
+  const ironic: Partial<Record<IronicInstance, IronicClient>> = {};
+  for (const instance of IRONIC_INSTANCES) {
+    const key = instance === "overcloud" ? "OVERCLOUD" : "UNDERCLOUD";
+    const variable = `OPENSTACK_${key}_CLOUDS_FILE`;
+    const file = config[`OPENSTACK_${key}_CLOUDS_FILE`];
+    if (!file) continue;
+    const cloud = configured(variable, () => loadCloud(file, config[`OPENSTACK_${key}_CLOUD`]));
+    // With an application credential this authenticates to Keystone now: retried while it is down.
+    const client = await retry(`authenticate to the ${instance} Ironic`, () =>
+      configured(variable, () => ironicClientFor(cloud, { timeoutMs: config.FM_HTTP_TIMEOUT_MS })),
+    );
+    if (!client) return undefined;
+    ironic[instance] = client;
+  }
+  const netbox =
+    config.NETBOX_URL && config.NETBOX_TOKEN
+      ? new NetboxClient({ url: config.NETBOX_URL, token: config.NETBOX_TOKEN, timeoutMs: config.FM_HTTP_TIMEOUT_MS })
+      : undefined;
+  const slurmTokenFile = config.SLURM_TOKEN_FILE;
+  const slurm =
+    config.SLURM_URL && slurmTokenFile
+      ? new SlurmClient({
+          baseUrl: config.SLURM_URL,
+          apiVersion: config.SLURM_API_VERSION,
+          user: config.SLURM_USER,
+          token: () => readFileSync(slurmTokenFile, "utf8").trim(),
+          timeoutMs: config.FM_HTTP_TIMEOUT_MS,
+        })
+      : undefined;
+  return { ironic, netbox, slurm };
+}
+
+/** `fn`'s result; a CloudConfigError becomes a ConfigError naming the variable (exit 2). */
+function configured<T>(variable: string, fn: () => T): T {
+  const named = (err: unknown) =>
+    err instanceof CloudConfigError ? new ConfigError([`${variable}: ${err.message}`]) : err;
+  try {
+    const result = fn();
+    return (result instanceof Promise ? result.catch((err: unknown) => Promise.reject(named(err))) : result) as T;
+  } catch (err) {
+    throw named(err);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * ENROL: from a device staged in NetBox to an Ironic node that is available, its BMC reachable
+ * (and reserved in DHCP where Fleet Manager manages it), and the device active in NetBox.
+ */
+import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@fm/domain/workflows";
+import { quick, waiting } from "./proxies.ts";
+import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped, str } from "./steps.ts";
+
+export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+  const steps = new Steps(WORKFLOW_STEPS.ENROL);
+  const plan = await preflight(steps, input);
+  if (!plan) return skipped(steps, "job no longer active");
+  const { devices, site } = plan;
+  await steps.run("netbox-check", (tick) => eachDevice(devices, tick, (d) => quick.netboxCheckStaged(d)));
+  const nodes = await steps.run(
+    "ironic-enroll",
+    (tick) => eachDevice(devices, tick, (d) => waiting.ironicEnroll(d)),
+    (uuids) => `node(s) ${uuids.join(", ")} manageable`.slice(0, MESSAGE_MAX),
+  );
+  const enrolled = devices.map((d, i) => ({ ...d, ironicNodeUuid: nodes[i]! }));
+  await steps.run("ironic-inspect", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicInspect(d)));
+  await steps.run("bmc-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureBmc(d)));
+  const dhcp = input.params.configureDhcp !== false && site.configureDhcp;
+  if (dhcp) await steps.run("dhcp-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureDhcp(d)));
+  else
+    steps.skip(
+      "dhcp-configure",
+      site.configureDhcp
+        ? "turned off by the job's configureDhcp: false"
+        : `DHCP is managed outside Fleet Manager at ${site.slug}`,
+    );
+  await steps.run("ironic-provide", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicProvide(d)));
+  const platformClass = site.platformClassActivityReady ? (str(input.params.platformClass) ?? null) : null;
+  const tags = Array.isArray(input.params.tags)
+    ? input.params.tags.filter((t): t is string => typeof t === "string")
+    : [];
+  await steps.run("netbox-activate", (tick) =>
+    eachDevice(enrolled, tick, (d) => quick.netboxActivate(d, { platformClass, tags })),
+  );
+  await steps.run("hub-record", () => quick.recordOnHub(input.jobId, enrolled));
+  return steps.snapshot();
+}
