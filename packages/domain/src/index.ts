@@ -1,6 +1,7 @@
 export * from "./errors.ts";
 export * from "./problem.ts";
 export * from "./common.ts";
+export * from "./base64url.ts";
 export * from "./cursor.ts";
 export * from "./diff.ts";
 export * from "./sites.ts";
