@@ -125,5 +125,8 @@ export const DeviceHistoryEntrySchema = z
     changedAt: Timestamp,
   })
   .meta({ id: "DeviceHistoryEntry" });
+export type DeviceHistoryEntry = z.infer<typeof DeviceHistoryEntrySchema>;
 export const DeviceHistoryListSchema = listOf(DeviceHistoryEntrySchema).meta({ id: "DeviceHistoryList" });
+export type DeviceHistoryList = z.infer<typeof DeviceHistoryListSchema>;
 export const DeviceHistoryQuerySchema = PageQuery.extend({ field: z.string().max(50).optional() });
+export type DeviceHistoryQuery = z.infer<typeof DeviceHistoryQuerySchema>;

@@ -70,6 +70,7 @@ export type SlurmBootstrapConfigReplace = z.infer<typeof SlurmBootstrapConfigRep
 export const SlurmBootstrapConfigListSchema = listOf(SlurmBootstrapConfigSchema).meta({
   id: "SlurmBootstrapConfigList",
 });
+export type SlurmBootstrapConfigList = z.infer<typeof SlurmBootstrapConfigListSchema>;
 export const SlurmBootstrapConfigListQuerySchema = PageQuery;
 export const SiteIdParams = z.strictObject({ site_id: Uuid });
 export const SiteConfigParams = z.strictObject({ site_id: Uuid, id: Uuid });

@@ -20,7 +20,7 @@
  * contiguous. Readers run the sequencer before reading, and the hub runs it whenever a writer
  * commits (NOTIFY from a trigger), so positions appear within milliseconds.
  */
-import { bulkInsert } from "../../lib/bulk.ts";
+import { bulkInsert } from "../../db/bulk.ts";
 import type { Db, PrismaClient } from "../../db/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */

@@ -3,10 +3,10 @@
  * record and the feed event commit together with the change, or not at all.
  */
 import { diffFields } from "@fm/domain";
-import type { Db } from "../db/client.ts";
-import { auditRepo } from "../modules/audit/repo.ts";
-import { feedRepo } from "../modules/feed/repo.ts";
-import type { RequestContext } from "./context.ts";
+import type { Db } from "../../db/client.ts";
+import { auditRepo } from "../audit/repo.ts";
+import { feedRepo } from "../feed/repo.ts";
+import type { RequestContext } from "../../lib/context.ts";
 
 export type ChangeVerb = "created" | "updated" | "deleted";
 /** Resource types with feed events; audit-only resources are recorded with `feed: false`. */
