@@ -1,8 +1,9 @@
-import type { Job } from "@fm/domain";
+import type { Job, JobParams } from "@fm/domain";
 import type { JobRow } from "./repo.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** The job as the API shows it; its params were validated against its kind's schema when it was created. */
 export function toJob(r: JobRow): Job {
   return {
     id: r.id,
@@ -11,7 +12,7 @@ export function toJob(r: JobRow): Job {
     status: r.status,
     siteId: r.siteId,
     deviceIds: r.devices.map((d) => d.deviceId),
-    params: r.params as Record<string, unknown>,
+    params: r.params as JobParams,
     steps: r.steps as Job["steps"],
     progress: r.progress,
     error: (r.error as Job["error"]) ?? null,
@@ -22,5 +23,5 @@ export function toJob(r: JobRow): Job {
     cancelRequestedAt: iso(r.cancelRequestedAt),
     finishedAt: iso(r.finishedAt),
     version: r.version,
-  };
+  } as Job;
 }

@@ -7,7 +7,6 @@ import {
   JobListQuerySchema,
   JobListSchema,
   JobSchema,
-  type JobCreate,
 } from "@fm/domain";
 import { etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
@@ -42,7 +41,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       },
     },
     async (request, reply) => {
-      const job = await service.create(request.ctx, request.body as JobCreate);
+      const job = await service.create(request.ctx, request.body);
       reply.code(201).header("location", `/api/v1/jobs/${job.id}`).header("etag", etagOf(job));
       return job;
     },
