@@ -1,14 +1,17 @@
 /**
  * Demo inventory: sites with their roles, types, racks and devices in varied states, for
  * anyone trying the API or the CLI, and for the benchmarks (which ask for tens of thousands).
- * Deterministic for a given size, and idempotent: a second run changes nothing.
+ * Deterministic for a given size, and idempotent: a second run changes nothing. What it
+ * creates goes to the feed as the API's own writes would put it there (site.created,
+ * device_role.created, device.created with the resource's representation).
  */
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { feedRepo } from "../modules/feed/repo.ts";
-import { storedStatus } from "../modules/devices/state.ts";
-import type { DeviceBase } from "../modules/devices/repo.ts";
+import { storedStatus, toDevice } from "../modules/devices/state.ts";
+import { deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
+import { toSite } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
   { slug: "gpu-node", name: "GPU node", deviceClass: "GPU_COMPUTE" },
@@ -72,6 +75,8 @@ export interface DemoOptions {
   sites?: { slug: string; name: string; region: string | null }[];
   devicesPerSite?: number;
   now?: Date;
+  /** The staleness window device events are represented with (the hub's default: 10 min). */
+  staleAfterMs?: number;
 }
 
 export async function seedDemo(
@@ -84,6 +89,7 @@ export async function seedDemo(
   ];
   const perSite = opts.devicesPerSite ?? 150;
   const now = opts.now ?? new Date();
+  const staleAfterMs = opts.staleAfterMs ?? 600_000;
   const existingRoles = new Set((await prisma.deviceRole.findMany({ select: { slug: true } })).map((r) => r.slug));
   const roles = await prisma.$transaction(async (tx) => {
     const rows = await Promise.all(
@@ -107,11 +113,30 @@ export async function seedDemo(
     DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })),
   );
   let created = 0;
+  const existingSites = new Set(
+    (await prisma.site.findMany({ where: { slug: { in: sites.map((s) => s.slug) } }, select: { slug: true } })).map(
+      (s) => s.slug,
+    ),
+  );
   for (const [si, s] of sites.entries()) {
-    const site = await prisma.site.upsert({
-      where: { slug: s.slug },
-      update: {},
-      create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
+    const site = await prisma.$transaction(async (tx) => {
+      const row = await tx.site.upsert({
+        where: { slug: s.slug },
+        update: {},
+        create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
+      });
+      if (!existingSites.has(s.slug))
+        await feedRepo.append(tx, [
+          {
+            type: "site.created",
+            resourceType: "site",
+            resourceId: row.id,
+            siteId: row.id,
+            data: toSite(row),
+            requestId: null,
+          },
+        ]);
+      return row;
     });
     const racks = await Promise.all(
       Array.from({ length: Math.max(1, Math.ceil(perSite / 18)) }, (_, ri) =>
@@ -127,25 +152,27 @@ export async function seedDemo(
       for (let i = start; i < Math.min(perSite, start + 1000); i++)
         batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
       await prisma.$transaction(async (tx) => {
-        const res = await tx.device.createMany({ data: batch, skipDuplicates: true });
-        created += res.count;
-        if (res.count) {
-          const rows = await tx.device.findMany({
-            where: { siteId: site.id, name: { in: batch.map((b) => b.name) } },
-            select: { id: true, name: true, operationalStatus: true },
-          });
-          await feedRepo.append(
-            tx,
-            rows.map((r) => ({
-              type: "device.created",
-              resourceType: "device",
-              resourceId: r.id,
-              siteId: site.id,
-              data: { id: r.id, name: r.name, operationalStatus: r.operationalStatus },
-              requestId: null,
-            })),
-          );
-        }
+        const inserted = await tx.device.createManyAndReturn({
+          data: batch,
+          skipDuplicates: true,
+          select: { id: true },
+        });
+        created += inserted.length;
+        const rows = await deviceRepo.findByIds(
+          tx,
+          inserted.map((r) => r.id),
+        );
+        await feedRepo.append(
+          tx,
+          rows.map((r) => ({
+            type: "device.created",
+            resourceType: "device",
+            resourceId: r.id,
+            siteId: site.id,
+            data: toDevice(r, now, staleAfterMs),
+            requestId: null,
+          })),
+        );
       });
     }
   }

@@ -1,39 +1,59 @@
 /**
  * Recording a change: every mutating service calls this inside its transaction, so the audit
- * record and the feed event commit together with the change, or not at all.
+ * record and the feed event commit together with the change, or not at all. A change of a
+ * resource the feed carries is typed by the feed's schemas (packages/domain feed.ts): its
+ * before/after must be exactly that event type's data.
  */
-import { diffFields } from "@fm/domain";
+import { diffFields, type InventoryEventData, type InventoryEventType } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import { auditRepo } from "../audit/repo.ts";
-import { feedRepo } from "../feed/repo.ts";
 import type { RequestContext } from "../../lib/context.ts";
+import { auditRepo } from "../audit/repo.ts";
+import { feedRepo, type NewInventoryEvent } from "../feed/repo.ts";
 
 export type ChangeVerb = "created" | "updated" | "deleted";
-/** Resource types with feed events; audit-only resources are recorded with `feed: false`. */
-export type ResourceType =
-  | "site"
-  | "device_role"
-  | "device"
-  | "job"
-  | "slurm_bootstrap_config"
-  | "topology_sync_request"
-  | "satellite"
-  | "oauth_client";
 
-export interface Change {
-  resourceType: ResourceType;
+interface ChangeBase {
   resourceId: string;
   siteId: string | null;
-  verb: ChangeVerb;
-  /** API representations before and after (null for created / deleted). */
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
   /** Audit action name when it is not `<resource>.<create|update|delete>`. */
   action?: string;
-  feed?: boolean;
 }
 
+/** A change the feed carries: before and after are the event's data (null for created / deleted). */
+type FeedChangeOf<T extends InventoryEventType> = T extends `${infer R}.${infer V}`
+  ? ChangeBase & {
+      resourceType: R;
+      verb: V;
+      before: V extends "created" ? null : InventoryEventData<T>;
+      after: V extends "deleted" ? null : InventoryEventData<T>;
+      feed?: true;
+    }
+  : never;
+export type FeedChange = { [T in InventoryEventType]: FeedChangeOf<T> }[InventoryEventType];
+
+/** A change of a resource only the audit log records (API representations or a summary of what changed). */
+export interface AuditOnlyChange extends ChangeBase {
+  resourceType: "topology_sync_request" | "satellite" | "oauth_client";
+  verb: ChangeVerb;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  feed: false;
+}
+
+export type Change = FeedChange | AuditOnlyChange;
+
 const ACTION_VERB: Record<ChangeVerb, string> = { created: "create", updated: "update", deleted: "delete" };
+
+/** The feed event of a change; its type and data agree because FeedChange ties them together. */
+const eventOf = (change: FeedChange, requestId: string): NewInventoryEvent =>
+  ({
+    type: `${change.resourceType}.${change.verb}`,
+    resourceType: change.resourceType,
+    resourceId: change.resourceId,
+    siteId: change.siteId,
+    data: change.after ?? change.before,
+    requestId,
+  }) as NewInventoryEvent;
 
 export async function recordChange(
   db: Db,
@@ -62,15 +82,6 @@ export async function recordChanges(
   else await auditRepo.appendMany(db, audit);
   await feedRepo.append(
     db,
-    changes
-      .filter((c) => c.feed !== false)
-      .map((change) => ({
-        type: `${change.resourceType}.${change.verb}`,
-        resourceType: change.resourceType,
-        resourceId: change.resourceId,
-        siteId: change.siteId,
-        data: (change.after ?? change.before)!,
-        requestId: ctx.requestId,
-      })),
+    changes.filter((c): c is FeedChange => c.feed !== false).map((change) => eventOf(change, ctx.requestId)),
   );
 }

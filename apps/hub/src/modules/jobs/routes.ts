@@ -1,13 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import {
-  IdParams,
-  JobReportSchema,
-  JobCreateSchema,
-  JobListQuerySchema,
-  JobListSchema,
-  JobSchema,
-} from "@fm/domain";
+import { IdParams, JobReportSchema, JobCreateSchema, JobListQuerySchema, JobListSchema, JobSchema } from "@fm/domain";
 import { etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { JobService } from "./service.ts";
