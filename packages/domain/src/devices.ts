@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
-import { ConditionSchema, OperationalStatus } from "./device-status.ts";
+import { ConditionSchema } from "./device-conditions.ts";
+import { OperationalStatus } from "./device-status.ts";
 
 const Observed = { observedAt: Timestamp.nullable().describe("When this source last observed the device") };
 
