@@ -6,7 +6,7 @@
  */
 import { diffFields, type InventoryEventData, type InventoryEventType } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext } from "../../lib/context.ts";
 import { auditRepo } from "../audit/repo.ts";
 import { feedRepo, type NewInventoryEvent } from "../feed/repo.ts";
 
@@ -55,20 +55,12 @@ const eventOf = (change: FeedChange, requestId: string): NewInventoryEvent =>
     requestId,
   }) as NewInventoryEvent;
 
-export async function recordChange(
-  db: Db,
-  ctx: Pick<RequestContext, "principal" | "requestId">,
-  change: Change,
-): Promise<void> {
+export async function recordChange(db: Db, ctx: ChangeContext, change: Change): Promise<void> {
   await recordChanges(db, ctx, [change]);
 }
 
 /** Many changes of one request in two statements (audit, feed): reflections change thousands. */
-export async function recordChanges(
-  db: Db,
-  ctx: Pick<RequestContext, "principal" | "requestId">,
-  changes: Change[],
-): Promise<void> {
+export async function recordChanges(db: Db, ctx: ChangeContext, changes: Change[]): Promise<void> {
   if (!changes.length) return;
   const audit = changes.map((change) => ({
     principal: ctx.principal.id,

@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export const DEVICE_INCLUDE = {
@@ -106,8 +107,7 @@ export const deviceRepo = {
     return db.device.findUnique({ where: { id }, include: DEVICE_INCLUDE });
   },
   async lockById(db: Db, id: string): Promise<DeviceRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM devices WHERE id = ${id}::uuid FOR UPDATE`;
-    return rows.length ? this.findById(db, id) : null;
+    return (await lockRow(db, "devices", id)) ? this.findById(db, id) : null;
   },
   async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
     return db.device

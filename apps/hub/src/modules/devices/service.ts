@@ -12,7 +12,7 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange, recordChanges, type Change } from "../changes/recorder.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { resolveSiteId } from "../sites/repo.ts";
@@ -33,7 +33,6 @@ export interface DeviceServiceDeps {
   now?: () => Date;
 }
 
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
 type DeviceChanges = Partial<
   Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">
 >;
@@ -99,7 +98,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    */
   async function apply(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     current: DeviceBase | DeviceRow,
     changes: DeviceChanges,
     source: string,
@@ -142,7 +141,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   }
 
   function historyOf(
-    ctx: Ctx,
+    ctx: ChangeContext,
     current: DeviceBase,
     next: DeviceBase,
     source: string,
@@ -168,7 +167,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    */
   async function applyMany(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[],
     source: string,
     columns: readonly BulkColumn[],
@@ -218,7 +217,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   }
 
   /** Creates a device with its derived status (the NetBox reflection and the demo data use it). */
-  async function create(db: Db, ctx: Ctx, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
+  async function create(db: Db, ctx: ChangeContext, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     const draft = {
       cordoned: false,
       cordonReason: null,

@@ -2,6 +2,7 @@ import { Conflict, type JobKind, type JobStatus } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { constraintViolation, translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 const INCLUDE = {
@@ -51,8 +52,7 @@ export const jobRepo = {
 
   /** Reads the job and locks it for the rest of the transaction. */
   async lockById(db: Db, id: string): Promise<JobRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM jobs WHERE id = ${id}::uuid FOR UPDATE`;
-    return rows.length ? this.findById(db, id) : null;
+    return (await lockRow(db, "jobs", id)) ? this.findById(db, id) : null;
   },
 
   /** Active claims on any of these devices, with the name of the job holding each. */

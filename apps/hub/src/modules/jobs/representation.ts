@@ -1,7 +1,6 @@
 import type { Job, JobParams } from "@fm/domain";
 import type { JobRow } from "./repo.ts";
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+import { isoOrNull } from "../../lib/timestamps.ts";
 
 /** The job as the API shows it; its params were validated against its kind's schema when it was created. */
 export function toJob(r: JobRow): Job {
@@ -20,8 +19,8 @@ export function toJob(r: JobRow): Job {
     createdBy: r.createdBy,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
-    cancelRequestedAt: iso(r.cancelRequestedAt),
-    finishedAt: iso(r.finishedAt),
+    cancelRequestedAt: isoOrNull(r.cancelRequestedAt),
+    finishedAt: isoOrNull(r.finishedAt),
     version: r.version,
   } as Job;
 }

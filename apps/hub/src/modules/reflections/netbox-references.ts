@@ -5,12 +5,10 @@
  */
 import type { NetboxItem } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges, type Change } from "../changes/recorder.ts";
 import { deviceRoleRepo, type DeviceRoleRow } from "../device-roles/repo.ts";
 import { reflectionRepo } from "./repo.ts";
-
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
 
 /** Ids by slug (roles, types) and by name (racks). */
 export interface References {
@@ -21,7 +19,7 @@ export interface References {
 
 const roleSummary = (r: DeviceRoleRow) => ({ id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass });
 
-async function upsertRoles(tx: Db, ctx: Ctx, items: NetboxItem[]): Promise<Map<string, string>> {
+async function upsertRoles(tx: Db, ctx: ChangeContext, items: NetboxItem[]): Promise<Map<string, string>> {
   const roles = new Map<string, string>();
   const changes: Change[] = [];
   for (const r of new Map(items.map((i) => [i.role.slug, i.role])).values()) {
@@ -78,7 +76,12 @@ async function upsertRacks(tx: Db, siteId: string, items: NetboxItem[]): Promise
 }
 
 /** Roles, types, locations and racks the items reference, created or updated; returns their ids. */
-export async function upsertReferences(tx: Db, ctx: Ctx, siteId: string, items: NetboxItem[]): Promise<References> {
+export async function upsertReferences(
+  tx: Db,
+  ctx: ChangeContext,
+  siteId: string,
+  items: NetboxItem[],
+): Promise<References> {
   const roles = await upsertRoles(tx, ctx, items);
   const types = new Map<string, string>();
   for (const t of new Map(items.filter((i) => i.deviceType).map((i) => [i.deviceType!.slug, i.deviceType!])).values())

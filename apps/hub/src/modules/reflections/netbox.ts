@@ -12,15 +12,13 @@
 import type { NetboxItem, ReflectionResult } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges } from "../changes/recorder.ts";
 import { deviceRepo, type DeviceBase } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { storedStatus } from "../devices/state.ts";
 import { upsertReferences, type References } from "./netbox-references.ts";
 import { NETBOX_COLUMNS, reflectionRepo, type NetboxDevice, type NetboxInterface } from "./repo.ts";
-
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
 
 /** Interfaces as one comparable value: NetBox's order and MAC case do not count. */
 const ifaceKey = (list: readonly NetboxInterface[]) =>
@@ -123,7 +121,7 @@ function plan(
 /** Marks the devices NetBox stopped listing missing, then writes the changed ones; returns how many changed. */
 async function applyUpdates(
   tx: Db,
-  ctx: Ctx,
+  ctx: ChangeContext,
   devices: DeviceService,
   missing: NetboxDevice[],
   toUpdate: Update[],
@@ -162,7 +160,7 @@ async function applyUpdates(
 /** Creates the devices NetBox lists and the hub does not know, with their interfaces; returns how many. */
 async function createDevices(
   tx: Db,
-  ctx: Ctx,
+  ctx: ChangeContext,
   devices: DeviceService,
   siteId: string,
   toCreate: Plan["toCreate"],
@@ -210,7 +208,7 @@ async function createDevices(
 
 export async function applyNetbox(
   tx: Db,
-  ctx: Ctx,
+  ctx: ChangeContext,
   devices: DeviceService,
   siteId: string,
   items: NetboxItem[],

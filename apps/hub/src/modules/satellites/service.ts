@@ -10,16 +10,14 @@ import {
   type SatelliteList,
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
 import { recordChange } from "../changes/recorder.ts";
 import { generateSecret, hashSecret } from "../identity/secrets.ts";
 import { siteRepo } from "../sites/repo.ts";
 import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
+import { isoOrNull } from "../../lib/timestamps.ts";
 
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export function toSatellite(s: SatelliteRow): Satellite {
   return {
     id: s.id,
@@ -36,8 +34,8 @@ export function toSatellite(s: SatelliteRow): Satellite {
         c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
           ? c.previousSecretExpiresAt.toISOString()
           : null,
-      lastTokenAt: iso(c.lastTokenAt),
-      lastHeartbeatAt: iso(c.lastHeartbeatAt),
+      lastTokenAt: isoOrNull(c.lastTokenAt),
+      lastHeartbeatAt: isoOrNull(c.lastHeartbeatAt),
       reflectorAgesSeconds: (c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null,
     })),
   };
@@ -89,7 +87,7 @@ export function createSatelliteService({
    */
   async function create(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     input: { name: string; siteIds: string[]; environment: string },
     secrets: AgentSecret[],
   ) {
@@ -131,7 +129,7 @@ export function createSatelliteService({
   }
 
   return {
-    create: async (ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }) => {
+    create: async (ctx: ChangeContext, input: { name: string; siteIds: string[]; environment: string }) => {
       const secrets = await agentSecrets(input.name);
       return prisma.$transaction((tx) => create(tx, ctx, input, secrets));
     },
@@ -145,7 +143,7 @@ export function createSatelliteService({
     get: async (name: string) => toSatellite(await load(prisma, name)),
 
     /** A new secret; the previous one keeps working for the overlap, so agents roll without downtime. */
-    async rotateSecret(ctx: Ctx, name: string, agent: AgentKind) {
+    async rotateSecret(ctx: ChangeContext, name: string, agent: AgentKind) {
       const clientSecret = generateSecret();
       const secretHash = await hashSecret(clientSecret);
       return prisma.$transaction(async (tx) => {
@@ -176,7 +174,7 @@ export function createSatelliteService({
     },
 
     /** Revoked: no new tokens, and every token already issued fails from now on. */
-    async revoke(ctx: Ctx, name: string, agent: AgentKind) {
+    async revoke(ctx: ChangeContext, name: string, agent: AgentKind) {
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
         if (!c.revokedAt) {
@@ -196,7 +194,7 @@ export function createSatelliteService({
       });
     },
 
-    async remove(ctx: Ctx, name: string) {
+    async remove(ctx: ChangeContext, name: string) {
       await prisma.$transaction(async (tx) => {
         const sat = await load(tx, name);
         await repo.delete(tx, sat.id);

@@ -3,6 +3,7 @@ import type { SiteCreate, SitePatch } from "@fm/domain";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import type { Db } from "../../db/client.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export type SiteRow = Prisma.SiteGetPayload<object>;
@@ -37,8 +38,7 @@ export const siteRepo = {
 
   /** Reads the row and locks it for the rest of the transaction. */
   async lockById(db: Db, id: string): Promise<SiteRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM sites WHERE id = ${id}::uuid FOR UPDATE`;
-    return rows.length ? db.site.findUnique({ where: { id } }) : null;
+    return (await lockRow(db, "sites", id)) ? db.site.findUnique({ where: { id } }) : null;
   },
 
   async create(db: Db, data: SiteCreate): Promise<SiteRow> {

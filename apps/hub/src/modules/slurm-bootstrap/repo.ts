@@ -2,6 +2,7 @@ import { Conflict, type SlurmBootstrapConfigCreate } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export type SlurmBootstrapConfigRow = Prisma.SlurmBootstrapConfigGetPayload<object>;
@@ -25,9 +26,8 @@ export const slurmBootstrapRepo = {
 
   /** Reads the site's config and locks it for the rest of the transaction. */
   async lockAtSite(db: Db, siteId: string, id: string): Promise<SlurmBootstrapConfigRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM slurm_bootstrap_configs WHERE id = ${id}::uuid AND site_id = ${siteId}::uuid FOR UPDATE`;
-    return rows.length ? db.slurmBootstrapConfig.findUnique({ where: { id } }) : null;
+    const locked = await lockRow(db, "slurm_bootstrap_configs", id, siteId);
+    return locked ? db.slurmBootstrapConfig.findUnique({ where: { id } }) : null;
   },
 
   async create(db: Db, siteId: string, data: SlurmBootstrapConfigCreate): Promise<SlurmBootstrapConfigRow> {
