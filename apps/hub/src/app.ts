@@ -90,6 +90,31 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
 }
 
+/** Every route with its declared scope: checked by a test, and the source of the README's table of routes. */
+function collectRouteTable(app: FastifyInstance): void {
+  const routeTable: RouteInfo[] = [];
+  app.addHook("onRoute", (r) => {
+    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
+      if (method !== "HEAD")
+        routeTable.push({
+          method,
+          url: r.url,
+          scope: r.config?.scope,
+          summary: (r.schema as { summary?: string } | undefined)?.summary,
+        });
+    }
+  });
+  app.decorate("routeTable", routeTable);
+}
+
+/** What the plugins set up and the modules share. */
+interface Shared {
+  keystore: KeyStore;
+  clients: ClientCache;
+  listener: PgListener;
+  isShuttingDown: () => boolean;
+}
+
 /** Builds the hub: plugins first, then one register call per feature module. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -106,22 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   // The API speaks JSON only: any other body is 415, not a string for the validator to reject.
   app.removeContentTypeParser("text/plain");
-
-  // Every route with its declared scope: checked by a test, and the source of the README's
-  // table of routes and scopes.
-  const routeTable: RouteInfo[] = [];
-  app.addHook("onRoute", (r) => {
-    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
-      if (method !== "HEAD")
-        routeTable.push({
-          method,
-          url: r.url,
-          scope: r.config?.scope,
-          summary: (r.schema as { summary?: string } | undefined)?.summary,
-        });
-    }
-  });
-  app.decorate("routeTable", routeTable);
+  collectRouteTable(app);
 
   await app.register(problemPlugin);
   const idc = deps.identity.config;
@@ -146,8 +156,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  const { prisma } = deps;
+  registerModules(app, deps, { keystore, clients, listener, isShuttingDown });
+  return app;
+}
 
+/** Each feature module: its service (with its repo) and its routes. */
+function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): void {
+  const { prisma } = deps;
+  const { keystore, clients, listener, isShuttingDown } = shared;
   const readinessTimeoutMs = deps.readinessTimeoutMs ?? 1000;
   registerHealth(app, {
     service: createHealthService({ prisma, repo: healthRepo, readinessTimeoutMs, isShuttingDown }),
@@ -164,7 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const identity = createIdentityService({
     prisma,
     repo: identityRepo,
-    config: idc,
+    config: deps.identity.config,
     keystore,
     rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60,
   });
@@ -176,12 +192,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000,
   });
   registerSatellites(app, { service: satellites });
-  app.decorate("identity", { config: idc, keystore, clients, satellites });
+  app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });
 
   const notifier = new FeedNotifier(listener);
   notifier.onNotify = () => feedRepo.sequence(prisma);
   app.addHook("preClose", async () => notifier.close());
   registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }) });
-
-  return app;
 }
