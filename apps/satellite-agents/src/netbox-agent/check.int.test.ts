@@ -22,10 +22,14 @@ function cli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = spawn(process.execPath, ["--import", "tsx", "apps/satellite-agents/src/netbox-agent/check-cli.ts", ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, ...env },
-  });
+  const p = spawn(
+    process.execPath,
+    ["--import", "tsx", "apps/satellite-agents/src/netbox-agent/check-cli.ts", ...args],
+    {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, ...env },
+    },
+  );
   let stdout = "";
   let stderr = "";
   p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
