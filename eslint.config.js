@@ -2,12 +2,114 @@ import js from "@eslint/js";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 import prettier from "eslint-config-prettier";
+import { builtinModules } from "node:module";
 
 /** Focused or skipped tests pass silently outside CI: refused everywhere. */
 const noFocusedOrSkippedTests = {
   selector:
     "MemberExpression[object.name=/^(it|test|describe|suite)$/][property.name=/^(only|skip|skipIf|runIf|todo)$/]",
   message: "No focused, skipped or conditional tests: a test runs everywhere or is deleted.",
+};
+
+/*
+ * Boundaries. The hub's layers: a module's routes.ts (schemas, scope, one service call) ->
+ * service.ts (rules, transactions, audit and feed) -> repo.ts (the only database access).
+ * lib/ is shared by every module and depends on none. The domain package runs in browsers too.
+ * apps/hub/src/boundaries.test.ts shows each rule firing on a bad file and passing a good one.
+ */
+const HUB = "apps/hub/src";
+
+/** A route reaches the database only through its service. */
+const routesStayOffTheDatabase = {
+  files: [`${HUB}/**/routes.ts`],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          { regex: "(^|/)db(/|$)", message: "Routes do not touch the database layer: call the module's service." },
+          { regex: "(^|/)generated/", message: "Routes do not use the Prisma client: call the module's service." },
+          { regex: "^@prisma/", message: "Routes do not use Prisma: call the module's service." },
+          { regex: "^pg(/|$)", message: "Routes do not use pg: call the module's service." },
+          { regex: "(^|/)repo(\\.ts)?$", message: "Routes call the service, never a repo." },
+        ],
+      },
+    ],
+  },
+};
+
+/** lib/ is what every module may use: it cannot depend on one. */
+const libIndependentOfModules = {
+  files: [`${HUB}/lib/**`],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          {
+            regex: "(^|/)modules/",
+            message: "lib/ must not import a module: move the code into the module, or take it as a parameter.",
+          },
+        ],
+      },
+    ],
+  },
+};
+
+/** Only repos (and db/, the seed, the test harness) use the generated Prisma client at runtime; types are fine. */
+const prismaOnlyInRepos = {
+  files: [`${HUB}/**/*.ts`],
+  ignores: [`${HUB}/**/repo.ts`, `${HUB}/db/**`, `${HUB}/seed/**`, `${HUB}/testing/**`, `${HUB}/generated/**`],
+  rules: {
+    "@typescript-eslint/no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          {
+            regex: "(^|/)generated/",
+            allowTypeImports: true,
+            message: "Only a repo uses the Prisma client at runtime (import type is fine).",
+          },
+          {
+            regex: "^@prisma/",
+            allowTypeImports: true,
+            message: "Only a repo or db/ uses Prisma at runtime (import type is fine).",
+          },
+        ],
+      },
+    ],
+  },
+};
+
+/** Node's built-in modules, bare (`fs`, `fs/promises`) or `node:`-prefixed. */
+const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith("_"));
+const BROWSER_SAFE = "packages/domain runs in browsers too (the web UI imports it): no Node built-ins.";
+const builtinRegex = `^(node:.*|(${NODE_BUILTINS.map((m) => m.replace(/[/]/g, "\\/")).join("|")}))$`;
+
+/** The domain contract is imported by the web UI: nothing in it may need Node. */
+const domainBrowserSafe = {
+  files: ["packages/domain/src/**"],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        paths: NODE_BUILTINS.map((name) => ({ name, message: BROWSER_SAFE })),
+        patterns: [{ regex: "^node:", message: BROWSER_SAFE }],
+      },
+    ],
+    "no-restricted-globals": [
+      "error",
+      ...["Buffer", "process", "__dirname", "__filename", "require", "global", "module", "exports"].map((name) => ({
+        name,
+        message: BROWSER_SAFE,
+      })),
+    ],
+    "no-restricted-syntax": [
+      "error",
+      noFocusedOrSkippedTests,
+      { selector: `ImportExpression > Literal[value=/${builtinRegex}/]`, message: BROWSER_SAFE },
+    ],
+  },
 };
 
 export default tseslint.config(
@@ -27,6 +129,11 @@ export default tseslint.config(
     files: ["**/*.test.ts", "test/**", "bench/**", "scripts/**", "packages/test-support/**", "**/src/testing/**"],
     rules: { "no-console": "off", "no-restricted-syntax": ["error", noFocusedOrSkippedTests] },
   },
+  routesStayOffTheDatabase,
+  libIndependentOfModules,
+  prismaOnlyInRepos,
+  // After the test files' settings: it keeps their focused/skipped-test check.
+  domainBrowserSafe,
   // Formatting is Prettier's (checked by `npm run lint`); rules that would fight it are off.
   prettier,
 );

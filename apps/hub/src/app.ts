@@ -9,33 +9,46 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
-import { registerHealth } from "./modules/health/routes.ts";
-import { registerSites } from "./modules/sites/routes.ts";
-import { createSiteService } from "./modules/sites/service.ts";
-import { siteRepo } from "./modules/sites/repo.ts";
+import { PgListener } from "./lib/pg-listener.ts";
+import { auditRepo } from "./modules/audit/repo.ts";
+import { registerAudit } from "./modules/audit/routes.ts";
+import { createAuditService } from "./modules/audit/service.ts";
+import { deviceRoleRepo } from "./modules/device-roles/repo.ts";
+import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
+import { createDeviceRoleService } from "./modules/device-roles/service.ts";
 import { registerDevices } from "./modules/devices/routes.ts";
 import { createDeviceService } from "./modules/devices/service.ts";
-import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
-import { registerSlurmBootstrap } from "./modules/slurm-bootstrap/routes.ts";
-import { createSlurmBootstrapService } from "./modules/slurm-bootstrap/service.ts";
-import { registerTopology } from "./modules/topology/routes.ts";
-import { createTopologyService } from "./modules/topology/service.ts";
-import { registerAudit } from "./modules/audit/routes.ts";
+import { FeedNotifier } from "./modules/feed/notifier.ts";
+import { feedRepo } from "./modules/feed/repo.ts";
 import { registerFeed } from "./modules/feed/routes.ts";
 import { createFeedService } from "./modules/feed/service.ts";
-import { feedRepo } from "./modules/feed/repo.ts";
-import { FeedNotifier } from "./modules/feed/notifier.ts";
-import { PgListener } from "./lib/pg-listener.ts";
-import { KeyStore } from "./modules/identity/keystore.ts";
-import { ClientCache } from "./modules/identity/client-cache.ts";
+import { healthRepo } from "./modules/health/repo.ts";
+import { registerHealth } from "./modules/health/routes.ts";
+import { createHealthService } from "./modules/health/service.ts";
 import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
+import { ClientCache } from "./modules/identity/client-cache.ts";
+import { KeyStore } from "./modules/identity/keystore.ts";
+import { identityRepo } from "./modules/identity/repo.ts";
 import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
-import { registerSatellites } from "./modules/satellites/routes.ts";
-import { registerReflections } from "./modules/reflections/routes.ts";
+import { createIdentityService } from "./modules/identity/service.ts";
+import { jobRepo } from "./modules/jobs/repo.ts";
 import { registerJobs } from "./modules/jobs/routes.ts";
 import { createJobService } from "./modules/jobs/service.ts";
+import { reflectionRepo } from "./modules/reflections/repo.ts";
+import { registerReflections } from "./modules/reflections/routes.ts";
 import { createReflectionService } from "./modules/reflections/service.ts";
+import { satelliteRepo } from "./modules/satellites/repo.ts";
+import { registerSatellites } from "./modules/satellites/routes.ts";
 import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
+import { siteRepo } from "./modules/sites/repo.ts";
+import { registerSites } from "./modules/sites/routes.ts";
+import { createSiteService } from "./modules/sites/service.ts";
+import { slurmBootstrapRepo } from "./modules/slurm-bootstrap/repo.ts";
+import { registerSlurmBootstrap } from "./modules/slurm-bootstrap/routes.ts";
+import { createSlurmBootstrapService } from "./modules/slurm-bootstrap/service.ts";
+import { topologyRepo } from "./modules/topology/repo.ts";
+import { registerTopology } from "./modules/topology/routes.ts";
+import { createTopologyService } from "./modules/topology/service.ts";
 
 export interface RouteInfo {
   method: string;
@@ -77,6 +90,31 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
 }
 
+/** Every route with its declared scope: checked by a test, and the source of the README's table of routes. */
+function collectRouteTable(app: FastifyInstance): void {
+  const routeTable: RouteInfo[] = [];
+  app.addHook("onRoute", (r) => {
+    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
+      if (method !== "HEAD")
+        routeTable.push({
+          method,
+          url: r.url,
+          scope: r.config?.scope,
+          summary: (r.schema as { summary?: string } | undefined)?.summary,
+        });
+    }
+  });
+  app.decorate("routeTable", routeTable);
+}
+
+/** What the plugins set up and the modules share. */
+interface Shared {
+  keystore: KeyStore;
+  clients: ClientCache;
+  listener: PgListener;
+  isShuttingDown: () => boolean;
+}
+
 /** Builds the hub: plugins first, then one register call per feature module. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -93,22 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   // The API speaks JSON only: any other body is 415, not a string for the validator to reject.
   app.removeContentTypeParser("text/plain");
-
-  // Every route with its declared scope: checked by a test, and the source of the README's
-  // table of routes and scopes.
-  const routeTable: RouteInfo[] = [];
-  app.addHook("onRoute", (r) => {
-    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
-      if (method !== "HEAD")
-        routeTable.push({
-          method,
-          url: r.url,
-          scope: r.config?.scope,
-          summary: (r.schema as { summary?: string } | undefined)?.summary,
-        });
-    }
-  });
-  app.decorate("routeTable", routeTable);
+  collectRouteTable(app);
 
   await app.register(problemPlugin);
   const idc = deps.identity.config;
@@ -133,39 +156,46 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  const { prisma } = deps;
+  registerModules(app, deps, { keystore, clients, listener, isShuttingDown });
+  return app;
+}
 
+/** Each feature module: its service (with its repo) and its routes. */
+function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): void {
+  const { prisma } = deps;
+  const { keystore, clients, listener, isShuttingDown } = shared;
+  const readinessTimeoutMs = deps.readinessTimeoutMs ?? 1000;
   registerHealth(app, {
-    pingDatabase: async () => {
-      await prisma.$queryRaw`SELECT 1`;
-    },
-    readinessTimeoutMs: deps.readinessTimeoutMs ?? 1000,
-    isShuttingDown,
+    service: createHealthService({ prisma, repo: healthRepo, readinessTimeoutMs, isShuttingDown }),
   });
   registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
-  registerTopology(app, { service: createTopologyService({ prisma }) });
-  registerDeviceRoles(app, { prisma });
+  registerTopology(app, { service: createTopologyService({ prisma, repo: topologyRepo }) });
+  registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });
-  registerReflections(app, { service: createReflectionService({ prisma, devices }) });
-  registerJobs(app, { service: createJobService({ prisma, devices }) });
-  registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma }) });
-  registerAudit(app, { prisma });
-  registerOAuth(app, {
+  registerReflections(app, { service: createReflectionService({ prisma, repo: reflectionRepo, devices }) });
+  registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
+  registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
+  registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });
+  const identity = createIdentityService({
     prisma,
-    config: idc,
+    repo: identityRepo,
+    config: deps.identity.config,
     keystore,
     rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60,
   });
-  registerSigningKeyRotation(app, { keystore });
-  const satellites = createSatelliteService({ prisma, rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000 });
+  registerOAuth(app, { service: identity });
+  registerSigningKeyRotation(app, { service: identity });
+  const satellites = createSatelliteService({
+    prisma,
+    repo: satelliteRepo,
+    rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000,
+  });
   registerSatellites(app, { service: satellites });
-  app.decorate("identity", { config: idc, keystore, clients, satellites });
+  app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });
 
   const notifier = new FeedNotifier(listener);
   notifier.onNotify = () => feedRepo.sequence(prisma);
   app.addHook("preClose", async () => notifier.close());
   registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }) });
-
-  return app;
 }

@@ -6,8 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { buildApp } from "./app.ts";
-import { PrismaClient } from "./db/client.ts";
-import { PrismaPg } from "@prisma/adapter-pg";
+import { createDatabase } from "./db/client.ts";
 
 /** Where the table lives, relative to the repository root. */
 export const ROUTE_TABLE_FILE = "docs/api.md";
@@ -17,11 +16,9 @@ export const END = "<!-- routes:end -->";
 
 export async function routeTableMarkdown(): Promise<string> {
   // Never connects: building the app only registers its routes.
-  const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: "postgres://unused@127.0.0.1:1/unused" }),
-  });
+  const db = createDatabase("postgres://unused@127.0.0.1:1/unused", { poolMax: 1 });
   const app = await buildApp({
-    prisma,
+    prisma: db.prisma,
     logger: pino({ level: "silent" }),
     identity: { config: { issuer: "", audience: "", tokenLifetimeS: 600 }, kek: randomBytes(32) },
   });
@@ -32,5 +29,6 @@ export async function routeTableMarkdown(): Promise<string> {
       (r) =>
         `| \`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")}\` | ${r.scope === "agent" ? "agent (own satellite and agent only)" : `\`${r.scope}\``} | ${r.summary ?? ""} |`,
     );
+  await db.close();
   return [START, "| route | scope | what |", "|---|---|---|", ...rows, END].join("\n");
 }

@@ -15,7 +15,9 @@ export const AuditEntrySchema = z
     createdAt: Timestamp,
   })
   .meta({ id: "AuditEntry" });
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 export const AuditListSchema = listOf(AuditEntrySchema).meta({ id: "AuditList" });
+export type AuditList = z.infer<typeof AuditListSchema>;
 export const AuditListQuerySchema = PageQuery.extend({
   principal: z.string().max(200).optional(),
   action: z.string().max(50).optional(),

@@ -1,3 +1,4 @@
+import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { BadRequest } from "./errors.ts";
 
 /**
@@ -8,14 +9,14 @@ import { BadRequest } from "./errors.ts";
  * The cursor is opaque to clients (base64url JSON) so its form can change.
  */
 export function encodeCursor(lastId: string): string {
-  return Buffer.from(JSON.stringify({ after: lastId })).toString("base64url");
+  return encodeBase64Url(JSON.stringify({ after: lastId }));
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function decodeCursor(cursor: string): string {
   try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    const parsed: unknown = JSON.parse(decodeBase64Url(cursor));
     if (
       parsed &&
       typeof parsed === "object" &&
@@ -28,7 +29,29 @@ export function decodeCursor(cursor: string): string {
   } catch {
     // fall through to the error below
   }
-  throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
+  throw invalidCursor();
+}
+
+const invalidCursor = () =>
+  new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
     errors: [{ path: "cursor", message: "invalid cursor" }],
   });
+
+/**
+ * Cursors over rows ordered by an increasing sequence number rather than a UUID (a device's
+ * history): the last number seen, equally opaque to clients.
+ */
+export function encodeSequenceCursor(lastId: bigint): string {
+  return encodeBase64Url(lastId.toString());
+}
+
+export function decodeSequenceCursor(cursor: string): bigint {
+  let raw: string;
+  try {
+    raw = decodeBase64Url(cursor);
+  } catch {
+    throw invalidCursor();
+  }
+  if (!/^\d{1,18}$/.test(raw)) throw invalidCursor();
+  return BigInt(raw);
 }

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
-import { ConditionSchema, OperationalStatus } from "./device-status.ts";
+import { ConditionSchema } from "./device-conditions.ts";
+import { OperationalStatus } from "./device-status.ts";
 
 const Observed = { observedAt: Timestamp.nullable().describe("When this source last observed the device") };
 
@@ -125,5 +126,8 @@ export const DeviceHistoryEntrySchema = z
     changedAt: Timestamp,
   })
   .meta({ id: "DeviceHistoryEntry" });
+export type DeviceHistoryEntry = z.infer<typeof DeviceHistoryEntrySchema>;
 export const DeviceHistoryListSchema = listOf(DeviceHistoryEntrySchema).meta({ id: "DeviceHistoryList" });
+export type DeviceHistoryList = z.infer<typeof DeviceHistoryListSchema>;
 export const DeviceHistoryQuerySchema = PageQuery.extend({ field: z.string().max(50).optional() });
+export type DeviceHistoryQuery = z.infer<typeof DeviceHistoryQuerySchema>;

@@ -1,20 +1,86 @@
+/**
+ * The inventory change feed: one event per change to a site, device role, device, job or
+ * SLURM bootstrap config, in one total order. Each event type carries one data shape, defined
+ * here; connectors parse the feed with these schemas, and the hub's writers are typed by them.
+ */
 import { z } from "zod";
 import { Timestamp, Uuid } from "./common.ts";
+import { DeviceSchema } from "./devices.ts";
+import { DeviceRoleSchema } from "./inventory.ts";
+import { JobSchema } from "./jobs.ts";
+import { SiteSchema } from "./sites.ts";
+import { SlurmBootstrapConfigSchema } from "./slurm-bootstrap.ts";
 
 export const FEED_MAX_WAIT_S = 60;
 
-export const InventoryEventSchema = z
-  .object({
+/** A device role as its events carry it: NetBox's fields, without the list's per-site counts. */
+export const DeviceRoleEventDataSchema = DeviceRoleSchema.pick({
+  id: true,
+  slug: true,
+  name: true,
+  deviceClass: true,
+}).meta({ id: "DeviceRoleSummary" });
+
+/** A SLURM bootstrap config as its events carry it: user-data (it can hold credentials) as a digest. */
+export const SlurmBootstrapConfigEventDataSchema = SlurmBootstrapConfigSchema.extend({
+  userData: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .nullable()
+    .describe("SHA-256 digest of the user-data, never the text"),
+}).meta({ id: "RedactedSlurmBootstrapConfig" });
+
+/**
+ * The data of each event type: the resource after the change (for `deleted`: before it), as
+ * the API represents it.
+ */
+export const INVENTORY_EVENT_DATA = {
+  "site.created": SiteSchema,
+  "site.updated": SiteSchema,
+  "site.deleted": SiteSchema,
+  "device_role.created": DeviceRoleEventDataSchema,
+  "device_role.updated": DeviceRoleEventDataSchema,
+  "device.created": DeviceSchema,
+  "device.updated": DeviceSchema,
+  "job.created": JobSchema,
+  "job.updated": JobSchema,
+  "slurm_bootstrap_config.created": SlurmBootstrapConfigEventDataSchema,
+  "slurm_bootstrap_config.updated": SlurmBootstrapConfigEventDataSchema,
+  "slurm_bootstrap_config.deleted": SlurmBootstrapConfigEventDataSchema,
+} as const;
+export type InventoryEventType = keyof typeof INVENTORY_EVENT_DATA;
+export const INVENTORY_EVENT_TYPES = Object.keys(INVENTORY_EVENT_DATA) as InventoryEventType[];
+/** `site` of `site.created`. */
+export type InventoryEventResource<T extends InventoryEventType = InventoryEventType> = T extends `${infer R}.${string}`
+  ? R
+  : never;
+/** `created` of `site.created`. */
+export type InventoryEventVerb<T extends InventoryEventType = InventoryEventType> = T extends `${string}.${infer V}`
+  ? V
+  : never;
+export type InventoryEventData<T extends InventoryEventType = InventoryEventType> = z.output<
+  (typeof INVENTORY_EVENT_DATA)[T]
+>;
+
+const inventoryEventOf = <T extends InventoryEventType>(type: T) =>
+  z.object({
     position: z.string().describe("Total order of the feed; resume with ?after=<position>"),
-    type: z.string().describe("<resource>.<created|updated|deleted>, e.g. device.updated"),
-    resourceType: z.enum(["site", "device_role", "device", "job", "slurm_bootstrap_config"]),
+    type: z.literal(type),
+    resourceType: z.literal(type.split(".")[0] as InventoryEventResource<T>),
     resourceId: z.string(),
     siteId: Uuid.nullable(),
-    data: z.record(z.string(), z.unknown()).describe("The resource after the change (for deleted: before it)"),
+    data: INVENTORY_EVENT_DATA[type] as z.ZodType as (typeof INVENTORY_EVENT_DATA)[T],
     requestId: z.string().nullable(),
     occurredAt: Timestamp,
-  })
-  .meta({ id: "InventoryEvent" });
+  });
+type InventoryEventVariants = { [T in InventoryEventType]: ReturnType<typeof inventoryEventOf<T>> };
+const VARIANTS = INVENTORY_EVENT_TYPES.map(inventoryEventOf) as unknown as [
+  InventoryEventVariants[InventoryEventType],
+  ...InventoryEventVariants[InventoryEventType][],
+];
+
+/** One feed event: a union on `type`, each type with its own data schema. */
+export const InventoryEventSchema = z.discriminatedUnion("type", VARIANTS).meta({ id: "InventoryEvent" });
 export type InventoryEvent = z.infer<typeof InventoryEventSchema>;
 
 export const FeedQuerySchema = z.object({

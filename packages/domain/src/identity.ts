@@ -76,7 +76,9 @@ export const SatelliteSchema = z
     createdAt: Timestamp,
   })
   .meta({ id: "Satellite" });
+export type Satellite = z.infer<typeof SatelliteSchema>;
 export const SatelliteListSchema = listOf(SatelliteSchema).meta({ id: "SatelliteList" });
+export type SatelliteList = z.infer<typeof SatelliteListSchema>;
 export const SatelliteListQuerySchema = PageQuery;
 
 export const IssuedSecretSchema = z.object({

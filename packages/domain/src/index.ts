@@ -1,10 +1,18 @@
 export * from "./errors.ts";
 export * from "./problem.ts";
 export * from "./common.ts";
+export * from "./base64url.ts";
 export * from "./cursor.ts";
 export * from "./diff.ts";
 export * from "./sites.ts";
 export * from "./inventory.ts";
+export {
+  IRONIC_ALLOCATED_STATES,
+  IRONIC_ENROLLING_STATES,
+  IRONIC_FAILED_STATES,
+  type DeviceObservations,
+} from "./device-observations.ts";
+export * from "./device-conditions.ts";
 export * from "./device-status.ts";
 export * from "./devices.ts";
 export * from "./slurm-bootstrap.ts";

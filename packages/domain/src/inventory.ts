@@ -61,7 +61,9 @@ export const DeviceRoleListQuerySchema = PageQuery.extend({
     .optional(),
   deviceClass: DeviceClass.optional(),
 });
+export type DeviceRoleListQuery = z.infer<typeof DeviceRoleListQuerySchema>;
 export const DeviceRoleListSchema = listOf(DeviceRoleSchema).meta({ id: "DeviceRoleList" });
+export type DeviceRoleList = z.infer<typeof DeviceRoleListSchema>;
 
 export const DeviceTypeSchema = z
   .object({
@@ -73,7 +75,9 @@ export const DeviceTypeSchema = z
     netboxId: z.number().int().nullable(),
   })
   .meta({ id: "DeviceType" });
+export type DeviceType = z.infer<typeof DeviceTypeSchema>;
 export const DeviceTypeListSchema = listOf(DeviceTypeSchema).meta({ id: "DeviceTypeList" });
+export type DeviceTypeList = z.infer<typeof DeviceTypeListSchema>;
 
 export const InterfaceSchema = z
   .object({

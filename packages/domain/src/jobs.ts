@@ -78,19 +78,31 @@ export const JOB_PARAMS = {
   NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
 } as const satisfies Record<JobKind, z.ZodType>;
 
-export const JobCreateSchema = z
-  .discriminatedUnion(
-    "kind",
-    JOB_KINDS.map((kind) =>
-      z.strictObject({
-        kind: z.literal(kind),
-        deviceIds: z.array(Uuid).min(1).max(100).describe("Devices of one site; each may have only one active job"),
-        params: (JOB_PARAMS[kind] as z.ZodObject).prefault({}),
-      }),
-    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-  )
-  .meta({ id: "JobCreate" });
-export type JobCreate = { kind: JobKind; deviceIds: string[]; params: Record<string, unknown> };
+/** A kind's parameters as the hub stores and serves them (defaults applied). */
+export type JobParams<K extends JobKind = JobKind> = z.output<(typeof JOB_PARAMS)[K]>;
+
+/** One schema per kind, keyed by kind, with the kind's own type (zod cannot index a generic). */
+const byKind = <S>(of: <K extends JobKind>(kind: K) => S): { [K in JobKind]: S } =>
+  Object.fromEntries(JOB_KINDS.map((kind) => [kind, of(kind)])) as { [K in JobKind]: S };
+const paramsOf = <K extends JobKind>(kind: K) => JOB_PARAMS[kind] as z.ZodType as (typeof JOB_PARAMS)[K];
+const union = <T extends Record<JobKind, z.ZodObject>>(variants: T) =>
+  Object.values(variants) as [T[JobKind], ...T[JobKind][]];
+
+const jobCreateOf = <K extends JobKind>(kind: K) =>
+  z.strictObject({
+    kind: z.literal(kind),
+    deviceIds: z.array(Uuid).min(1).max(100).describe("Devices of one site; each may have only one active job"),
+    // Omitted params are the kind's defaults (or a 400 naming the required ones).
+    params: (paramsOf(kind) as z.ZodObject).prefault({}) as unknown as z.ZodPrefault<(typeof JOB_PARAMS)[K]>,
+  });
+const JOB_CREATE = byKind(jobCreateOf) as { [K in JobKind]: ReturnType<typeof jobCreateOf<K>> };
+
+/** What creates a job: a union on `kind`, each kind with its own params schema. */
+export const JobCreateSchema = z.discriminatedUnion("kind", union(JOB_CREATE)).meta({ id: "JobCreate" });
+/** A job creation as the hub works with it (params parsed, defaults applied). */
+export type JobCreate = z.output<typeof JobCreateSchema>;
+/** A job creation as a caller sends it (params and defaulted fields may be left out). */
+export type JobCreateInput = z.input<typeof JobCreateSchema>;
 
 export const JobStepSchema = z
   .strictObject({
@@ -111,27 +123,28 @@ export const JobErrorSchema = z
   })
   .meta({ id: "JobError" });
 
-export const JobSchema = z
-  .object({
-    id: Uuid,
-    name: z.string().describe("Generated, unique, human-readable"),
-    kind: JobKind,
-    status: JobStatus,
-    siteId: Uuid,
-    deviceIds: z.array(Uuid),
-    params: z.record(z.string(), z.unknown()),
-    steps: z.array(JobStepSchema),
-    progress: z.number().min(0).max(1),
-    error: JobErrorSchema.nullable(),
-    workflowId: z.string().nullable(),
-    createdBy: z.string(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-    cancelRequestedAt: Timestamp.nullable(),
-    finishedAt: Timestamp.nullable(),
-    version: z.number().int(),
-  })
-  .meta({ id: "Job" });
+const JobBaseSchema = z.object({
+  id: Uuid,
+  name: z.string().describe("Generated, unique, human-readable"),
+  status: JobStatus,
+  siteId: Uuid,
+  deviceIds: z.array(Uuid),
+  steps: z.array(JobStepSchema),
+  progress: z.number().min(0).max(1),
+  error: JobErrorSchema.nullable(),
+  workflowId: z.string().nullable(),
+  createdBy: z.string(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  cancelRequestedAt: Timestamp.nullable(),
+  finishedAt: Timestamp.nullable(),
+  version: z.number().int(),
+});
+const jobOf = <K extends JobKind>(kind: K) => JobBaseSchema.extend({ kind: z.literal(kind), params: paramsOf(kind) });
+const JOB = byKind(jobOf) as { [K in JobKind]: ReturnType<typeof jobOf<K>> };
+
+/** A job: a union on `kind`, so `params` has the kind's own type. */
+export const JobSchema = z.discriminatedUnion("kind", union(JOB)).meta({ id: "Job" });
 export type Job = z.infer<typeof JobSchema>;
 export const JobListSchema = listOf(JobSchema).meta({ id: "JobList" });
 export type JobList = z.infer<typeof JobListSchema>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { base64DecodedLength } from "./base64url.ts";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 
 /** Largest decoded cloud-init user-data accepted (Nova's limit is 64 KiB too). */
@@ -18,7 +19,7 @@ const UserData = z
   .superRefine((v, ctx) => {
     const compact = v.replace(/\s+/g, "");
     if (!BASE64.test(compact)) ctx.addIssue({ code: "custom", message: "must be valid base64" });
-    else if (Buffer.from(compact, "base64").length > USER_DATA_MAX_BYTES)
+    else if (base64DecodedLength(compact) > USER_DATA_MAX_BYTES)
       ctx.addIssue({ code: "custom", message: `decodes to more than ${USER_DATA_MAX_BYTES} bytes` });
   })
   .transform((v) => v.replace(/\s+/g, ""))
@@ -69,6 +70,7 @@ export type SlurmBootstrapConfigReplace = z.infer<typeof SlurmBootstrapConfigRep
 export const SlurmBootstrapConfigListSchema = listOf(SlurmBootstrapConfigSchema).meta({
   id: "SlurmBootstrapConfigList",
 });
+export type SlurmBootstrapConfigList = z.infer<typeof SlurmBootstrapConfigListSchema>;
 export const SlurmBootstrapConfigListQuerySchema = PageQuery;
 export const SiteIdParams = z.strictObject({ site_id: Uuid });
 export const SiteConfigParams = z.strictObject({ site_id: Uuid, id: Uuid });

@@ -4,7 +4,7 @@
  * imports: the worker bundles this file into the workflow sandbox, where only deterministic
  * code may run.
  */
-import type { JobKind, JobStepSchema } from "./jobs.ts";
+import type { JobKind, JobParams, JobStepSchema } from "./jobs.ts";
 import type { IronicInstance } from "./inventory.ts";
 import type { z } from "zod";
 
@@ -52,7 +52,18 @@ export interface JobWorkflowInput {
   jobId: string;
   jobName: string;
   kind: WorkflowKind;
+  /** The job's params as the hub validated them: read them typed with `jobParams(input, kind)`. */
   params: Record<string, unknown>;
+}
+
+/**
+ * A job's params with its kind's type, e.g. `jobParams(input, "REIMAGE").image`. The hub
+ * validated them against that kind's schema when the job was created; asking for another kind
+ * than the job's is a programming error.
+ */
+export function jobParams<K extends JobKind>(job: { kind: JobKind; params: unknown }, kind: K): JobParams<K> {
+  if (job.kind !== kind) throw new Error(`a ${job.kind} job has no ${kind} params`);
+  return job.params as JobParams<K>;
 }
 
 export interface WorkflowProgress {

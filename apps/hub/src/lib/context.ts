@@ -34,6 +34,9 @@ export interface RequestContext {
   log: FastifyBaseLogger;
 }
 
+/** Who a change is recorded under: the caller and its request (audit records, feed events, history). */
+export type ChangeContext = Pick<RequestContext, "principal" | "requestId">;
+
 /** Route-level declaration of the scope a route needs (`config: { scope }`). */
 export interface RouteAuthConfig {
   /** fleet.* for people and automation; "agent" for routes only satellite agents call. */

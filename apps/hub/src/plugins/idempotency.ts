@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { BadRequest, Conflict, Unprocessable } from "@fm/domain";
 import type { PrismaClient } from "../db/client.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
-import { Prisma } from "../generated/prisma/client.ts";
+import { idempotencyRepo } from "../modules/idempotency/repo.ts";
 
 /** How long a key is remembered (Stripe and the IETF draft use 24 h). */
 const RETENTION_MS = 24 * 3600 * 1000;
@@ -42,20 +42,16 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
         .digest("hex");
 
-      const inserted = await prisma.$queryRaw<{ id: string }[]>`
-        INSERT INTO idempotency_keys (principal, key, method, path, request_hash)
-        VALUES (${principal}, ${key}, ${request.method}, ${path}, ${requestHash})
-        ON CONFLICT (principal, key) DO UPDATE
-          SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash, created_at = now()
-          WHERE idempotency_keys.response_status IS NULL
-            AND idempotency_keys.created_at < now() - make_interval(secs => ${ABANDONED_MS / 1000})
-            AND idempotency_keys.request_hash = EXCLUDED.request_hash
-        RETURNING id`;
-      if (inserted[0]) {
-        request.idempotencyRecordId = inserted[0].id;
+      const claimed = await idempotencyRepo.claim(
+        prisma,
+        { principal, key, method: request.method, path, requestHash },
+        ABANDONED_MS / 1000,
+      );
+      if (claimed) {
+        request.idempotencyRecordId = claimed;
         return;
       }
-      const existing = await prisma.idempotencyKey.findUnique({ where: { principal_key: { principal, key } } });
+      const existing = await idempotencyRepo.find(prisma, principal, key);
       if (!existing)
         throw new Conflict(
           "idempotency_key_in_progress",
@@ -91,7 +87,7 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         // Free the key for a retry. The failure may be the database itself (a busy pool): then
         // keep trying in the background, or the key would stay "in progress" until abandoned.
         const release = (attempt: number): Promise<void> =>
-          prisma.idempotencyKey.deleteMany({ where: { id, responseStatus: null } }).then(
+          idempotencyRepo.release(prisma, id).then(
             () => {},
             () => {
               if (attempt < 6) setTimeout(() => void release(attempt + 1), 250 * 2 ** attempt).unref();
@@ -105,29 +101,21 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         const v = reply.getHeader(h);
         if (v !== undefined) headers[h] = String(v);
       }
-      let body: Prisma.InputJsonValue | typeof Prisma.JsonNull = Prisma.JsonNull;
+      let body: unknown;
       if (typeof payload === "string" && payload.length > 0) {
         try {
-          body = JSON.parse(payload) as Prisma.InputJsonValue;
+          body = JSON.parse(payload);
         } catch {
           body = payload;
         }
       }
-      await prisma.idempotencyKey.update({
-        where: { id },
-        data: {
-          responseStatus: reply.statusCode,
-          responseBody: body,
-          responseHeaders: headers,
-          completedAt: new Date(),
-        },
-      });
+      await idempotencyRepo.complete(prisma, id, { status: reply.statusCode, body, headers });
       return payload;
     });
 
     const purge = setInterval(() => {
-      prisma.idempotencyKey
-        .deleteMany({ where: { createdAt: { lt: new Date(Date.now() - RETENTION_MS) } } })
+      idempotencyRepo
+        .purgeCreatedBefore(prisma, new Date(Date.now() - RETENTION_MS))
         .catch((err: unknown) => app.log.warn({ err }, "purging expired idempotency keys failed"));
     }, 3600_000);
     purge.unref();

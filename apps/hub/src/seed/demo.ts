@@ -1,14 +1,17 @@
 /**
  * Demo inventory: sites with their roles, types, racks and devices in varied states, for
  * anyone trying the API or the CLI, and for the benchmarks (which ask for tens of thousands).
- * Deterministic for a given size, and idempotent: a second run changes nothing.
+ * Deterministic for a given size, and idempotent: a second run changes nothing. What it
+ * creates goes to the feed as the API's own writes would put it there (site.created,
+ * device_role.created, device.created with the resource's representation).
  */
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { feedRepo } from "../modules/feed/repo.ts";
-import { storedStatus } from "../modules/devices/state.ts";
-import type { DeviceBase } from "../modules/devices/repo.ts";
+import { storedStatus, toDevice } from "../modules/devices/state.ts";
+import { deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
+import { toSite } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
   { slug: "gpu-node", name: "GPU node", deviceClass: "GPU_COMPUTE" },
@@ -72,6 +75,100 @@ export interface DemoOptions {
   sites?: { slug: string; name: string; region: string | null }[];
   devicesPerSite?: number;
   now?: Date;
+  /** The staleness window device events are represented with (the hub's default: 10 min). */
+  staleAfterMs?: number;
+}
+
+type DemoSite = NonNullable<DemoOptions["sites"]>[number];
+type Row = { id: string; slug: string };
+
+/** The demo roles (new ones to the feed) and types; returns their rows. */
+async function seedRolesAndTypes(prisma: PrismaClient): Promise<{ roles: Row[]; types: { id: string }[] }> {
+  const existingRoles = new Set((await prisma.deviceRole.findMany({ select: { slug: true } })).map((r) => r.slug));
+  const roles = await prisma.$transaction(async (tx) => {
+    const rows = await Promise.all(
+      DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })),
+    );
+    await feedRepo.append(
+      tx,
+      rows
+        .filter((r) => !existingRoles.has(r.slug))
+        .map((r) => ({
+          type: "device_role.created",
+          resourceType: "device_role",
+          resourceId: r.id,
+          siteId: null,
+          data: { id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass },
+          requestId: null,
+        })),
+    );
+    return rows;
+  });
+  const types = await Promise.all(
+    DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })),
+  );
+  return { roles, types };
+}
+
+/** The site (to the feed when new) and its racks. */
+async function seedSite(prisma: PrismaClient, s: DemoSite, si: number, perSite: number) {
+  const site = await prisma.$transaction(async (tx) => {
+    const existing = await tx.site.findUnique({ where: { slug: s.slug } });
+    if (existing) return existing;
+    const row = await tx.site.create({
+      data: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
+    });
+    await feedRepo.append(tx, [
+      {
+        type: "site.created",
+        resourceType: "site",
+        resourceId: row.id,
+        siteId: row.id,
+        data: toSite(row),
+        requestId: null,
+      },
+    ]);
+    return row;
+  });
+  const racks = await Promise.all(
+    Array.from({ length: Math.max(1, Math.ceil(perSite / 18)) }, (_, ri) =>
+      prisma.rack.upsert({
+        where: { siteId_name: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } },
+        update: {},
+        create: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` },
+      }),
+    ),
+  );
+  return { site, racks };
+}
+
+/** Creates the devices that do not exist yet, each to the feed with its representation; returns how many. */
+async function seedDevices(
+  prisma: PrismaClient,
+  siteId: string,
+  batch: Prisma.DeviceCreateManyInput[],
+  now: Date,
+  staleAfterMs: number,
+): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const inserted = await tx.device.createManyAndReturn({ data: batch, skipDuplicates: true, select: { id: true } });
+    const rows = await deviceRepo.findByIds(
+      tx,
+      inserted.map((r) => r.id),
+    );
+    await feedRepo.append(
+      tx,
+      rows.map((r) => ({
+        type: "device.created",
+        resourceType: "device",
+        resourceId: r.id,
+        siteId,
+        data: toDevice(r, now, staleAfterMs),
+        requestId: null,
+      })),
+    );
+    return inserted.length;
+  });
 }
 
 export async function seedDemo(
@@ -84,69 +181,15 @@ export async function seedDemo(
   ];
   const perSite = opts.devicesPerSite ?? 150;
   const now = opts.now ?? new Date();
-  const existingRoles = new Set((await prisma.deviceRole.findMany({ select: { slug: true } })).map((r) => r.slug));
-  const roles = await prisma.$transaction(async (tx) => {
-    const rows = await Promise.all(
-      DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })),
-    );
-    const fresh = rows.filter((r) => !existingRoles.has(r.slug));
-    await feedRepo.append(
-      tx,
-      fresh.map((r) => ({
-        type: "device_role.created",
-        resourceType: "device_role",
-        resourceId: r.id,
-        siteId: null,
-        data: { id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass },
-        requestId: null,
-      })),
-    );
-    return rows;
-  });
-  const types = await Promise.all(
-    DEMO_TYPES.map((t) => prisma.deviceType.upsert({ where: { slug: t.slug }, update: {}, create: t })),
-  );
+  const { roles, types } = await seedRolesAndTypes(prisma);
   let created = 0;
   for (const [si, s] of sites.entries()) {
-    const site = await prisma.site.upsert({
-      where: { slug: s.slug },
-      update: {},
-      create: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
-    });
-    const racks = await Promise.all(
-      Array.from({ length: Math.max(1, Math.ceil(perSite / 18)) }, (_, ri) =>
-        prisma.rack.upsert({
-          where: { siteId_name: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` } },
-          update: {},
-          create: { siteId: site.id, name: `R${String(ri + 1).padStart(3, "0")}` },
-        }),
-      ),
-    );
+    const { site, racks } = await seedSite(prisma, s, si, perSite);
     for (let start = 0; start < perSite; start += 1000) {
       const batch: Prisma.DeviceCreateManyInput[] = [];
       for (let i = start; i < Math.min(perSite, start + 1000); i++)
         batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
-      await prisma.$transaction(async (tx) => {
-        const res = await tx.device.createMany({ data: batch, skipDuplicates: true });
-        created += res.count;
-        if (res.count) {
-          const rows = await tx.device.findMany({
-            where: { siteId: site.id, name: { in: batch.map((b) => b.name) } },
-            select: { id: true, name: true, operationalStatus: true },
-          });
-          await feedRepo.append(
-            tx,
-            rows.map((r) => ({
-              type: "device.created",
-              resourceType: "device",
-              resourceId: r.id,
-              siteId: site.id,
-              data: { id: r.id, name: r.name, operationalStatus: r.operationalStatus },
-              requestId: null,
-            })),
-          );
-        }
-      });
+      created += await seedDevices(prisma, site.id, batch, now, opts.staleAfterMs ?? 600_000);
     }
   }
   return { sites: sites.length, devices: created };

@@ -19,7 +19,7 @@ import {
   JobListSchema,
   JobSchema,
   type Job,
-  type JobCreate,
+  type JobCreateInput,
   type JobKind,
   type JobList,
   type JobReport,
@@ -230,7 +230,7 @@ export class HubClient {
     return this.request("GET", `/api/v1/devices/${id}/`, DeviceSchema).then((r) => r.body);
   }
 
-  createJob(input: JobCreate, idempotencyKey?: string): Promise<Job> {
+  createJob(input: JobCreateInput, idempotencyKey?: string): Promise<Job> {
     return this.request("POST", "/api/v1/jobs/", JobSchema, {
       body: input,
       headers: idempotencyKey ? { "idempotency-key": idempotencyKey } : {},

@@ -1,8 +1,12 @@
 import type { FieldDiff } from "@fm/domain";
 import type { AuditListQuery } from "@fm/domain";
-import { bulkInsert } from "../../lib/bulk.ts";
+import { bulkInsert } from "../../db/bulk.ts";
 import type { Db } from "../../db/client.ts";
+import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
+
+export type AuditRow = Prisma.AuditLogGetPayload<object>;
+export type AuditFilter = Omit<AuditListQuery, "limit" | "cursor">;
 
 export interface NewAuditEntry {
   principal: string;
@@ -13,7 +17,7 @@ export interface NewAuditEntry {
   requestId: string | null;
 }
 
-function where(q: Omit<AuditListQuery, "limit" | "cursor">): Prisma.AuditLogWhereInput {
+function where(q: AuditFilter): Prisma.AuditLogWhereInput {
   const w: Prisma.AuditLogWhereInput = {};
   if (q.principal) w.principal = q.principal;
   if (q.action) w.action = q.action;
@@ -51,15 +55,8 @@ export const auditRepo = {
       })),
     );
   },
-  async page(db: Db, q: AuditListQuery, afterId: string | undefined) {
-    const w = where(q);
-    return Promise.all([
-      db.auditLog.findMany({
-        where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w,
-        orderBy: { id: "asc" },
-        take: q.limit + 1,
-      }),
-      db.auditLog.count({ where: w }),
-    ]);
+  async list(db: Db, filter: AuditFilter, page: PageRequest): Promise<RowPage<AuditRow>> {
+    return keysetRows(db.auditLog, where(filter), page);
   },
 };
+export type AuditRepo = typeof auditRepo;

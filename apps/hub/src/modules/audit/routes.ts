@@ -1,12 +1,10 @@
-import { keysetPage } from "../../lib/paging.ts";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { AuditListQuerySchema, AuditListSchema, decodeCursor, type FieldDiff } from "@fm/domain";
-import type { PrismaClient } from "../../db/client.ts";
+import { AuditListQuerySchema, AuditListSchema } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
-import { auditRepo } from "./repo.ts";
+import type { AuditService } from "./service.ts";
 
-export function registerAudit(app: FastifyInstance, { prisma }: { prisma: PrismaClient }): void {
+export function registerAudit(app: FastifyInstance, { service }: { service: AuditService }): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     "/api/v1/audit",
     {
@@ -18,14 +16,6 @@ export function registerAudit(app: FastifyInstance, { prisma }: { prisma: Prisma
         response: { 200: AuditListSchema, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const [rows, count] = await auditRepo.page(prisma, q, q.cursor ? decodeCursor(q.cursor) : undefined);
-      return keysetPage(rows, count, q.limit, (r) => ({
-        ...r,
-        diff: r.diff as FieldDiff,
-        createdAt: r.createdAt.toISOString(),
-      }));
-    },
+    async (request) => service.list(request.query),
   );
 }

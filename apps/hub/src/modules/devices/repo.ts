@@ -1,7 +1,10 @@
-import type { DeviceListQuery } from "@fm/domain";
+import { Conflict, type DeviceListQuery } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
-import { bulkInsert, snakeCase } from "../../lib/bulk.ts";
+import { bulkInsert, snakeCase } from "../../db/bulk.ts";
+import { translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
+import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -12,6 +15,7 @@ export const DEVICE_INCLUDE = {
 } satisfies Prisma.DeviceInclude;
 export type DeviceRow = Prisma.DeviceGetPayload<{ include: typeof DEVICE_INCLUDE }>;
 export type DeviceBase = Prisma.DeviceGetPayload<object>;
+export type DeviceHistoryRow = Prisma.DeviceHistoryGetPayload<object>;
 
 /** Any source that has observed the device did so before `threshold`. */
 export function staleWhere(threshold: Date): Prisma.DeviceWhereInput {
@@ -86,30 +90,43 @@ const HISTORY_COLUMNS = [
 ] as const;
 
 export const deviceRepo = {
-  async page(db: Db, where: Prisma.DeviceWhereInput, afterId: string | undefined, limit: number): Promise<DeviceRow[]> {
-    return db.device.findMany({
-      where: afterId ? { AND: [where, { id: { gt: afterId } }] } : where,
-      orderBy: { id: "asc" },
-      take: limit + 1,
-      include: DEVICE_INCLUDE,
-    });
+  async list(db: Db, where: Prisma.DeviceWhereInput, page: PageRequest): Promise<RowPage<DeviceRow>> {
+    return keysetRows(
+      {
+        findMany: (args) => db.device.findMany({ ...args, include: DEVICE_INCLUDE }),
+        count: (args) => db.device.count(args),
+      },
+      where,
+      page,
+    );
   },
-  async count(db: Db, where: Prisma.DeviceWhereInput): Promise<number> {
-    return db.device.count({ where });
+  async exists(db: Db, id: string): Promise<boolean> {
+    return (await db.device.findUnique({ where: { id }, select: { id: true } })) !== null;
   },
   async findById(db: Db, id: string): Promise<DeviceRow | null> {
     return db.device.findUnique({ where: { id }, include: DEVICE_INCLUDE });
   },
   async lockById(db: Db, id: string): Promise<DeviceRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM devices WHERE id = ${id}::uuid FOR UPDATE`;
-    return rows.length ? this.findById(db, id) : null;
+    return (await lockRow(db, "devices", id)) ? this.findById(db, id) : null;
   },
   async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
-    return db.device.update({
-      where: { id },
-      data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
-      include: DEVICE_INCLUDE,
-    });
+    return db.device
+      .update({
+        where: { id },
+        data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
+        include: DEVICE_INCLUDE,
+      })
+      .catch(
+        translateConstraintErrors({
+          unique: (v) =>
+            v.constraint.includes("ironic_node_uuid")
+              ? new Conflict(
+                  "ironic_node_taken",
+                  `Ironic node ${String(data.ironicNodeUuid)} is already recorded on another device`,
+                )
+              : undefined,
+        }),
+      );
   },
   /** In chunks: PostgreSQL takes at most 65,535 bind parameters per statement. */
   async findByIds(db: Db, ids: string[]): Promise<DeviceRow[]> {
@@ -183,16 +200,13 @@ export const deviceRepo = {
       })),
     );
   },
-  async history(db: Db, deviceId: string, field: string | undefined, afterId: bigint | undefined, limit: number) {
-    const where: Prisma.DeviceHistoryWhereInput = { deviceId, ...(field ? { field } : {}) };
-    return Promise.all([
-      db.deviceHistory.findMany({
-        where: afterId !== undefined ? { ...where, id: { gt: afterId } } : where,
-        orderBy: { id: "asc" },
-        take: limit + 1,
-      }),
-      db.deviceHistory.count({ where }),
-    ]);
+  async history(
+    db: Db,
+    deviceId: string,
+    field: string | undefined,
+    page: PageRequest<bigint>,
+  ): Promise<RowPage<DeviceHistoryRow>> {
+    return keysetRows(db.deviceHistory, { deviceId, ...(field ? { field } : {}) }, page);
   },
 };
 export type DeviceRepo = typeof deviceRepo;

@@ -1,14 +1,29 @@
-import { keysetPage } from "../../lib/paging.ts";
-import { BadRequest, NotFound, Unprocessable, decodeCursor } from "@fm/domain";
-import type { Device, DeviceListQuery, DevicePatch } from "@fm/domain";
+import { NotFound, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
+import type {
+  Device,
+  DeviceHistoryEntry,
+  DeviceHistoryList,
+  DeviceHistoryQuery,
+  DeviceList,
+  DeviceListQuery,
+  DevicePatch,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
-import { recordChange, recordChanges, type Change } from "../../lib/changes.ts";
+import { recordChange, recordChanges, type Change } from "../changes/recorder.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
+import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { resolveSiteId } from "../sites/repo.ts";
-import { deviceRepo, deviceWhere, type BulkColumn, type DeviceBase, type DeviceRow } from "./repo.ts";
+import {
+  deviceRepo,
+  deviceWhere,
+  type BulkColumn,
+  type DeviceBase,
+  type DeviceHistoryRow,
+  type DeviceRow,
+} from "./repo.ts";
 import { TRACKED, storedStatus, toDevice } from "./state.ts";
 
 export interface DeviceServiceDeps {
@@ -18,7 +33,6 @@ export interface DeviceServiceDeps {
   now?: () => Date;
 }
 
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
 type DeviceChanges = Partial<
   Omit<DeviceBase, "id" | "siteId" | "version" | "createdAt" | "updatedAt" | "operationalStatus" | "conditions">
 >;
@@ -41,6 +55,18 @@ const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceR
         interfaces: row.interfaces,
       } as DeviceRow);
 
+export const toDeviceHistoryEntry = (h: DeviceHistoryRow): DeviceHistoryEntry => ({
+  id: h.id.toString(),
+  field: h.field,
+  source: h.source,
+  oldValue: h.oldValue,
+  newValue: h.newValue,
+  principal: h.principal,
+  requestId: h.requestId,
+  changedAt: h.changedAt.toISOString(),
+});
+const historyCursor: CursorCodec<bigint> = { decode: decodeSequenceCursor, encode: encodeSequenceCursor };
+
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
@@ -60,7 +86,8 @@ export function differs(current: object, changes: object): boolean {
 }
 
 export function createDeviceService({ prisma, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
-  const present = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
+  /** The representation as a reader sees it now (staleness depends on the clock). */
+  const toDeviceNow = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
 
   /**
    * Applies changes from one source to a device inside the caller's transaction: re-derives
@@ -71,7 +98,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    */
   async function apply(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     current: DeviceBase | DeviceRow,
     changes: DeviceChanges,
     source: string,
@@ -90,8 +117,8 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       resourceId: row.id,
       siteId: row.siteId,
       verb: "updated",
-      before: present(withRelations(current, row)),
-      after: present(row),
+      before: toDeviceNow(withRelations(current, row)),
+      after: toDeviceNow(row),
     });
     return row;
   }
@@ -114,7 +141,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   }
 
   function historyOf(
-    ctx: Ctx,
+    ctx: ChangeContext,
     current: DeviceBase,
     next: DeviceBase,
     source: string,
@@ -140,7 +167,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
    */
   async function applyMany(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[],
     source: string,
     columns: readonly BulkColumn[],
@@ -181,8 +208,8 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
         resourceId: row.id,
         siteId: row.siteId,
         verb: "updated",
-        before: present(withRelations(e.current, row)),
-        after: present(row),
+        before: toDeviceNow(withRelations(e.current, row)),
+        after: toDeviceNow(row),
       };
     });
     await recordChanges(db, ctx, records);
@@ -190,7 +217,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   }
 
   /** Creates a device with its derived status (the NetBox reflection and the demo data use it). */
-  async function create(db: Db, ctx: Ctx, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
+  async function create(db: Db, ctx: ChangeContext, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     const draft = {
       cordoned: false,
       cordonReason: null,
@@ -211,7 +238,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       siteId: row.siteId,
       verb: "created",
       before: null,
-      after: present(row),
+      after: toDeviceNow(row),
     });
     return row;
   }
@@ -220,23 +247,18 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     apply,
     applyMany,
     create,
-    present,
+    toDevice: toDeviceNow,
 
-    async list(_ctx: RequestContext, query: DeviceListQuery) {
+    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList> {
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
       const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
-      const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
-      const [rows, count] = await Promise.all([
-        deviceRepo.page(prisma, where, afterId, query.limit),
-        deviceRepo.count(prisma, where),
-      ]);
-      return keysetPage(rows, count, query.limit, present);
+      return keysetList(query, (page) => deviceRepo.list(prisma, where, page), toDeviceNow);
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Device> {
       const row = await deviceRepo.findById(prisma, id);
       if (!row) throw notFound(id);
-      return present(row);
+      return toDeviceNow(row);
     },
 
     async patch(ctx: RequestContext, id: string, patch: DevicePatch, ifMatch: string | undefined): Promise<Device> {
@@ -266,42 +288,17 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
         return (await apply(tx, ctx, current, changes, "operator")) ?? current;
       });
       ctx.log.info({ deviceId: id, fields: Object.keys(patch) }, "device updated by operator");
-      return present(row);
+      return toDeviceNow(row);
     },
 
-    async history(
-      _ctx: RequestContext,
-      id: string,
-      q: { limit: number; cursor?: string | undefined; field?: string | undefined },
-    ) {
-      const exists = await prisma.device.findUnique({ where: { id }, select: { id: true } });
-      if (!exists) throw notFound(id);
-      let afterId: bigint | undefined;
-      if (q.cursor) {
-        const raw = Buffer.from(q.cursor, "base64url").toString();
-        if (!/^\d{1,18}$/.test(raw))
-          throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
-            errors: [{ path: "cursor", message: "invalid cursor" }],
-          });
-        afterId = BigInt(raw);
-      }
-      const [rows, count] = await deviceRepo.history(prisma, id, q.field, afterId, q.limit);
-      const more = rows.length > q.limit;
-      const page = more ? rows.slice(0, q.limit) : rows;
-      return {
-        items: page.map((h) => ({
-          id: h.id.toString(),
-          field: h.field,
-          source: h.source,
-          oldValue: h.oldValue,
-          newValue: h.newValue,
-          principal: h.principal,
-          requestId: h.requestId,
-          changedAt: h.changedAt.toISOString(),
-        })),
-        count,
-        nextCursor: more ? Buffer.from(page[page.length - 1]!.id.toString()).toString("base64url") : null,
-      };
+    async history(_ctx: RequestContext, id: string, query: DeviceHistoryQuery): Promise<DeviceHistoryList> {
+      if (!(await deviceRepo.exists(prisma, id))) throw notFound(id);
+      return keysetList(
+        query,
+        (page) => deviceRepo.history(prisma, id, query.field, page),
+        toDeviceHistoryEntry,
+        historyCursor,
+      );
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   type DerivedStatus,
 } from "@fm/domain";
 import type { DeviceBase, DeviceRow } from "./repo.ts";
+import { isoOrNull } from "../../lib/timestamps.ts";
 
 export function observationsOf(d: DeviceBase, activeJobKind: string | null = null): DeviceObservations {
   return {
@@ -53,7 +54,6 @@ export function storedStatus(d: DeviceBase, now: Date): DerivedStatus {
 
 export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device {
   const derived = deriveDeviceStatus(observationsOf(d), { now, staleAfterMs, previous: d.conditions as Condition[] });
-  const iso = (t: Date | null) => (t ? t.toISOString() : null);
   return {
     id: d.id,
     name: d.name,
@@ -75,7 +75,12 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
       peerDevice: i.peerDevice,
       peerInterface: i.peerInterface,
     })),
-    netbox: { id: d.netboxId, status: d.netboxStatus, missing: d.netboxMissing, observedAt: iso(d.netboxObservedAt) },
+    netbox: {
+      id: d.netboxId,
+      status: d.netboxStatus,
+      missing: d.netboxMissing,
+      observedAt: isoOrNull(d.netboxObservedAt),
+    },
     ironic: {
       instance: d.ironicInstance as Device["ironic"]["instance"],
       nodeUuid: d.ironicNodeUuid,
@@ -86,7 +91,7 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
       maintenanceReason: d.ironicMaintenanceReason,
       lastError: d.ironicLastError,
       fault: d.ironicFault,
-      observedAt: iso(d.ironicObservedAt),
+      observedAt: isoOrNull(d.ironicObservedAt),
     },
     slurm: {
       nodeName: d.slurmNodeName,
@@ -94,17 +99,17 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
       stateFlags: d.slurmStateFlags,
       reason: d.slurmReason,
       partitions: d.slurmPartitions,
-      observedAt: iso(d.slurmObservedAt),
+      observedAt: isoOrNull(d.slurmObservedAt),
     },
     health: {
       status: d.healthStatus,
       conditions: (d.healthConditions ?? []) as Device["health"]["conditions"],
-      observedAt: iso(d.healthObservedAt),
+      observedAt: isoOrNull(d.healthObservedAt),
     },
     cordoned: d.cordoned,
     cordonReason: d.cordonReason,
     cordonedBy: d.cordonedBy,
-    cordonedAt: iso(d.cordonedAt),
+    cordonedAt: isoOrNull(d.cordonedAt),
     notes: d.notes,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,

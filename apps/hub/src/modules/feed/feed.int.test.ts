@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FeedPage } from "@fm/domain";
+import type { FeedPage, Site } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
-import { recordChange } from "../../lib/changes.ts";
+import { recordChange } from "../changes/recorder.ts";
 import type { Principal } from "../../lib/context.ts";
 
 let hub: TestHub;
@@ -21,6 +21,21 @@ const read = async (after: string, opts: { limit?: number; wait?: number } = {})
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const writer: Principal = { id: "feed-test", kind: "local", scopes: new Set() };
+/** Event data as the feed's schema for site events requires it. */
+const siteData: Site = {
+  id: "0190a5b4-1234-7abc-8def-0123456789ab",
+  slug: "feed-writer",
+  name: "Feed writer",
+  region: null,
+  netboxSiteId: null,
+  netboxClusterId: null,
+  slurmEnabled: false,
+  configureDhcp: true,
+  platformClassActivityReady: false,
+  version: 1,
+  createdAt: "2025-06-01T12:00:00.000Z",
+  updatedAt: "2025-06-01T12:00:00.000Z",
+};
 
 describe("inventory change feed", () => {
   it("is ordered and resumable from any position", async () => {
@@ -73,12 +88,12 @@ describe("inventory change feed", () => {
             tx,
             { principal: writer, requestId: id },
             {
-              resourceType: "device",
+              resourceType: "site",
               resourceId: id,
               siteId: null,
               verb: "updated",
-              before: { n: i - 1 },
-              after: { n: i },
+              before: { ...siteData, version: i },
+              after: { ...siteData, version: i + 1 },
             },
           );
           await sleep(Math.random() * 15);

@@ -20,26 +20,22 @@
  * contiguous. Readers run the sequencer before reading, and the hub runs it whenever a writer
  * commits (NOTIFY from a trigger), so positions appear within milliseconds.
  */
-import { bulkInsert } from "../../lib/bulk.ts";
+import type { InventoryEvent } from "@fm/domain";
+import { bulkInsert } from "../../db/bulk.ts";
 import type { Db, PrismaClient } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */
 const SEQUENCER_LOCK_KEY = "7380946367040729457";
 
-export interface NewInventoryEvent {
-  type: string;
-  resourceType: string;
-  resourceId: string;
-  siteId: string | null;
-  data: Record<string, unknown>;
-  requestId: string | null;
-}
+/** An event to append: its data is exactly its type's (packages/domain feed.ts). */
+export type NewInventoryEvent = InventoryEvent extends infer E
+  ? E extends InventoryEvent
+    ? Omit<E, "position" | "occurredAt">
+    : never
+  : never;
 
-export interface StoredInventoryEvent extends Omit<NewInventoryEvent, "data"> {
-  position: bigint;
-  data: unknown;
-  occurredAt: Date;
-}
+export type StoredInventoryEvent = Omit<Prisma.InventoryEventGetPayload<object>, "position"> & { position: bigint };
 
 export const feedRepo = {
   /** Appends events inside the caller's transaction: they commit, or vanish, with the change. */

@@ -6,16 +6,18 @@ import type { FeedNotifier } from "./notifier.ts";
 /** While long-polling, re-check at least this often even without a notification. */
 const RECHECK_MS = 500;
 
-const toEvent = (e: StoredInventoryEvent): InventoryEvent => ({
-  position: e.position.toString(),
-  type: e.type,
-  resourceType: e.resourceType as InventoryEvent["resourceType"],
-  resourceId: e.resourceId,
-  siteId: e.siteId,
-  data: e.data as Record<string, unknown>,
-  requestId: e.requestId,
-  occurredAt: e.occurredAt.toISOString(),
-});
+/** Events are stored as their writers typed them (see the change recorder). */
+export const toInventoryEvent = (e: StoredInventoryEvent): InventoryEvent =>
+  ({
+    position: e.position.toString(),
+    type: e.type,
+    resourceType: e.resourceType,
+    resourceId: e.resourceId,
+    siteId: e.siteId,
+    data: e.data,
+    requestId: e.requestId,
+    occurredAt: e.occurredAt.toISOString(),
+  }) as InventoryEvent;
 
 export function createFeedService({
   prisma,
@@ -36,7 +38,7 @@ export function createFeedService({
         const remaining = deadline - Date.now();
         if (events.length > 0 || remaining <= 0 || signal?.aborted) {
           return {
-            items: events.map(toEvent),
+            items: events.map(toInventoryEvent),
             nextAfter: events.length ? events[events.length - 1]!.position.toString() : query.after,
           };
         }

@@ -6,7 +6,10 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { PrismaClient } from "../../db/client.ts";
+import { satelliteRepo } from "../satellites/repo.ts";
 import type { SatelliteService } from "../satellites/service.ts";
+import { siteRepo } from "../sites/repo.ts";
+import { identityRepo } from "./repo.ts";
 import { generateSecret, hashSecret } from "./secrets.ts";
 
 export const ADMIN_CLIENT_ID = "fleet-admin";
@@ -25,20 +28,14 @@ export async function ensureAdminClient(
   prisma: PrismaClient,
   opts: { secret?: string | undefined; dataDir: string; log: FastifyBaseLogger },
 ): Promise<BootstrapResult> {
-  if (await prisma.oAuthClient.findFirst({ where: { kind: "admin" }, select: { clientId: true } })) return {};
+  if (await identityRepo.adminClientExists(prisma)) return {};
   const secret = opts.secret ?? generateSecret();
-  const created = await prisma.oAuthClient
-    .create({
-      data: {
-        clientId: ADMIN_CLIENT_ID,
-        kind: "admin",
-        scopes: ["fleet.admin", "fleet.operate", "fleet.read"],
-        secretHash: await hashSecret(secret),
-      },
-    })
-    .then(() => true)
-    .catch(() => false); // another replica created it first
-  if (!created) return {};
+  const created = await identityRepo.createAdminClient(prisma, {
+    clientId: ADMIN_CLIENT_ID,
+    scopes: ["fleet.admin", "fleet.operate", "fleet.read"],
+    secretHash: await hashSecret(secret),
+  });
+  if (!created) return {}; // another replica created it first
   opts.log.info(
     { clientId: ADMIN_CLIENT_ID, secretSource: opts.secret ? "FM_BOOTSTRAP_ADMIN_SECRET" : "generated" },
     "created the bootstrap admin client",
@@ -77,7 +74,7 @@ export async function reconcileExpectedSatellites(
     requestId: null as unknown as string,
   };
   for (const want of expected) {
-    const sites = await prisma.site.findMany({ where: { slug: { in: want.sites } }, select: { id: true, slug: true } });
+    const sites = await siteRepo.findBySlugs(prisma, want.sites);
     if (sites.length !== want.sites.length) {
       log.error(
         { satellite: want.name, missing: want.sites.filter((s) => !sites.some((x) => x.slug === s)) },
@@ -86,10 +83,9 @@ export async function reconcileExpectedSatellites(
       continue;
     }
     // Hashing six secrets is CPU work: done before the transaction, and only when needed.
-    const known = await prisma.satellite.findUnique({ where: { name: want.name }, select: { id: true } });
-    const secrets = known ? [] : await service.agentSecrets(want.name);
+    const secrets = (await satelliteRepo.exists(prisma, want.name)) ? [] : await service.agentSecrets(want.name);
     await prisma.$transaction(async (tx) => {
-      const existing = await tx.satellite.findUnique({ where: { name: want.name }, include: { sites: true } });
+      const existing = await satelliteRepo.findByName(tx, want.name);
       if (!existing) {
         if (!secrets.length) return; // removed meanwhile by another replica; the next start creates it
         await service.createIn(
@@ -107,10 +103,7 @@ export async function reconcileExpectedSatellites(
       const have = new Set(existing.sites.map((s) => s.siteId));
       const wantIds = new Set(sites.map((s) => s.id));
       if (have.size !== wantIds.size || [...wantIds].some((id) => !have.has(id))) {
-        await tx.satelliteSite.deleteMany({ where: { satelliteId: existing.id } });
-        await tx.satelliteSite.createMany({
-          data: [...wantIds].map((siteId) => ({ satelliteId: existing.id, siteId })),
-        }); // its trigger clears client caches
+        await satelliteRepo.replaceSites(tx, existing.id, [...wantIds]);
         log.info({ satellite: want.name, sites: want.sites }, "updated expected satellite's sites from configuration");
       }
     });

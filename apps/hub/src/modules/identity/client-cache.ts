@@ -8,6 +8,7 @@
 import type { AgentKind } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { PgListener } from "../../lib/pg-listener.ts";
+import { identityRepo } from "./repo.ts";
 
 export interface ClientState {
   clientId: string;
@@ -41,10 +42,7 @@ export class ClientCache {
   async get(clientId: string): Promise<ClientState | null> {
     const hit = this.entries.get(clientId);
     if (hit && Date.now() - hit.at < TTL_MS) return hit.state;
-    const row = await this.prisma.oAuthClient.findUnique({
-      where: { clientId },
-      include: { satellite: { include: { sites: { select: { siteId: true } } } } },
-    });
+    const row = await identityRepo.findClientState(this.prisma, clientId);
     const state: ClientState | null = row
       ? {
           clientId: row.clientId,

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
 import type { PrismaClient } from "../../db/client.ts";
-import type { Prisma } from "../../generated/prisma/client.ts";
+import { identityRepo, type NewSigningKey } from "./repo.ts";
 import { decrypt, encrypt } from "./secrets.ts";
 
 export const SIGNING_ALG = "EdDSA";
@@ -31,14 +31,10 @@ export class KeyStore {
 
   /** Loads the keys, creating the first one on an empty database (safe against a racing replica). */
   async load(): Promise<void> {
-    let rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: "asc" } });
+    let rows = await identityRepo.signingKeys(this.prisma);
     if (!rows.some((r) => r.retiredAt === null)) {
-      await this.prisma.$transaction(async (tx) => {
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(7380946367040729458)`;
-        if ((await tx.signingKey.count({ where: { retiredAt: null } })) === 0)
-          await tx.signingKey.create({ data: await this.newKey() });
-      });
-      rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: "asc" } });
+      await identityRepo.ensureCurrentSigningKey(this.prisma, () => this.newKey());
+      rows = await identityRepo.signingKeys(this.prisma);
     }
     this.keys = await Promise.all(
       rows.map(async (r) => ({
@@ -53,7 +49,7 @@ export class KeyStore {
     );
   }
 
-  private async newKey(): Promise<Prisma.SigningKeyCreateInput> {
+  private async newKey(): Promise<NewSigningKey> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
     const kid = `${new Date().toISOString().slice(0, 10)}-${randomBytes(6).toString("hex")}`;
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: "sig" };
@@ -68,10 +64,7 @@ export class KeyStore {
   /** Makes a new key current; the old one verifies (and is published) until its tokens expire. */
   async rotate(): Promise<string> {
     const data = await this.newKey();
-    await this.prisma.$transaction([
-      this.prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: new Date() } }),
-      this.prisma.signingKey.create({ data }),
-    ]);
+    await identityRepo.rotateSigningKey(this.prisma, data, new Date());
     await this.load();
     return data.kid;
   }

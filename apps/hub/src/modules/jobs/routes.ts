@@ -1,14 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import {
-  IdParams,
-  JobReportSchema,
-  JobCreateSchema,
-  JobListQuerySchema,
-  JobListSchema,
-  JobSchema,
-  type JobCreate,
-} from "@fm/domain";
+import { IdParams, JobReportSchema, JobCreateSchema, JobListQuerySchema, JobListSchema, JobSchema } from "@fm/domain";
 import { etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { JobService } from "./service.ts";
@@ -42,7 +34,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       },
     },
     async (request, reply) => {
-      const job = await service.create(request.ctx, request.body as JobCreate);
+      const job = await service.create(request.ctx, request.body);
       reply.code(201).header("location", `/api/v1/jobs/${job.id}`).header("etag", etagOf(job));
       return job;
     },

@@ -1,4 +1,3 @@
-import { keysetPage } from "../../lib/paging.ts";
 import {
   AGENT_KINDS,
   Conflict,
@@ -6,25 +5,20 @@ import {
   NotFound,
   Unprocessable,
   agentClientId,
-  agentScope,
-  decodeCursor,
   type AgentKind,
+  type Satellite,
+  type SatelliteList,
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
-import type { Prisma } from "../../generated/prisma/client.ts";
-import { recordChange } from "../../lib/changes.ts";
-import type { RequestContext } from "../../lib/context.ts";
+import type { ChangeContext, RequestContext } from "../../lib/context.ts";
+import { keysetList, type PageQuery } from "../../lib/paging.ts";
+import { recordChange } from "../changes/recorder.ts";
 import { generateSecret, hashSecret } from "../identity/secrets.ts";
+import { siteRepo } from "../sites/repo.ts";
+import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
+import { isoOrNull } from "../../lib/timestamps.ts";
 
-const INCLUDE = {
-  sites: { select: { siteId: true } },
-  clients: { orderBy: { clientId: "asc" } },
-} satisfies Prisma.SatelliteInclude;
-type Row = Prisma.SatelliteGetPayload<{ include: typeof INCLUDE }>;
-type Ctx = Pick<RequestContext, "principal" | "requestId">;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-export function presentSatellite(s: Row) {
+export function toSatellite(s: SatelliteRow): Satellite {
   return {
     id: s.id,
     name: s.name,
@@ -40,8 +34,8 @@ export function presentSatellite(s: Row) {
         c.previousSecretExpiresAt && c.previousSecretExpiresAt > new Date()
           ? c.previousSecretExpiresAt.toISOString()
           : null,
-      lastTokenAt: iso(c.lastTokenAt),
-      lastHeartbeatAt: iso(c.lastHeartbeatAt),
+      lastTokenAt: isoOrNull(c.lastTokenAt),
+      lastHeartbeatAt: isoOrNull(c.lastHeartbeatAt),
       reflectorAgesSeconds: (c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null,
     })),
   };
@@ -74,13 +68,15 @@ async function agentSecrets(satellite: string): Promise<AgentSecret[]> {
 
 export function createSatelliteService({
   prisma,
+  repo,
   rotationOverlapMs,
 }: {
   prisma: PrismaClient;
+  repo: SatelliteRepo;
   rotationOverlapMs: number;
 }) {
-  async function load(db: Db, name: string): Promise<Row> {
-    const s = await db.satellite.findUnique({ where: { name }, include: INCLUDE });
+  async function load(db: Db, name: string): Promise<SatelliteRow> {
+    const s = await repo.findByName(db, name);
     if (!s) throw notFound(name);
     return s;
   }
@@ -91,42 +87,25 @@ export function createSatelliteService({
    */
   async function create(
     db: Db,
-    ctx: Ctx,
+    ctx: ChangeContext,
     input: { name: string; siteIds: string[]; environment: string },
     secrets: AgentSecret[],
   ) {
-    const sites = await db.site.findMany({ where: { id: { in: input.siteIds } }, select: { id: true } });
-    const missing = input.siteIds.filter((id) => !sites.some((s) => s.id === id));
+    const known = await siteRepo.existingIds(db, input.siteIds);
+    const missing = input.siteIds.filter((id) => !known.includes(id));
     if (missing.length)
       throw new Unprocessable("unknown_site", `No site with id ${missing.join(", ")}`, {
         errors: missing.map(() => ({ path: "body.siteIds", message: "unknown site" })),
       });
-    if (await db.satellite.findUnique({ where: { name: input.name }, select: { id: true } }))
+    if (await repo.exists(db, input.name))
       throw new Conflict("satellite_exists", `A satellite named '${input.name}' already exists`);
-    const taken = await db.oAuthClient.findMany({
-      where: { clientId: { in: secrets.map((s) => s.clientId) } },
-      select: { clientId: true },
-    });
-    if (taken.length)
-      throw new Conflict("client_id_taken", `Client ids already in use: ${taken.map((t) => t.clientId).join(", ")}`);
-    const sat = await db.satellite.create({
-      data: {
-        name: input.name,
-        environment: input.environment,
-        sites: { create: [...new Set(input.siteIds)].map((siteId) => ({ siteId })) },
-        clients: {
-          create: secrets.map((s) => ({
-            clientId: s.clientId,
-            kind: "agent",
-            agentKind: s.agent,
-            scopes: [agentScope(s.agent), "fleet.read"],
-            secretHash: s.secretHash,
-          })),
-        },
-      },
-      include: INCLUDE,
-    });
-    const view = presentSatellite(sat);
+    const taken = await repo.takenClientIds(
+      db,
+      secrets.map((s) => s.clientId),
+    );
+    if (taken.length) throw new Conflict("client_id_taken", `Client ids already in use: ${taken.join(", ")}`);
+    const sat = await repo.create(db, { ...input, clients: secrets });
+    const view = toSatellite(sat);
     await recordChange(db, ctx, {
       resourceType: "satellite",
       resourceId: sat.id,
@@ -150,31 +129,21 @@ export function createSatelliteService({
   }
 
   return {
-    create: async (ctx: Ctx, input: { name: string; siteIds: string[]; environment: string }) => {
+    create: async (ctx: ChangeContext, input: { name: string; siteIds: string[]; environment: string }) => {
       const secrets = await agentSecrets(input.name);
       return prisma.$transaction((tx) => create(tx, ctx, input, secrets));
     },
     createIn: create,
     agentSecrets,
 
-    async list(q: { limit: number; cursor?: string | undefined }) {
-      const afterId = q.cursor ? decodeCursor(q.cursor) : undefined;
-      const [rows, count] = await Promise.all([
-        prisma.satellite.findMany({
-          where: afterId ? { id: { gt: afterId } } : {},
-          orderBy: { id: "asc" },
-          take: q.limit + 1,
-          include: INCLUDE,
-        }),
-        prisma.satellite.count(),
-      ]);
-      return keysetPage(rows, count, q.limit, presentSatellite);
+    async list(query: PageQuery): Promise<SatelliteList> {
+      return keysetList(query, (page) => repo.list(prisma, page), toSatellite);
     },
 
-    get: async (name: string) => presentSatellite(await load(prisma, name)),
+    get: async (name: string) => toSatellite(await load(prisma, name)),
 
     /** A new secret; the previous one keeps working for the overlap, so agents roll without downtime. */
-    async rotateSecret(ctx: Ctx, name: string, agent: AgentKind) {
+    async rotateSecret(ctx: ChangeContext, name: string, agent: AgentKind) {
       const clientSecret = generateSecret();
       const secretHash = await hashSecret(clientSecret);
       return prisma.$transaction(async (tx) => {
@@ -185,9 +154,10 @@ export function createSatelliteService({
             `${c.clientId} is revoked; remove and recreate the satellite to re-enable it`,
           );
         const until = new Date(Date.now() + rotationOverlapMs);
-        await tx.oAuthClient.update({
-          where: { clientId: c.clientId },
-          data: { secretHash, previousSecretHash: c.secretHash, previousSecretExpiresAt: until, updatedAt: new Date() },
+        await repo.rotateClientSecret(tx, c.clientId, {
+          secretHash,
+          previousSecretHash: c.secretHash,
+          previousValidUntil: until,
         });
         await recordChange(tx, ctx, {
           resourceType: "oauth_client",
@@ -204,19 +174,11 @@ export function createSatelliteService({
     },
 
     /** Revoked: no new tokens, and every token already issued fails from now on. */
-    async revoke(ctx: Ctx, name: string, agent: AgentKind) {
+    async revoke(ctx: ChangeContext, name: string, agent: AgentKind) {
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
         if (!c.revokedAt) {
-          await tx.oAuthClient.update({
-            where: { clientId: c.clientId },
-            data: {
-              revokedAt: new Date(),
-              previousSecretHash: null,
-              previousSecretExpiresAt: null,
-              updatedAt: new Date(),
-            },
-          });
+          await repo.revokeClient(tx, c.clientId);
           await recordChange(tx, ctx, {
             resourceType: "oauth_client",
             resourceId: c.clientId,
@@ -228,20 +190,20 @@ export function createSatelliteService({
             feed: false,
           });
         }
-        return presentSatellite(await load(tx, name));
+        return toSatellite(await load(tx, name));
       });
     },
 
-    async remove(ctx: Ctx, name: string) {
+    async remove(ctx: ChangeContext, name: string) {
       await prisma.$transaction(async (tx) => {
         const sat = await load(tx, name);
-        await tx.satellite.delete({ where: { id: sat.id } }); // its clients go with it (cascade)
+        await repo.delete(tx, sat.id);
         await recordChange(tx, ctx, {
           resourceType: "satellite",
           resourceId: sat.id,
           siteId: null,
           verb: "deleted",
-          before: presentSatellite(sat),
+          before: toSatellite(sat),
           after: null,
           feed: false,
         });
@@ -257,10 +219,7 @@ export function createSatelliteService({
       const me = ctx.principal.agent;
       if (!me || me.satellite !== name || me.kind !== agent)
         throw new Forbidden("not_this_agent", "An agent may only report its own heartbeat");
-      await prisma.oAuthClient.update({
-        where: { clientId: agentClientId(agent, name) },
-        data: { lastHeartbeatAt: new Date(), heartbeat: body },
-      });
+      await repo.recordHeartbeat(prisma, agentClientId(agent, name), body);
     },
   };
 }

@@ -1,7 +1,10 @@
 import { BadRequest, Conflict, NotFound, Uuid } from "@fm/domain";
 import type { SiteCreate, SitePatch } from "@fm/domain";
-import { Prisma } from "../../generated/prisma/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
 import type { Db } from "../../db/client.ts";
+import { translateConstraintErrors } from "../../db/constraint-errors.ts";
+import { lockRow } from "../../db/lock.ts";
+import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export type SiteRow = Prisma.SiteGetPayload<object>;
 
@@ -23,27 +26,10 @@ function where(filter: SiteFilter): Prisma.SiteWhereInput {
   return w;
 }
 
-function translate(err: unknown, slug?: string): never {
-  if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-    throw new Conflict("site_slug_taken", `A site with slug '${slug ?? "?"}' already exists`);
-  }
-  throw err;
-}
-
 /** The only place that reads or writes the sites table. */
 export const siteRepo = {
-  /** One page in id order after `afterId`, fetching one extra row to know if more follow. */
-  async page(db: Db, filter: SiteFilter, afterId: string | undefined, limit: number): Promise<SiteRow[]> {
-    const w = where(filter);
-    return db.site.findMany({
-      where: afterId ? { AND: [w, { id: { gt: afterId } }] } : w,
-      orderBy: { id: "asc" },
-      take: limit + 1,
-    });
-  },
-
-  async count(db: Db, filter: SiteFilter): Promise<number> {
-    return db.site.count({ where: where(filter) });
+  async list(db: Db, filter: SiteFilter, page: PageRequest): Promise<RowPage<SiteRow>> {
+    return keysetRows(db.site, where(filter), page);
   },
 
   async findById(db: Db, id: string): Promise<SiteRow | null> {
@@ -52,12 +38,15 @@ export const siteRepo = {
 
   /** Reads the row and locks it for the rest of the transaction. */
   async lockById(db: Db, id: string): Promise<SiteRow | null> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM sites WHERE id = ${id}::uuid FOR UPDATE`;
-    return rows.length ? db.site.findUnique({ where: { id } }) : null;
+    return (await lockRow(db, "sites", id)) ? db.site.findUnique({ where: { id } }) : null;
   },
 
   async create(db: Db, data: SiteCreate): Promise<SiteRow> {
-    return db.site.create({ data }).catch((e: unknown) => translate(e, data.slug));
+    return db.site.create({ data }).catch(
+      translateConstraintErrors({
+        unique: new Conflict("site_slug_taken", `A site with slug '${data.slug}' already exists`),
+      }),
+    );
   },
 
   async update(db: Db, id: string, data: SitePatch): Promise<SiteRow> {
@@ -65,12 +54,20 @@ export const siteRepo = {
   },
 
   async delete(db: Db, id: string): Promise<void> {
-    await db.site.delete({ where: { id } }).catch((err: unknown) => {
-      if (err instanceof Prisma.PrismaClientKnownRequestError && (err.code === "P2003" || err.code === "P2014")) {
-        throw new Conflict("site_in_use", "The site still has devices, racks or locations; it cannot be deleted");
-      }
-      throw err;
-    });
+    await db.site.delete({ where: { id } }).catch(
+      translateConstraintErrors({
+        foreignKey: new Conflict("site_in_use", "The site still has devices, racks or locations; it cannot be deleted"),
+      }),
+    );
+  },
+
+  /** The ids of those of `ids` that name a site. */
+  async existingIds(db: Db, ids: string[]): Promise<string[]> {
+    return (await db.site.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((s) => s.id);
+  },
+
+  async findBySlugs(db: Db, slugs: string[]): Promise<{ id: string; slug: string }[]> {
+    return db.site.findMany({ where: { slug: { in: slugs } }, select: { id: true, slug: true } });
   },
 };
 export type SiteRepo = typeof siteRepo;

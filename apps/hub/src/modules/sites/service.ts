@@ -1,10 +1,10 @@
-import { keysetPage } from "../../lib/paging.ts";
-import { NotFound, decodeCursor } from "@fm/domain";
+import { NotFound } from "@fm/domain";
 import type { Site, SiteCreate, SiteList, SiteListQuery, SitePatch } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
-import { recordChange } from "../../lib/changes.ts";
+import { keysetList } from "../../lib/paging.ts";
+import { recordChange } from "../changes/recorder.ts";
 import type { SiteRepo, SiteRow } from "./repo.ts";
 
 export function toSite(row: SiteRow): Site {
@@ -22,15 +22,8 @@ const notFound = (id: string) => new NotFound("site_not_found", `No site with id
 export function createSiteService({ prisma, repo }: SiteServiceDeps) {
   return {
     async list(_ctx: RequestContext, query: SiteListQuery): Promise<SiteList> {
-      const afterId = query.cursor ? decodeCursor(query.cursor) : undefined;
       const filter = { slug: query.slug, region: query.region, q: query.q };
-      // Page and count run in parallel on two connections: a transaction would serialise
-      // them on one. The count is exact as of its own statement.
-      const [rows, count] = await Promise.all([
-        repo.page(prisma, filter, afterId, query.limit),
-        repo.count(prisma, filter),
-      ]);
-      return keysetPage(rows, count, query.limit, toSite);
+      return keysetList(query, (page) => repo.list(prisma, filter, page), toSite);
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Site> {

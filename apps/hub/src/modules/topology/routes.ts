@@ -6,7 +6,6 @@ import {
   TopologySyncListQuerySchema,
   TopologySyncListSchema,
   TopologySyncRequestSchema,
-  decodeCursor,
 } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { TopologyService } from "./service.ts";
@@ -44,11 +43,6 @@ export function registerTopology(app: FastifyInstance, { service }: { service: T
         response: { 200: TopologySyncListSchema, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) =>
-      service.list(
-        request.params.id,
-        request.query,
-        request.query.cursor ? decodeCursor(request.query.cursor) : undefined,
-      ),
+    async (request) => service.list(request.params.id, request.query),
   );
 }

@@ -1,13 +1,12 @@
-import { Unprocessable } from "@fm/domain";
+import { Unprocessable, type TopologySyncList, type TopologySyncRequest } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
-import type { Prisma } from "../../generated/prisma/client.ts";
-import { recordChange } from "../../lib/changes.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { keysetPage } from "../../lib/paging.ts";
+import { keysetList, type PageQuery } from "../../lib/paging.ts";
+import { recordChange } from "../changes/recorder.ts";
 import { requireSite } from "../sites/repo.ts";
+import type { TopologyRepo, TopologySyncRequestRow } from "./repo.ts";
 
-type Row = Prisma.TopologySyncRequestGetPayload<object>;
-const present = (r: Row) => ({
+export const toTopologySyncRequest = (r: TopologySyncRequestRow): TopologySyncRequest => ({
   id: r.id,
   siteId: r.siteId,
   region: r.region,
@@ -21,9 +20,9 @@ const present = (r: Row) => ({
  * Topology sync requests (a cableless node swap or the unenrolment of an active tray declares
  * the tray's removal). Only sites with a topology region are targets: the rest answer 422.
  */
-export function createTopologyService({ prisma }: { prisma: PrismaClient }) {
+export function createTopologyService({ prisma, repo }: { prisma: PrismaClient; repo: TopologyRepo }) {
   return {
-    async request(ctx: RequestContext, siteId: string, reason: string | null) {
+    async request(ctx: RequestContext, siteId: string, reason: string | null): Promise<TopologySyncRequest> {
       const row = await prisma.$transaction(async (tx) => {
         const site = await requireSite(tx, siteId);
         if (!site.region)
@@ -31,8 +30,12 @@ export function createTopologyService({ prisma }: { prisma: PrismaClient }) {
             "site_not_topology_target",
             `Site '${site.slug}' has no topology region, so it is not a topology-sync target`,
           );
-        const created = await tx.topologySyncRequest.create({
-          data: { siteId, region: site.region, reason, requestedBy: ctx.principal.id, requestId: ctx.requestId },
+        const created = await repo.create(tx, {
+          siteId,
+          region: site.region,
+          reason,
+          requestedBy: ctx.principal.id,
+          requestId: ctx.requestId,
         });
         await recordChange(tx, ctx, {
           resourceType: "topology_sync_request",
@@ -40,26 +43,18 @@ export function createTopologyService({ prisma }: { prisma: PrismaClient }) {
           siteId,
           verb: "created",
           before: null,
-          after: present(created),
+          after: toTopologySyncRequest(created),
           action: "site.topology_sync",
           feed: false,
         });
         return created;
       });
-      return present(row);
+      return toTopologySyncRequest(row);
     },
 
-    async list(siteId: string, q: { limit: number; cursor?: string | undefined }, afterId: string | undefined) {
+    async list(siteId: string, query: PageQuery): Promise<TopologySyncList> {
       await requireSite(prisma, siteId);
-      const [rows, count] = await Promise.all([
-        prisma.topologySyncRequest.findMany({
-          where: { siteId, ...(afterId ? { id: { gt: afterId } } : {}) },
-          orderBy: { id: "asc" },
-          take: q.limit + 1,
-        }),
-        prisma.topologySyncRequest.count({ where: { siteId } }),
-      ]);
-      return keysetPage(rows, count, q.limit, present);
+      return keysetList(query, (page) => repo.list(prisma, siteId, page), toTopologySyncRequest);
     },
   };
 }

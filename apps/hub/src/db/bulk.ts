@@ -5,7 +5,7 @@
  * parameter per value, which for a 10,000-device reflection (30,000 history rows) took
  * seconds of query building; this is one parameter whatever the size.
  */
-import type { Db } from "../db/client.ts";
+import type { Db } from "./client.ts";
 
 export interface BulkInsertColumn {
   /** Column name in PostgreSQL (snake_case). */

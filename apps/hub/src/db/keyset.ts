@@ -1,0 +1,39 @@
+/**
+ * The one keyset list query every list route runs: the rows after the cursor's id, in id
+ * order, one more than the page size (the extra row only says whether another page follows),
+ * and the exact count of every row matching the filter. The two run in parallel on two pooled
+ * connections (a transaction would serialise them on one); the count is exact as of its own
+ * statement. `lib/paging.ts` turns the result into the contract's `{items, count, nextCursor}`.
+ */
+
+/** Where a page starts (after this id, or at the beginning) and how many rows it holds. */
+export interface PageRequest<K = string> {
+  afterId: K | undefined;
+  limit: number;
+}
+
+/** Up to `limit + 1` rows in id order, and the total number of rows matching. */
+export interface RowPage<R> {
+  rows: R[];
+  count: number;
+}
+
+/** The two queries of a model (a Prisma delegate, or closures adding `include`/`select`). */
+export interface KeysetSource<W, R> {
+  findMany(args: { where: W; orderBy: { id: "asc" }; take: number }): PromiseLike<R[]>;
+  count(args: { where: W }): PromiseLike<number>;
+}
+
+export async function keysetRows<W extends object, R, K = string>(
+  source: KeysetSource<W, R>,
+  where: W,
+  page: PageRequest<K>,
+): Promise<RowPage<R>> {
+  // Every Prisma where-input has AND and id; W stays the caller's type.
+  const after = page.afterId === undefined ? where : ({ AND: [where, { id: { gt: page.afterId } }] } as W);
+  const [rows, count] = await Promise.all([
+    source.findMany({ where: after, orderBy: { id: "asc" }, take: page.limit + 1 }),
+    source.count({ where }),
+  ]);
+  return { rows, count };
+}

@@ -1,0 +1,82 @@
+import type { DeviceClass } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
+
+export type DeviceRoleRow = Prisma.DeviceRoleGetPayload<object>;
+export type DeviceTypeRow = Prisma.DeviceTypeGetPayload<object>;
+/** A role with the number of its devices (at one site, when the filter names one). */
+export type DeviceRoleCountedRow = DeviceRoleRow & { _count: { devices: number } };
+
+export interface DeviceRoleFilter {
+  /** inUse and the device count are counted at this site. */
+  siteId?: string | undefined;
+  deviceClass?: DeviceClass | undefined;
+  inUse?: boolean | undefined;
+}
+
+export interface DeviceRoleData {
+  slug: string;
+  name: string;
+  deviceClass: DeviceClass;
+  netboxId: number | null;
+}
+
+export interface DeviceTypeData {
+  slug: string;
+  manufacturer: string;
+  model: string;
+  cpuArchitecture: "x86_64" | "aarch64";
+  netboxId: number | null;
+}
+
+/** Device roles and types: NetBox's, written by the NetBox reflection, read by everyone. */
+export const deviceRoleRepo = {
+  async listRoles(db: Db, filter: DeviceRoleFilter, page: PageRequest): Promise<RowPage<DeviceRoleCountedRow>> {
+    const devicesAtSite: Prisma.DeviceWhereInput = filter.siteId ? { siteId: filter.siteId } : {};
+    const where: Prisma.DeviceRoleWhereInput = {
+      ...(filter.deviceClass ? { deviceClass: filter.deviceClass } : {}),
+      ...(filter.inUse === true
+        ? { devices: { some: devicesAtSite } }
+        : filter.inUse === false
+          ? { devices: { none: devicesAtSite } }
+          : {}),
+    };
+    return keysetRows(
+      {
+        findMany: (args) =>
+          db.deviceRole.findMany({ ...args, include: { _count: { select: { devices: { where: devicesAtSite } } } } }),
+        count: (args) => db.deviceRole.count(args),
+      },
+      where,
+      page,
+    );
+  },
+
+  async listTypes(db: Db, page: PageRequest): Promise<RowPage<DeviceTypeRow>> {
+    return keysetRows(db.deviceType, {}, page);
+  },
+
+  async roleExists(db: Db, id: string): Promise<boolean> {
+    return (await db.deviceRole.findUnique({ where: { id }, select: { id: true } })) !== null;
+  },
+
+  async findRoleBySlug(db: Db, slug: string): Promise<DeviceRoleRow | null> {
+    return db.deviceRole.findUnique({ where: { slug } });
+  },
+
+  async createRole(db: Db, data: DeviceRoleData): Promise<DeviceRoleRow> {
+    return db.deviceRole.create({ data });
+  },
+
+  async updateRole(db: Db, id: string, data: Omit<DeviceRoleData, "slug">): Promise<DeviceRoleRow> {
+    return db.deviceRole.update({ where: { id }, data });
+  },
+
+  /** Creates the type or brings it up to date; returns its id. */
+  async upsertType(db: Db, data: DeviceTypeData): Promise<string> {
+    const { slug, ...fields } = data;
+    return (await db.deviceType.upsert({ where: { slug }, update: fields, create: data })).id;
+  },
+};
+export type DeviceRoleRepo = typeof deviceRoleRepo;

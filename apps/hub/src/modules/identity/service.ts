@@ -1,0 +1,169 @@
+/**
+ * The hub's OAuth2 authorization server: the client credentials grant (RFC 6749 4.4) with
+ * client_secret_basic and client_secret_post, RFC 9068 JWT access tokens signed with the
+ * current key, and the metadata openid-client discovers (RFC 8414 / OIDC Discovery).
+ */
+import { randomUUID } from "node:crypto";
+import { SignJWT } from "jose";
+import { FLEET_SCOPES, AGENT_KINDS, agentScope, type AgentKind } from "@fm/domain";
+import type { PrismaClient } from "../../db/client.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import type { IdentityConfig } from "./authenticator.ts";
+import { SIGNING_ALG, type KeyStore } from "./keystore.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import type { IdentityRepo } from "./repo.ts";
+import { DUMMY_HASH, verifySecret } from "./secrets.ts";
+
+/** A token endpoint refusal as RFC 6749 5.2 words it (`{"error": …}`), which OAuth clients parse. */
+export class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    description: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+}
+
+export interface TokenRequest {
+  /** The Authorization header, if any (client_secret_basic). */
+  authorization: string | undefined;
+  /** The form body (grant_type, scope, and for client_secret_post client_id and client_secret). */
+  form: Record<string, string>;
+  ip: string;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+}
+
+export interface IdentityServiceDeps {
+  prisma: PrismaClient;
+  repo: IdentityRepo;
+  config: IdentityConfig;
+  keystore: KeyStore;
+  /** Token requests per client id and minute; an address may make four times as many. */
+  rateLimitPerMinute: number;
+}
+
+/** RFC 6749 2.3.1: the Basic credentials are form-urlencoded before base64. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | null | undefined {
+  if (!header) return undefined;
+  const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
+  if (!m) return null;
+  const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+  const i = decoded.indexOf(":");
+  if (i < 0) return null;
+  try {
+    return {
+      id: decodeURIComponent(decoded.slice(0, i).replace(/\+/g, " ")),
+      secret: decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, " ")),
+    };
+  } catch {
+    return null;
+  }
+}
+
+export function createIdentityService({ prisma, repo, config, keystore, rateLimitPerMinute }: IdentityServiceDeps) {
+  const perClient = new RateLimiter(rateLimitPerMinute);
+  const perAddress = new RateLimiter(rateLimitPerMinute * 4);
+
+  /** The client authenticated by the request, or an OAuthError, checked in RFC 6749's order. */
+  async function authenticateClient(ctx: RequestContext, request: TokenRequest) {
+    const { form } = request;
+    const basic = basicCredentials(request.authorization);
+    if (basic === null) throw new OAuthError(401, "invalid_client", "malformed Basic credentials");
+    if (basic && ((form.client_id !== undefined && form.client_id !== basic.id) || form.client_secret !== undefined))
+      throw new OAuthError(400, "invalid_request", "use one client authentication method");
+    const clientId = basic?.id ?? form.client_id;
+    const secret = basic?.secret ?? form.client_secret;
+    const wait = Math.max(perAddress.hit(request.ip), clientId ? perClient.hit(clientId) : 0);
+    if (wait > 0)
+      throw new OAuthError(429, "temporarily_unavailable", "too many token requests; retry later", {
+        "retry-after": String(wait),
+      });
+    if (form.grant_type !== "client_credentials")
+      throw new OAuthError(
+        400,
+        form.grant_type ? "unsupported_grant_type" : "invalid_request",
+        "grant_type must be client_credentials",
+      );
+    if (!clientId || !secret) throw new OAuthError(401, "invalid_client", "client authentication is required");
+
+    const client = await repo.findClient(prisma, clientId);
+    let ok = false;
+    if (!client || client.revokedAt) {
+      await verifySecret(secret, DUMMY_HASH); // same cost as a real check: no client enumeration by timing
+    } else {
+      ok = await verifySecret(secret, client.secretHash);
+      const previousValid = client.previousSecretExpiresAt && client.previousSecretExpiresAt > new Date();
+      if (!ok && client.previousSecretHash && previousValid) ok = await verifySecret(secret, client.previousSecretHash);
+    }
+    if (!ok || !client) {
+      ctx.log.warn({ clientId }, "token request with invalid client credentials");
+      throw new OAuthError(401, "invalid_client", "unknown client, wrong secret, or revoked client");
+    }
+    return client;
+  }
+
+  return {
+    /** The authorization server metadata (RFC 8414), also served as the OIDC discovery document. */
+    metadata() {
+      return {
+        issuer: config.issuer,
+        token_endpoint: `${config.issuer}/oauth/token`,
+        jwks_uri: `${config.issuer}/oauth/jwks`,
+        grant_types_supported: ["client_credentials"],
+        token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+        scopes_supported: [...FLEET_SCOPES, ...Object.keys(AGENT_KINDS).map((k) => agentScope(k as AgentKind))],
+        response_types_supported: ["token"],
+        subject_types_supported: ["public"],
+        id_token_signing_alg_values_supported: [SIGNING_ALG],
+        token_endpoint_auth_signing_alg_values_supported: [SIGNING_ALG],
+      };
+    },
+
+    jwks: () => keystore.jwks(),
+
+    /** Issues an access token for a client credentials request; refusals are OAuthErrors. */
+    async issueToken(ctx: RequestContext, request: TokenRequest): Promise<TokenResponse> {
+      const client = await authenticateClient(ctx, request);
+      const { scope } = request.form;
+      const requested = scope ? scope.split(" ").filter(Boolean) : client.scopes;
+      const denied = requested.filter((s) => !client.scopes.includes(s));
+      if (denied.length) throw new OAuthError(400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
+
+      const now = new Date();
+      const { kid, privateKey } = keystore.current();
+      const token = await new SignJWT({ client_id: client.clientId, scope: requested.join(" ") })
+        .setProtectedHeader({ alg: SIGNING_ALG, typ: "at+jwt", kid })
+        .setIssuer(config.issuer)
+        .setAudience(config.audience)
+        .setSubject(client.clientId)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(now.getTime() / 1000) + config.tokenLifetimeS)
+        .setJti(randomUUID())
+        .sign(privateKey);
+      await repo.markTokenIssued(prisma, client.clientId, now);
+      ctx.log.info({ clientId: client.clientId, scopes: requested }, "access token issued");
+      return {
+        access_token: token,
+        token_type: "Bearer",
+        expires_in: config.tokenLifetimeS,
+        scope: requested.join(" "),
+      };
+    },
+
+    /** Makes a new signing key current; tokens signed with the old one stay valid until they expire. */
+    async rotateSigningKey(ctx: RequestContext): Promise<{ kid: string }> {
+      const kid = await keystore.rotate();
+      ctx.log.info({ kid }, "signing key rotated");
+      return { kid };
+    },
+  };
+}
+export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -1,0 +1,121 @@
+/**
+ * A report from the site's workflow agent or Temporal worker on a job it runs: status (checked
+ * against the state machine), workflow id, steps, progress, error, and what it observed of the
+ * job's devices. Idempotent: a report that changes nothing writes nothing (no version bump, no
+ * feed event).
+ */
+import { Conflict, TERMINAL_JOB_STATUSES, Unprocessable, canTransition } from "@fm/domain";
+import type { JobDeviceObservation, JobReport } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import { deviceRepo } from "../devices/repo.ts";
+import { differs, type DeviceService } from "../devices/service.ts";
+import { transition, updateJob } from "./lifecycle.ts";
+import type { JobRow, JobUpdate } from "./repo.ts";
+
+/** The agents that report on jobs: the site's workflow agent and its Temporal worker. */
+export const REPORTERS = new Set(["workflow", "temporal-worker"]);
+
+const canonical = (v: unknown) => JSON.stringify(v ?? null);
+
+/** Applies a report to a locked job inside the caller's transaction; returns the job as it then is. */
+export async function applyReport(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  job: JobRow,
+  report: JobReport,
+): Promise<JobRow> {
+  if (report.workflowId && job.workflowId && report.workflowId !== job.workflowId) {
+    throw new Conflict(
+      "job_workflow_mismatch",
+      `Job ${job.name} runs as workflow ${job.workflowId}, not ${report.workflowId}`,
+    );
+  }
+  const terminal = TERMINAL_JOB_STATUSES.includes(job.status);
+  // An ended job's devices may already belong to another job: what its workflow still
+  // observes is not recorded.
+  if (report.devices && !terminal) await observe(tx, ctx, devices, job, report.devices, `job:${job.name}`);
+  if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
+    throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
+  }
+  if (terminal) return job; // late progress for an ended job changes nothing
+  const data: JobUpdate = {};
+  if (report.workflowId && !job.workflowId) data.workflowId = report.workflowId;
+  if (report.steps && canonical(report.steps) !== canonical(job.steps)) data.steps = report.steps;
+  const progress = report.status === "SUCCEEDED" ? 1 : report.progress;
+  if (progress !== undefined && progress !== job.progress) data.progress = progress;
+  if (report.error && canonical(report.error) !== canonical(job.error)) data.error = report.error;
+  if (report.status && report.status !== job.status) return transition(tx, ctx, job, report.status, data);
+  if (Object.keys(data).length) return updateJob(tx, ctx, job, data);
+  return job;
+}
+
+/** Records what a workflow observed of its devices; a repeated observation changes nothing. */
+async function observe(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  job: JobRow,
+  observations: JobDeviceObservation[],
+  source: string,
+): Promise<number> {
+  const own = new Set(job.devices.map((d) => d.deviceId));
+  const foreign = observations.filter((o) => !own.has(o.deviceId));
+  if (foreign.length) {
+    throw new Unprocessable(
+      "device_not_in_job",
+      `Device(s) ${foreign.map((o) => o.deviceId).join(", ")} are not part of job ${job.name}`,
+      {
+        errors: foreign.map((o) => ({
+          path: `body.devices.${observations.indexOf(o)}.deviceId`,
+          message: "not a device of this job",
+        })),
+      },
+    );
+  }
+  const rows = await deviceRepo.findByIds(
+    tx,
+    observations.map((o) => o.deviceId),
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const at = new Date();
+  let changed = 0;
+  for (const o of observations) {
+    const current = byId.get(o.deviceId)!;
+    const changes = observedChanges(o);
+    if (!differs(current, changes)) continue;
+    const stamped = {
+      ...changes,
+      ...(o.netbox ? { netboxObservedAt: at } : {}),
+      ...(o.ironic ? { ironicObservedAt: at } : {}),
+    };
+    // An Ironic node another device already holds is a 409 (ironic_node_taken) from the repo.
+    if (await devices.apply(tx, ctx, current, stamped, source)) changed++;
+  }
+  return changed;
+}
+
+/** Device columns a workflow's observation sets, without the observed-at stamps. */
+function observedChanges(o: JobDeviceObservation) {
+  return {
+    ...(o.netbox
+      ? {
+          netboxStatus: o.netbox.status,
+          ...(o.netbox.platformClass !== undefined ? { platformClass: o.netbox.platformClass } : {}),
+          ...(o.netbox.tags ? { tags: [...o.netbox.tags].sort() } : {}),
+        }
+      : {}),
+    ...(o.ironic
+      ? {
+          ironicInstance: o.ironic.instance,
+          ironicNodeUuid: o.ironic.nodeUuid,
+          ironicProvisionState: o.ironic.provisionState,
+          ironicTargetProvisionState: o.ironic.targetProvisionState,
+          ironicPowerState: o.ironic.powerState,
+          ironicMaintenance: o.ironic.maintenance,
+          ironicLastError: o.ironic.lastError,
+        }
+      : {}),
+  };
+}

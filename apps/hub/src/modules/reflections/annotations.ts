@@ -1,0 +1,197 @@
+/**
+ * Ironic, SLURM and health reflections annotate devices NetBox created: items are matched to
+ * devices (Ironic: node UUID, then name, then serial; SLURM: node name, then device name;
+ * health: device name), and only what changed is written, in bulk, through the device service
+ * (history, audit, feed). Devices the source observed before and no longer lists have that
+ * source's fields cleared (`missing`).
+ */
+import { BadRequest } from "@fm/domain";
+import type { HealthItem, IronicItem, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import { deviceRepo, type BulkColumn } from "../devices/repo.ts";
+import { differs, type DeviceService } from "../devices/service.ts";
+import { reflectionRepo, type AnnotatedDevice as DeviceRow } from "./repo.ts";
+
+type Changes = Parameters<DeviceService["apply"]>[3];
+
+export interface SourceAdapter {
+  /** Every device column this source writes (its fields, and its observed-at). */
+  columns: readonly BulkColumn[];
+  key(item: unknown): string;
+  match(item: unknown, devices: DeviceIndex): DeviceRow | undefined;
+  changes(item: unknown): Changes;
+  observedBefore(d: DeviceRow): boolean;
+  observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
+}
+
+class DeviceIndex {
+  readonly byName = new Map<string, DeviceRow>();
+  readonly byNode = new Map<string, DeviceRow>();
+  readonly bySerial = new Map<string, DeviceRow>();
+  readonly bySlurm = new Map<string, DeviceRow>();
+  constructor(readonly all: DeviceRow[]) {
+    for (const d of all) {
+      this.byName.set(d.name, d);
+      if (d.ironicNodeUuid) this.byNode.set(d.ironicNodeUuid, d);
+      if (d.serial) this.bySerial.set(d.serial, d);
+      if (d.slurmNodeName) this.bySlurm.set(d.slurmNodeName, d);
+    }
+  }
+}
+
+function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
+  return {
+    observedField: "ironicObservedAt",
+    columns: [
+      { field: "ironicInstance", type: "varchar" },
+      { field: "ironicNodeUuid", type: "uuid" },
+      { field: "ironicProvisionState", type: "varchar" },
+      { field: "ironicTargetProvisionState", type: "varchar" },
+      { field: "ironicPowerState", type: "varchar" },
+      { field: "ironicMaintenance", type: "boolean" },
+      { field: "ironicMaintenanceReason", type: "text" },
+      { field: "ironicLastError", type: "text" },
+      { field: "ironicFault", type: "varchar" },
+      { field: "ironicObservedAt", type: "timestamptz" },
+    ],
+    key: (i) => (i as IronicItem).name ?? (i as IronicItem).uuid,
+    match: (i, idx) => {
+      const n = i as IronicItem;
+      return (
+        idx.byNode.get(n.uuid) ??
+        (n.name ? idx.byName.get(n.name) : undefined) ??
+        (n.serial ? idx.bySerial.get(n.serial) : undefined)
+      );
+    },
+    changes: (i) => {
+      const n = i as IronicItem;
+      return {
+        ironicInstance: instance,
+        ironicNodeUuid: n.uuid,
+        ironicProvisionState: n.provisionState,
+        ironicTargetProvisionState: n.targetProvisionState,
+        ironicPowerState: n.powerState,
+        ironicMaintenance: n.maintenance,
+        ironicMaintenanceReason: n.maintenanceReason,
+        ironicLastError: n.lastError,
+        ironicFault: n.fault,
+      };
+    },
+    observedBefore: (d) => d.ironicInstance === instance && d.ironicObservedAt !== null,
+  };
+}
+
+const slurm: SourceAdapter = {
+  observedField: "slurmObservedAt",
+  columns: [
+    { field: "slurmNodeName", type: "varchar" },
+    { field: "slurmState", type: "varchar" },
+    { field: "slurmStateFlags", type: "text[]" },
+    { field: "slurmReason", type: "text" },
+    { field: "slurmPartitions", type: "text[]" },
+    { field: "slurmObservedAt", type: "timestamptz" },
+  ],
+  key: (i) => (i as SlurmItem).name,
+  match: (i, idx) => idx.bySlurm.get((i as SlurmItem).name) ?? idx.byName.get((i as SlurmItem).name),
+  changes: (i) => {
+    const n = i as SlurmItem;
+    return {
+      slurmNodeName: n.name,
+      slurmState: n.state,
+      slurmStateFlags: n.flags,
+      slurmReason: n.reason,
+      slurmPartitions: n.partitions,
+    };
+  },
+  observedBefore: (d) => d.slurmObservedAt !== null,
+};
+
+const health: SourceAdapter = {
+  observedField: "healthObservedAt",
+  columns: [
+    { field: "healthStatus", type: "varchar" },
+    { field: "healthConditions", type: "jsonb" },
+    { field: "healthObservedAt", type: "timestamptz" },
+  ],
+  key: (i) => (i as HealthItem).name,
+  match: (i, idx) => idx.byName.get((i as HealthItem).name),
+  changes: (i) => ({ healthStatus: (i as HealthItem).status, healthConditions: (i as HealthItem).conditions }),
+  observedBefore: (d) => d.healthObservedAt !== null,
+};
+
+/** A source's fields as they are once it no longer lists the device: unset (empty lists). */
+const clearedOf = (columns: readonly BulkColumn[]): Changes =>
+  Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null])) as Changes;
+
+export function adapterFor(source: ReflectionSource): SourceAdapter {
+  if (source === "ironic-overcloud") return ironic("overcloud");
+  if (source === "ironic-undercloud") return ironic("undercloud");
+  if (source === "slurm") return slurm;
+  if (source === "health") return health;
+  throw new BadRequest("source_not_supported", `Source '${source}' has no annotation adapter`);
+}
+
+/** Ironic, SLURM and health: annotate devices that exist; clear what a source stopped listing. */
+export async function applyAnnotations(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  adapter: SourceAdapter,
+  source: ReflectionSource,
+  siteId: string,
+  items: unknown[],
+  observedAt: Date,
+): Promise<ReflectionResult> {
+  // Only the columns matching and comparing need: most devices of most pushes are unchanged,
+  // and their full rows (conditions, tags, notes …) are never looked at.
+  const index = new DeviceIndex(await reflectionRepo.annotatedDevices(tx, siteId));
+  const result: ReflectionResult = {
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    missing: 0,
+    unmatched: 0,
+    unmatchedItems: [],
+  };
+  const seen = new Set<string>();
+  const entries: { id: string; changes: Changes }[] = [];
+  for (const item of items) {
+    const device = adapter.match(item, index);
+    if (!device || seen.has(device.id)) {
+      result.unmatched++;
+      if (result.unmatchedItems.length < 100) result.unmatchedItems.push(adapter.key(item));
+      continue;
+    }
+    seen.add(device.id);
+    // Compared as if already observed now: observing alone is not a change to record.
+    const changes = adapter.changes(item);
+    if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
+    else result.unchanged++;
+  }
+  const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
+  // Full rows for the devices that change: their status is derived from every field.
+  const full = new Map(
+    (await deviceRepo.findByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]),
+  );
+  // Missing first: a node UUID a vanished device held may now belong to another device.
+  const cleared = clearedOf(adapter.columns);
+  await devices.applyMany(
+    tx,
+    ctx,
+    missing.map((d) => ({ current: full.get(d.id)!, changes: cleared })),
+    source,
+    adapter.columns,
+  );
+  result.missing = missing.length;
+  result.updated = await devices.applyMany(
+    tx,
+    ctx,
+    entries.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })),
+    source,
+    adapter.columns,
+  );
+  result.unchanged += entries.length - result.updated;
+  await deviceRepo.markObserved(tx, adapter.observedField, [...seen], observedAt);
+  return result;
+}

@@ -1,0 +1,216 @@
+/**
+ * What the reflections write besides the device service's own writes: each (site, source)'s
+ * last accepted push, the narrow device reads matching and comparing need, and, for NetBox,
+ * the locations, racks, interfaces and new devices it brings. Bulk writes are one statement
+ * whatever the number of rows (see `db/bulk.ts`).
+ */
+import type { NetboxItem } from "@fm/domain";
+import type { Db } from "../../db/client.ts";
+import type { Prisma } from "../../generated/prisma/client.ts";
+import { bulkInsert, snakeCase } from "../../db/bulk.ts";
+import type { BulkColumn } from "../devices/repo.ts";
+
+/** Every device column the NetBox reflection writes, with its PostgreSQL type. */
+export const NETBOX_COLUMNS: readonly BulkColumn[] = [
+  { field: "name", type: "varchar" },
+  { field: "serial", type: "varchar" },
+  { field: "assetTag", type: "varchar" },
+  { field: "rackId", type: "uuid" },
+  { field: "rackPosition", type: "numeric" },
+  { field: "deviceTypeId", type: "uuid" },
+  { field: "deviceRoleId", type: "uuid" },
+  { field: "netboxId", type: "integer" },
+  { field: "netboxStatus", type: "netbox_device_status" },
+  { field: "netboxMissing", type: "boolean" },
+  { field: "netboxObservedAt", type: "timestamptz" },
+  { field: "platformClass", type: "varchar" },
+  { field: "tags", type: "text[]" },
+  { field: "bmcAddress", type: "varchar" },
+];
+
+const INTERFACE_COLUMNS = [
+  { name: "device_id", type: "uuid" },
+  { name: "name", type: "varchar" },
+  { name: "type", type: "varchar" },
+  { name: "mac_address", type: "varchar" },
+  { name: "ib_guid", type: "varchar" },
+  { name: "mgmt_only", type: "boolean" },
+  { name: "peer_device", type: "varchar" },
+  { name: "peer_interface", type: "varchar" },
+  { name: "netbox_id", type: "integer" },
+] as const;
+
+/** What matching and comparing an Ironic, SLURM or health item read of every device of the site. */
+const ANNOTATION_SELECT = {
+  id: true,
+  name: true,
+  serial: true,
+  ironicInstance: true,
+  ironicNodeUuid: true,
+  ironicProvisionState: true,
+  ironicTargetProvisionState: true,
+  ironicPowerState: true,
+  ironicMaintenance: true,
+  ironicMaintenanceReason: true,
+  ironicLastError: true,
+  ironicFault: true,
+  ironicObservedAt: true,
+  slurmNodeName: true,
+  slurmState: true,
+  slurmStateFlags: true,
+  slurmReason: true,
+  slurmPartitions: true,
+  slurmObservedAt: true,
+  healthStatus: true,
+  healthConditions: true,
+  healthObservedAt: true,
+} as const satisfies Prisma.DeviceSelect;
+export type AnnotatedDevice = Prisma.DeviceGetPayload<{ select: typeof ANNOTATION_SELECT }>;
+
+/** What matching and comparing a NetBox item read of every device of the site. */
+const NETBOX_SELECT = {
+  id: true,
+  name: true,
+  serial: true,
+  assetTag: true,
+  rackId: true,
+  rackPosition: true,
+  deviceTypeId: true,
+  deviceRoleId: true,
+  netboxId: true,
+  netboxStatus: true,
+  netboxMissing: true,
+  netboxObservedAt: true,
+  platformClass: true,
+  tags: true,
+  bmcAddress: true,
+  interfaces: {
+    select: {
+      name: true,
+      type: true,
+      macAddress: true,
+      ibGuid: true,
+      mgmtOnly: true,
+      peerDevice: true,
+      peerInterface: true,
+      netboxId: true,
+    },
+  },
+} as const satisfies Prisma.DeviceSelect;
+export type NetboxDevice = Prisma.DeviceGetPayload<{ select: typeof NETBOX_SELECT }>;
+
+export type NetboxInterface = NetboxItem["interfaces"][number];
+export type NetboxLocation = NonNullable<NetboxItem["location"]>;
+export type NetboxRack = NonNullable<NetboxItem["rack"]>;
+export type RackRow = Prisma.RackGetPayload<object>;
+
+const interfaceRow = (deviceId: string, i: NetboxInterface) => ({
+  device_id: deviceId,
+  name: i.name,
+  type: i.type,
+  mac_address: i.macAddress?.toUpperCase() ?? null,
+  ib_guid: i.ibGuid,
+  mgmt_only: i.mgmtOnly,
+  peer_device: i.peerDevice,
+  peer_interface: i.peerInterface,
+  netbox_id: i.netboxId,
+});
+
+export const reflectionRepo = {
+  /**
+   * The observed-at of the last accepted push of this (site, source), with its row locked until
+   * the caller commits, so pushes of one (site, source) run one after the other.
+   */
+  async lockLastPush(db: Db, siteId: string, source: string): Promise<Date | undefined> {
+    await db.$executeRaw`INSERT INTO reflection_state (site_id, source, observed_at) VALUES (${siteId}::uuid, ${source}, 'epoch') ON CONFLICT DO NOTHING`;
+    const rows = await db.$queryRaw<{ observed_at: Date }[]>`
+      SELECT observed_at FROM reflection_state WHERE site_id = ${siteId}::uuid AND source = ${source} FOR UPDATE`;
+    return rows[0]?.observed_at;
+  },
+
+  async saveLastPush(db: Db, siteId: string, source: string, observedAt: Date): Promise<void> {
+    await db.reflectionState.update({
+      where: { siteId_source: { siteId, source } },
+      data: { observedAt, appliedAt: new Date() },
+    });
+  },
+
+  async annotatedDevices(db: Db, siteId: string): Promise<AnnotatedDevice[]> {
+    return db.device.findMany({ where: { siteId }, select: ANNOTATION_SELECT });
+  },
+
+  async netboxDevices(db: Db, siteId: string): Promise<NetboxDevice[]> {
+    return db.device.findMany({ where: { siteId }, select: NETBOX_SELECT });
+  },
+
+  /** Creates the location or brings it up to date; returns its id. */
+  async upsertLocation(db: Db, siteId: string, l: NetboxLocation): Promise<string> {
+    const row = await db.location.upsert({
+      where: { siteId_slug: { siteId, slug: l.slug } },
+      update: { name: l.name, netboxId: l.netboxId },
+      create: { siteId, ...l },
+    });
+    return row.id;
+  },
+
+  async racks(db: Db, siteId: string): Promise<RackRow[]> {
+    return db.rack.findMany({ where: { siteId } });
+  },
+
+  /** Creates the rack or brings it up to date; returns its id. */
+  async upsertRack(db: Db, siteId: string, rack: NetboxRack, locationId: string | null): Promise<string> {
+    const row = await db.rack.upsert({
+      where: { siteId_name: { siteId, name: rack.name } },
+      update: { netboxId: rack.netboxId, locationId },
+      create: { siteId, name: rack.name, netboxId: rack.netboxId, locationId },
+    });
+    return row.id;
+  },
+
+  /** Replaces the interfaces of each listed device with the ones given. */
+  async replaceInterfaces(db: Db, devices: { deviceId: string; interfaces: NetboxInterface[] }[]): Promise<void> {
+    if (!devices.length) return;
+    await db.$executeRawUnsafe(
+      `DELETE FROM device_interfaces WHERE device_id = ANY($1::uuid[])`,
+      devices.map((d) => d.deviceId),
+    );
+    await this.insertInterfaces(db, devices);
+  },
+
+  async insertInterfaces(db: Db, devices: { deviceId: string; interfaces: NetboxInterface[] }[]): Promise<void> {
+    await bulkInsert(
+      db,
+      "device_interfaces",
+      INTERFACE_COLUMNS,
+      devices.flatMap((d) => d.interfaces.map((i) => interfaceRow(d.deviceId, i))),
+    );
+  },
+
+  /**
+   * New devices at the site: NETBOX_COLUMNS (Prisma field names), their derived status and
+   * conditions. Returns each new device's id by name.
+   */
+  async insertDevices(
+    db: Db,
+    siteId: string,
+    rows: (Record<string, unknown> & { operationalStatus: string; conditions: unknown })[],
+  ): Promise<Map<string, string>> {
+    const created = await bulkInsert(
+      db,
+      "devices",
+      [
+        { name: "site_id", type: "uuid" },
+        ...NETBOX_COLUMNS.map((c) => ({ name: snakeCase(c.field), type: c.type })),
+        { name: "operational_status", type: "operational_status" },
+        { name: "conditions", type: "jsonb" },
+      ],
+      rows.map((r) => ({
+        site_id: siteId,
+        ...Object.fromEntries(Object.entries(r).map(([k, v]) => [snakeCase(k), v])),
+      })),
+      "id, name",
+    );
+    return new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
+  },
+};
+export type ReflectionRepo = typeof reflectionRepo;

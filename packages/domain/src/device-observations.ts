@@ -1,0 +1,127 @@
+/**
+ * What the sources observed of a device, as the status and condition derivations read it, and
+ * the Ironic and SLURM state vocabularies they classify (see device-status.ts for the rules).
+ */
+
+export interface DeviceObservations {
+  netbox: {
+    status: "planned" | "staged" | "active" | "offline" | "failed" | "inventory" | "decommissioning";
+    /** NetBox no longer lists it */
+    missing: boolean;
+    observedAt: Date | null;
+  };
+  ironic: null | {
+    provisionState: string | null;
+    targetProvisionState: string | null;
+    powerState: string | null;
+    maintenance: boolean;
+    maintenanceReason: string | null;
+    lastError: string | null;
+    fault: string | null;
+    observedAt: Date;
+  };
+  slurm: null | {
+    /** Upper-case base state as reported by slurmrestd, e.g. "IDLE", "ALLOCATED", "MIXED", "DOWN", "DRAIN", "FAIL", "UNKNOWN" */
+    state: string | null;
+    /** e.g. ["DRAIN", "NOT_RESPONDING", "RESERVED", "MAINTENANCE"] */
+    flags: string[];
+    reason: string | null;
+    observedAt: Date;
+  };
+  health: null | {
+    status: "ok" | "warning" | "critical" | "unknown";
+    conditions: { name: string; status: string; message?: string }[];
+    observedAt: Date;
+  };
+  operator: { cordoned: boolean; cordonReason: string | null };
+  /** Kind of the device's active job, if any (jobs arrive later): "ENROL" | "UNENROL" | "BURN_IN" | "RELEASE" | "TEARDOWN" | "REIMAGE" | "REPAIR" | "NODE_SWAP" */
+  activeJobKind?: string | null;
+}
+
+/** Ironic provision states that mean the last operation failed. */
+export const IRONIC_FAILED_STATES: readonly string[] = [
+  "clean failed",
+  "deploy failed",
+  "inspect failed",
+  "rescue failed",
+  "unrescue failed",
+  "error",
+  "adopt failed",
+  "service failed",
+];
+/** Ironic provision states on the way into (or back to) `available`. */
+export const IRONIC_ENROLLING_STATES: readonly string[] = [
+  "enroll",
+  "verifying",
+  "manageable",
+  "inspecting",
+  "inspect wait",
+  "cleaning",
+  "clean wait",
+  "clean hold",
+  "adopting",
+];
+/** Ironic provision states in which an instance owns the node. */
+export const IRONIC_ALLOCATED_STATES: readonly string[] = [
+  "active",
+  "deploying",
+  "wait call-back",
+  "deploy wait",
+  "deploy hold",
+  "deleting",
+  "rescue",
+  "rescuing",
+  "rescue wait",
+  "unrescuing",
+  "servicing",
+  "service wait",
+  "service hold",
+];
+export const IRONIC_SETTLED_STATES: readonly string[] = ["available", "active"];
+
+export const SLURM_FAILED = ["FAIL"];
+export const SLURM_IMPAIRED = ["DOWN", "DRAIN", "DRAINING", "DRAINED", "NOT_RESPONDING"];
+export const SLURM_BUSY = ["ALLOCATED", "MIXED", "COMPLETING"];
+export const HEALTHY_CHECK_STATUSES = ["ok", "pass", "passed", "true", "healthy"];
+
+export type Obs = DeviceObservations;
+
+/** "clean failed" → "CleanFailed", "NOT_RESPONDING" → "NotResponding". */
+export const camel = (s: string): string =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())
+    .join("");
+
+/** NetBox's fields only count once NetBox has actually observed the device. */
+export const netboxSeen = (obs: Obs) => (obs.netbox.observedAt === null ? null : obs.netbox);
+
+/** SLURM state and flags as one upper-case set (see the header on why both). */
+export function slurmWords(obs: Obs): Set<string> {
+  if (!obs.slurm) return new Set();
+  const words = obs.slurm.state === null ? obs.slurm.flags : [obs.slurm.state, ...obs.slurm.flags];
+  return new Set(words.map((w) => w.toUpperCase()));
+}
+export const slurmHasAny = (obs: Obs, words: string[]) => {
+  const set = slurmWords(obs);
+  return words.some((w) => set.has(w));
+};
+export const ironicIn = (obs: Obs, states: readonly string[]) => {
+  const s = obs.ironic?.provisionState?.toLowerCase();
+  return s !== undefined && states.includes(s);
+};
+
+/** Every source that has observed the device with the age of its last observation. */
+export function observationAges(obs: Obs, now: Date): { source: string; ageMs: number }[] {
+  const seen: [string, Date | null | undefined][] = [
+    ["NetBox", obs.netbox.observedAt],
+    ["Ironic", obs.ironic?.observedAt],
+    ["SLURM", obs.slurm?.observedAt],
+    ["health checker", obs.health?.observedAt],
+  ];
+  return seen.flatMap(([source, at]) => (at ? [{ source, ageMs: now.getTime() - at.getTime() }] : []));
+}
+
+export const staleSources = (obs: Obs, now: Date, staleAfterMs: number) =>
+  observationAges(obs, now).filter((a) => a.ageMs > staleAfterMs);

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { JobCreateSchema, JobSchema, type Job, type JobCreate } from "./jobs.ts";
+import { jobParams } from "./workflows.ts";
+
+const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
+
+describe("JobCreateSchema: one params schema per kind", () => {
+  it("applies the kind's defaults, also when params are left out", () => {
+    const burnIn: JobCreate = JobCreateSchema.parse({ kind: "BURN_IN", deviceIds: [DEVICE] });
+    expect(burnIn).toEqual({ kind: "BURN_IN", deviceIds: [DEVICE], params: { durationMinutes: 60 } });
+    if (burnIn.kind === "BURN_IN") expect(burnIn.params.durationMinutes).toBe(60); // typed per kind
+    expect(JobCreateSchema.parse({ kind: "RELEASE", deviceIds: [DEVICE] }).params).toEqual({});
+  });
+
+  it("names an unknown or missing params field by its path", () => {
+    const unknown = JobCreateSchema.safeParse({ kind: "ENROL", deviceIds: [DEVICE], params: { bogus: 1 } });
+    expect(unknown.error?.issues).toEqual([
+      expect.objectContaining({ code: "unrecognized_keys", path: ["params"], keys: ["bogus"] }),
+    ]);
+    const missing = JobCreateSchema.safeParse({ kind: "REIMAGE", deviceIds: [DEVICE] });
+    expect(missing.error?.issues.map((i) => i.path)).toEqual([["params", "image"]]);
+  });
+
+  it("checks params against the job's own kind, not another's", () => {
+    // `image` is REIMAGE's; a TEARDOWN does not take it.
+    expect(JobCreateSchema.safeParse({ kind: "TEARDOWN", deviceIds: [DEVICE], params: { image: "x" } }).success).toBe(
+      false,
+    );
+    expect(JobCreateSchema.safeParse({ kind: "SCRUB", deviceIds: [DEVICE], params: {} }).success).toBe(false);
+  });
+});
+
+describe("Job representation", () => {
+  const job = (kind: string, params: unknown) => ({
+    id: DEVICE,
+    name: "reimage-brisk-falcon-3fa2",
+    kind,
+    status: "PENDING",
+    siteId: DEVICE,
+    deviceIds: [DEVICE],
+    params,
+    steps: [],
+    progress: 0,
+    error: null,
+    workflowId: null,
+    createdBy: "fleet-admin",
+    createdAt: "2025-06-01T12:00:00.000Z",
+    updatedAt: "2025-06-01T12:00:00.000Z",
+    cancelRequestedAt: null,
+    finishedAt: null,
+    version: 1,
+  });
+
+  it("parses params with the kind's schema, and a typed accessor reads them", () => {
+    const parsed: Job = JobSchema.parse(job("REIMAGE", { image: "ubuntu-24.04" }));
+    expect(jobParams(parsed, "REIMAGE").image).toBe("ubuntu-24.04");
+    expect(() => jobParams(parsed, "BURN_IN")).toThrow("a REIMAGE job has no BURN_IN params");
+    expect(JobSchema.safeParse(job("REIMAGE", { durationMinutes: 5 })).success).toBe(false);
+  });
+});
