@@ -167,12 +167,13 @@ try {
       activities,
     });
     const workflowId = `history-${sc.file}`;
-    const input: JobWorkflowInput = {
+    // Each scenario's params are written for its kind.
+    const input = {
       jobId: `0190a5b4-2222-7000-8000-0000000000${String(i).padStart(2, "0")}`,
       jobName: `${sc.kind.toLowerCase()}-recorded-${i}`,
       kind: sc.kind,
       params: sc.params,
-    };
+    } as JobWorkflowInput;
     await worker.runUntil(async () => {
       const handle = await client.workflow.start(JOB_WORKFLOWS[sc.kind], { workflowId, taskQueue, args: [input] });
       if (sc.cancelWhileWaiting) void everyDeviceWaiting.then(() => handle.cancel());

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, Connection } from "@temporalio/client";
 import type { Device } from "@fm/domain";
-import { JOB_WORKFLOWS, taskQueueFor, type JobWorkflowInput } from "@fm/domain/workflows";
+import { JOB_WORKFLOWS, taskQueueFor, workflowInputOf } from "@fm/domain/workflows";
 import { getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
 import { scontrolJob, setNodeState, slurmCommand } from "@fm/test-support/slurm";
 import { SITE, startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
@@ -246,7 +246,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     await s.workflowAgent.stop("SIGKILL");
     const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
     // What a killed agent leaves behind: the workflow started under the job's id, the job still PENDING.
-    const input: JobWorkflowInput = { jobId: created.id, jobName: created.name, kind: "ENROL", params: created.params };
+    const input = workflowInputOf(created);
     await temporal.workflow.start(JOB_WORKFLOWS.ENROL, {
       workflowId: created.id,
       taskQueue: taskQueueFor(SITE),

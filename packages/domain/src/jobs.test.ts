@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { JobCreateSchema, JobSchema, type Job, type JobCreate } from "./jobs.ts";
-import { jobParams } from "./workflows.ts";
+import { workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
 
@@ -51,10 +51,11 @@ describe("Job representation", () => {
     version: 1,
   });
 
-  it("parses params with the kind's schema, and a typed accessor reads them", () => {
+  it("parses params with the kind's schema, and the workflow input carries them typed by kind", () => {
     const parsed: Job = JobSchema.parse(job("REIMAGE", { image: "ubuntu-24.04" }));
-    expect(jobParams(parsed, "REIMAGE").image).toBe("ubuntu-24.04");
-    expect(() => jobParams(parsed, "BURN_IN")).toThrow("a REIMAGE job has no BURN_IN params");
+    const input = workflowInputOf(parsed);
+    expect(input?.kind === "REIMAGE" && input.params.image).toBe("ubuntu-24.04");
+    expect(workflowInputOf(JobSchema.parse(job("REPAIR", { ticket: "FLEET-1" })))).toBeUndefined();
     expect(JobSchema.safeParse(job("REIMAGE", { durationMinutes: 5 })).success).toBe(false);
   });
 });

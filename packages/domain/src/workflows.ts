@@ -48,22 +48,21 @@ export const PROGRESS_QUERY = "progress";
 /** One task queue per site: that site's worker is the only one that reaches its Ironic, NetBox and SLURM. */
 export const taskQueueFor = (siteSlug: string): string => `fleet-manager-${siteSlug}`;
 
-export interface JobWorkflowInput {
-  jobId: string;
-  jobName: string;
-  kind: WorkflowKind;
-  /** The job's params as the hub validated them: read them typed with `jobParams(input, kind)`. */
-  params: Record<string, unknown>;
-}
+/** What a job's workflow starts with: its kind's params, as the hub validated them (defaults applied). */
+export type JobWorkflowInput<K extends WorkflowKind = WorkflowKind> = {
+  [P in K]: { jobId: string; jobName: string; kind: P; params: JobParams<P> };
+}[K];
 
-/**
- * A job's params with its kind's type, e.g. `jobParams(input, "REIMAGE").image`. The hub
- * validated them against that kind's schema when the job was created; asking for another kind
- * than the job's is a programming error.
- */
-export function jobParams<K extends JobKind>(job: { kind: JobKind; params: unknown }, kind: K): JobParams<K> {
-  if (job.kind !== kind) throw new Error(`a ${job.kind} job has no ${kind} params`);
-  return job.params as JobParams<K>;
+/** The workflow input of a job, typed by its kind. */
+export function workflowInputOf(job: {
+  id: string;
+  name: string;
+  kind: JobKind;
+  params: unknown;
+}): JobWorkflowInput | undefined {
+  if (!hasWorkflow(job.kind)) return undefined;
+  // The hub validated `params` against this kind's schema when it accepted the job.
+  return { jobId: job.id, jobName: job.name, kind: job.kind, params: job.params } as JobWorkflowInput;
 }
 
 export interface WorkflowProgress {

@@ -30,9 +30,8 @@ import {
   JOB_WORKFLOWS,
   PROGRESS_QUERY,
   hasWorkflow,
-  type JobWorkflowInput,
+  workflowInputOf,
   type JobWorkflowResult,
-  type WorkflowKind,
   type WorkflowProgress,
 } from "@fm/domain/workflows";
 import type { ControllerSpec } from "../runtime/controller.ts";
@@ -139,10 +138,10 @@ export class JobDispatcher implements ControllerSpec<Job, JobAction> {
 
   private async startWorkflow(job: Job): Promise<JobAction> {
     const { temporal, taskQueue, site, log } = this.deps;
-    const kind = job.kind as WorkflowKind;
-    const input: JobWorkflowInput = { jobId: job.id, jobName: job.name, kind, params: job.params };
+    const input = workflowInputOf(job);
+    if (!input) throw new Error(`no workflow runs ${job.kind} jobs`); // start() checked hasWorkflow
     try {
-      await temporal.workflow.start(JOB_WORKFLOWS[kind], {
+      await temporal.workflow.start(JOB_WORKFLOWS[input.kind], {
         workflowId: job.id,
         taskQueue,
         args: [input],

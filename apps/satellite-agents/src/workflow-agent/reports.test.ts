@@ -5,7 +5,7 @@ import type { Job } from "@fm/domain";
 import { STEP_FAILED, type JobStep } from "@fm/domain/workflows";
 import { completedReport, failedReport, progressReport, workflowFailure } from "./reports.ts";
 
-const job = (over: Partial<Job> = {}): Job => ({
+const job = (over: Partial<Pick<Job, "status" | "cancelRequestedAt">> = {}): Job => ({
   id: "0190a5b4-0000-7000-8000-000000000001",
   name: "enrol-1",
   kind: "ENROL",

@@ -16,7 +16,6 @@ import {
   type JobPlan,
   type JobWorkflowInput,
   type StepFailureDetails,
-  type WorkflowKind,
 } from "@fm/domain/workflows";
 import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
 import { eventually } from "@fm/test-support/wait";
@@ -61,7 +60,7 @@ const plan: JobPlan = {
 
 /** Runs one workflow on its own task queue with these activities; `during` may act on the handle. */
 async function runWorkflow(
-  kind: WorkflowKind,
+  kind: "BURN_IN",
   activities: Partial<Activities>,
   during?: (h: ReturnType<Client["workflow"]["getHandle"]>) => Promise<void>,
 ) {
@@ -72,7 +71,7 @@ async function runWorkflow(
     workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
     activities: { preflight: async () => plan, ...activities },
   });
-  const input: JobWorkflowInput = {
+  const input: JobWorkflowInput<"BURN_IN"> = {
     jobId: `0190a5b4-2222-7000-8000-0000000000${String(queue).padStart(2, "0")}`,
     jobName: `burn-in-test-${queue}`,
     kind,

@@ -6,11 +6,11 @@ import { ApplicationFailure, CancellationScope } from "@temporalio/workflow";
 import { WORKFLOW_STEPS, type DevicePlan, type JobWorkflowInput, type JobWorkflowResult } from "@fm/domain/workflows";
 import type { Activities } from "../activities/index.ts";
 import { quick, waiting } from "./proxies.ts";
-import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped, str } from "./steps.ts";
+import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped } from "./steps.ts";
 
 type BurnInResult = Awaited<ReturnType<Activities["slurmWait"]>>;
 
-export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+export async function burnInWorkflow(input: JobWorkflowInput<"BURN_IN">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.BURN_IN);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");
@@ -57,12 +57,11 @@ export async function burnInWorkflow(input: JobWorkflowInput): Promise<JobWorkfl
  */
 function submitAll(
   steps: Steps,
-  input: JobWorkflowInput,
+  input: JobWorkflowInput<"BURN_IN">,
   devices: DevicePlan[],
   submitted: number[],
 ): Promise<number[]> {
-  const durationMinutes = typeof input.params.durationMinutes === "number" ? input.params.durationMinutes : 60;
-  const partition = str(input.params.partition);
+  const { durationMinutes, partition } = input.params;
   return CancellationScope.nonCancellable(() =>
     steps.run(
       "slurm-submit",

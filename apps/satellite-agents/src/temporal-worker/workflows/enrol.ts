@@ -4,9 +4,9 @@
  */
 import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@fm/domain/workflows";
 import { quick, waiting } from "./proxies.ts";
-import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped, str } from "./steps.ts";
+import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped } from "./steps.ts";
 
-export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+export async function enrolWorkflow(input: JobWorkflowInput<"ENROL">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.ENROL);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");
@@ -20,7 +20,8 @@ export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflo
   const enrolled = devices.map((d, i) => ({ ...d, ironicNodeUuid: nodes[i]! }));
   await steps.run("ironic-inspect", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicInspect(d)));
   await steps.run("bmc-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureBmc(d)));
-  const dhcp = input.params.configureDhcp !== false && site.configureDhcp;
+  const { configureDhcp, platformClass: requestedClass, tags = [] } = input.params;
+  const dhcp = configureDhcp !== false && site.configureDhcp;
   if (dhcp) await steps.run("dhcp-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureDhcp(d)));
   else
     steps.skip(
@@ -30,10 +31,7 @@ export async function enrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflo
         : `DHCP is managed outside Fleet Manager at ${site.slug}`,
     );
   await steps.run("ironic-provide", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicProvide(d)));
-  const platformClass = site.platformClassActivityReady ? (str(input.params.platformClass) ?? null) : null;
-  const tags = Array.isArray(input.params.tags)
-    ? input.params.tags.filter((t): t is string => typeof t === "string")
-    : [];
+  const platformClass = site.platformClassActivityReady ? (requestedClass ?? null) : null;
   await steps.run("netbox-activate", (tick) =>
     eachDevice(enrolled, tick, (d) => quick.netboxActivate(d, { platformClass, tags })),
   );

@@ -6,7 +6,7 @@ import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@
 import { quick } from "./proxies.ts";
 import { Steps, eachDevice, preflight, skipped } from "./steps.ts";
 
-export async function releaseWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+export async function releaseWorkflow(input: JobWorkflowInput<"RELEASE">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.RELEASE);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");

@@ -133,6 +133,3 @@ export function skipped(steps: Steps, why: string): JobWorkflowResult {
   for (const s of steps.steps) if (s.status === "PENDING") steps.skip(s.name, why);
   return { ...steps.snapshot(), skipped: why };
 }
-
-/** A string parameter of the job, if it is one. */
-export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);

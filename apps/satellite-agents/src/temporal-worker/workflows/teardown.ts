@@ -3,7 +3,7 @@ import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@
 import { quick, waiting } from "./proxies.ts";
 import { Steps, eachDevice, preflight, skipped } from "./steps.ts";
 
-export async function teardownWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+export async function teardownWorkflow(input: JobWorkflowInput<"TEARDOWN">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.TEARDOWN);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");

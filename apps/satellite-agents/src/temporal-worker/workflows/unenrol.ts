@@ -3,7 +3,7 @@ import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@
 import { quick } from "./proxies.ts";
 import { Steps, eachDevice, preflight, skipped } from "./steps.ts";
 
-export async function unenrolWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+export async function unenrolWorkflow(input: JobWorkflowInput<"UNENROL">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.UNENROL);
   const plan = await preflight(steps, input);
   if (!plan) return skipped(steps, "job no longer active");
