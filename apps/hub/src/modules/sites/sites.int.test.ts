@@ -224,6 +224,9 @@ describe("pagination", () => {
   });
 
   it("uses the default limit of 100 and ends with a null cursor", async () => {
+    await hub.db.prisma.site.createMany({
+      data: Array.from({ length: 101 }, (_, i) => ({ slug: `default-limit-${i}`, name: `D${i}` })),
+    });
     const first = (await hub.app.inject({ url: "/api/v1/sites" })).json() as SiteList;
     expect(first.items).toHaveLength(100);
     expect(first.nextCursor).toEqual(expect.any(String));
