@@ -15,11 +15,12 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+/** A proxy to targetHost:targetPort, or to nothing yet (see retarget) when no target is given. */
+export async function startTcpProxy(targetHost?: string, targetPort?: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
-  let target: { host: string; port: number } | undefined = { host: targetHost, port: targetPort };
+  let target = targetHost && targetPort ? { host: targetHost, port: targetPort } : undefined;
 
   const listenOnce = () =>
     new Promise<void>((resolve, reject) => {
