@@ -20,10 +20,14 @@ let s: JobsStack;
 let temporal: Client;
 let connection: Connection;
 
+/** Staged devices whose names are SLURM nodes (burn-in, release); the others are not. */
+const SLURM_BACKED = 5;
+const PLAIN = 6;
+
 beforeAll(async () => {
   s = await startJobsStack({
-    stagedDevices: 4,
-    slurmNodes: 4,
+    stagedDevices: SLURM_BACKED + PLAIN,
+    slurmNodes: SLURM_BACKED,
     burnInCommand: 'sleep $((FM_BURNIN_DURATION_S / 30)); echo "burn-in of $FM_DEVICE done"',
   });
   connection = await Connection.connect({ address: s.temporal.address });
@@ -33,6 +37,24 @@ afterAll(async () => {
   await connection?.close();
   await s?.stop();
 }, 120_000);
+
+const used = { slurm: 0, plain: 0 };
+/** A staged device no other test uses: one of the SLURM-backed ones, or of the others. */
+const fresh = (o: { slurm?: boolean } = {}): Device => {
+  const d = o.slurm ? used.slurm++ < SLURM_BACKED && s.staged[used.slurm - 1] : s.staged[SLURM_BACKED + used.plain++];
+  if (!d) throw new Error("no staged device left: raise SLURM_BACKED or PLAIN");
+  return d;
+};
+/** The device, enrolled (ENROL ended SUCCEEDED). */
+const enrolled = async (d: Device): Promise<Device> => {
+  const job = await s.waitForJob(
+    (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.id,
+    undefined,
+    90_000,
+  );
+  expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
+  return d;
+};
 
 const ironicNodesNamed = async (name: string) =>
   ((await ironicRequest(s.ironic.url, "GET", "/v1/nodes?detail=true")) as { nodes: RawIronicNode[] }).nodes.filter(
@@ -58,24 +80,23 @@ const slurmJobsNamed = async (name: string) =>
 
 describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("a bad params body is a 400 and creates nothing", async () => {
+    const d = fresh();
     const before = (await s.api<{ count: number }>("GET", "/api/v1/jobs/")).body.count;
     const bad = await s.api("POST", "/api/v1/jobs/", {
       kind: "BURN_IN",
-      deviceIds: [s.staged[0]!.id],
+      deviceIds: [d.id],
       params: { durationMinutes: "soon" },
     });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/durationMinutes/);
     expect(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [s.staged[0]!.id], params: { tags: "gpu" } }))
-        .status,
+      (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { tags: "gpu" } })).status,
     ).toBe(400);
     expect((await s.api<{ count: number }>("GET", "/api/v1/jobs/")).body.count).toBe(before);
   });
 
   it("ENROL ends SUCCEEDED: Ironic node available, NetBox active with platform class and tags, hub device, DHCP, history and feed", async () => {
-    const d = s.staged[0]!;
-    const t0 = Date.now();
+    const d = fresh();
     const created = await s.api("POST", "/api/v1/jobs/", {
       kind: "ENROL",
       deviceIds: [d.id],
@@ -83,7 +104,6 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     });
     expect(created.status).toBe(201);
     const job = await s.waitForJob(created.body.id);
-    console.log(`ENROL of one device: job creation to SUCCEEDED in ${Date.now() - t0} ms`);
     expect(job, JSON.stringify(job.error)).toMatchObject({
       status: "SUCCEEDED",
       progress: 1,
@@ -146,7 +166,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 90_000);
 
   it("BURN_IN runs a real SLURM job pinned to the node and records its result and exit code", async () => {
-    const d = s.staged[0]!;
+    const d = await enrolled(fresh({ slurm: true }));
     const created = (
       await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 1 } })
     ).body;
@@ -166,7 +186,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 90_000);
 
   it("a cancelled BURN_IN ends CANCELLED and its SLURM job is cancelled", async () => {
-    const d = s.staged[0]!;
+    const d = await enrolled(fresh({ slurm: true }));
     const created = (
       await s.api("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 60 } })
     ).body;
@@ -190,7 +210,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 90_000);
 
   it("the worker killed mid-workflow and restarted finishes the job, applying no step's effect twice", async () => {
-    const d = s.staged[1]!;
+    const d = fresh({ slurm: true });
     const nbId = netboxDevice(d.name).id;
     const created = (
       await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { tags: ["gpu"] } })
@@ -215,13 +235,17 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     // The device already had the gpu tag: the one NetBox write is the status, made once.
     expect(netboxWrites(nbId)).toHaveLength(1);
     expect(netboxDevice(d.name).status).toBe("active");
+    // The hub recorded the change once: from the job's report, or from the netbox agent when its
+    // change-log poll saw the new status first (the restart leaves it time to).
     const history = (
-      await s.api<{ items: { field: string; source: string }[] }>(
+      await s.api<{ items: { field: string; source: string; newValue: unknown }[] }>(
         "GET",
         `/api/v1/devices/${d.id}/history/?field=netboxStatus&limit=100`,
       )
     ).body.items;
-    expect(history.filter((h) => h.source === `job:${job.name}`)).toHaveLength(1);
+    const activated = history.filter((h) => h.newValue === "active");
+    expect(activated, JSON.stringify(history)).toHaveLength(1);
+    expect([`job:${job.name}`, "netbox"]).toContain(activated[0]!.source);
 
     // The same for a burn-in killed while its SLURM job runs: one SLURM job, not two.
     const burn = (
@@ -242,7 +266,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 240_000);
 
   it("the workflow agent killed between starting a workflow and reporting it leaves exactly one workflow", async () => {
-    const d = s.staged[2]!;
+    const d = fresh();
     await s.workflowAgent.stop("SIGKILL");
     const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
     // What a killed agent leaves behind: the workflow started under the job's id, the job still PENDING.
@@ -262,7 +286,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(await workflowRuns(created.id)).toHaveLength(1);
 
     // And a real SIGKILL right after the agent started a workflow: still one.
-    const d2 = s.staged[3]!;
+    const d2 = fresh();
     const second = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d2.id] })).body;
     await s.workflowAgent.waitForLog((l) => l.msg === "workflow started" && l.jobId === second.id, 30_000);
     await s.workflowAgent.stop("SIGKILL");
@@ -273,7 +297,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 240_000);
 
   it("RELEASE checks SLURM and Ironic, then hands back; UNENROL restores staged", async () => {
-    const d = s.staged[1]!;
+    const d = await enrolled(fresh({ slurm: true }));
     const release = await s.waitForJob(
       (await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id,
     );
@@ -303,7 +327,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 120_000);
 
   it("TEARDOWN drives Ironic deleted and waits for available", async () => {
-    const d = s.staged[2]!;
+    const d = await enrolled(fresh({ slurm: true }));
     const [node] = await ironicNodesNamed(d.name);
     await ironicRequest(s.ironic.url, "PUT", `/v1/nodes/${node!.uuid}/states/provision`, { target: "active" });
     await eventually(
@@ -327,7 +351,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   }, 120_000);
 
   it("a kind no workflow runs yet (REPAIR) fails at once with that message and touches nothing", async () => {
-    const d = s.staged[3]!;
+    const d = fresh();
     const before = await device(d.id);
     const job = await s.waitForJob(
       (await s.api("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } })).body
@@ -357,7 +381,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   });
 
   it("a Temporal outage stops nothing for good: the agents retry, and the job finishes once Temporal is back", async () => {
-    const d = s.staged[1]!; // unenrolled above: staged again, its Ironic node available
+    const d = fresh();
     const errors = async () =>
       (await s.workflowAgent.metric("fleet_manager_reflector_errors_total", { store: "workflow" })) ?? 0;
     const before = await errors();
