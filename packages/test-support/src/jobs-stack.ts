@@ -67,6 +67,8 @@ export interface JobsStackOptions {
   burnInCommand?: string;
   pollIntervalMs?: number;
   concurrency?: number;
+  /** Which hub log lines to keep (see startHub): a benchmark keeps only errors. */
+  hubLogs?: "all" | "errors";
 }
 
 export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
@@ -109,7 +111,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
 
     const db: TestDatabase = await createTestDatabase(await templateName());
     cleanups.push(() => db.drop());
-    const hub = await startHub({ DATABASE_URL: db.url });
+    const hub = await startHub({ DATABASE_URL: db.url }, undefined, { keepLogs: o.hubLogs });
     cleanups.push(() => hub.stop("SIGKILL"));
     const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const api = async <T = Job>(method: string, path: string, body?: unknown) => {
