@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, Connection } from "@temporalio/client";
-import type { Device } from "@fm/domain";
+import type { Device, Job } from "@fm/domain";
 import { JOB_WORKFLOWS, taskQueueFor, type JobWorkflowInput } from "@fm/domain/workflows";
 import { getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
 import { scontrolJob, setNodeState, slurmCommand } from "@fm/test-support/slurm";
@@ -47,11 +47,7 @@ const fresh = (o: { slurm?: boolean } = {}): Device => {
 };
 /** The device, enrolled (ENROL ended SUCCEEDED). */
 const enrolled = async (d: Device): Promise<Device> => {
-  const job = await s.waitForJob(
-    (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.id,
-    undefined,
-    90_000,
-  );
+  const job = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
   expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
   return d;
 };
@@ -215,20 +211,18 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     const created = (
       await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id], params: { tags: ["gpu"] } })
     ).body;
-    await eventually(
-      async () =>
-        expect(
-          (await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.steps.some(
-            (st) => st.status === "SUCCEEDED" && st.name === "preflight",
-          ),
-        ).toBe(true),
-      60_000,
-      50,
-    );
+    // Mid-workflow: its Ironic node exists (seen in Ironic itself, not in the hub's report, which
+    // lags), so inspection, provide, DHCP and NetBox are still to come.
+    await eventually(async () => expect(await ironicNodesNamed(d.name)).toHaveLength(1), 60_000, 50);
     await s.worker.stop("SIGKILL");
-    // Nothing moves while no worker runs; Temporal keeps the workflow.
-    expect((await temporal.workflow.getHandle(created.id).describe()).status.name).toBe("RUNNING");
-    s.worker = await s.startWorker();
+    let meanwhile: string;
+    try {
+      // Nothing moves while no worker runs; Temporal keeps the workflow.
+      meanwhile = (await temporal.workflow.getHandle(created.id).describe()).status.name;
+    } finally {
+      s.worker = await s.startWorker();
+    }
+    expect(meanwhile).toBe("RUNNING");
     const job = await s.waitForJob(created.id, undefined, 120_000);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect(await ironicNodesNamed(d.name)).toHaveLength(1);
@@ -258,8 +252,11 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
         ).toBe("RUNNING"),
       60_000,
     );
-    await s.worker.stop("SIGKILL");
-    s.worker = await s.startWorker();
+    try {
+      await s.worker.stop("SIGKILL");
+    } finally {
+      s.worker = await s.startWorker();
+    }
     const burnt = await s.waitForJob(burn.id, undefined, 120_000);
     expect(burnt.status, JSON.stringify(burnt.error)).toBe("SUCCEEDED");
     expect(await slurmJobsNamed(`fm-${burnt.name}-${d.name}`)).toHaveLength(1);
@@ -268,16 +265,25 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("the workflow agent killed between starting a workflow and reporting it leaves exactly one workflow", async () => {
     const d = fresh();
     await s.workflowAgent.stop("SIGKILL");
-    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
-    // What a killed agent leaves behind: the workflow started under the job's id, the job still PENDING.
-    const input: JobWorkflowInput = { jobId: created.id, jobName: created.name, kind: "ENROL", params: created.params };
-    await temporal.workflow.start(JOB_WORKFLOWS.ENROL, {
-      workflowId: created.id,
-      taskQueue: taskQueueFor(SITE),
-      args: [input],
-    });
-    expect((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status).toBe("PENDING");
-    s.workflowAgent = await s.startWorkflowAgent();
+    let created: Job;
+    try {
+      created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
+      // What a killed agent leaves behind: the workflow started under the job's id, the job still PENDING.
+      const input: JobWorkflowInput = {
+        jobId: created.id,
+        jobName: created.name,
+        kind: "ENROL",
+        params: created.params,
+      };
+      await temporal.workflow.start(JOB_WORKFLOWS.ENROL, {
+        workflowId: created.id,
+        taskQueue: taskQueueFor(SITE),
+        args: [input],
+      });
+      expect((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status).toBe("PENDING");
+    } finally {
+      s.workflowAgent = await s.startWorkflowAgent();
+    }
     await s.workflowAgent.waitForLog(
       (l) => l.msg === "workflow already started (an earlier run of this agent started it)" && l.jobId === created.id,
     );
@@ -289,8 +295,11 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     const d2 = fresh();
     const second = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d2.id] })).body;
     await s.workflowAgent.waitForLog((l) => l.msg === "workflow started" && l.jobId === second.id, 30_000);
-    await s.workflowAgent.stop("SIGKILL");
-    s.workflowAgent = await s.startWorkflowAgent();
+    try {
+      await s.workflowAgent.stop("SIGKILL");
+    } finally {
+      s.workflowAgent = await s.startWorkflowAgent();
+    }
     const done = await s.waitForJob(second.id, undefined, 90_000);
     expect(done.status, JSON.stringify(done.error)).toBe("SUCCEEDED");
     expect(await workflowRuns(second.id)).toHaveLength(1);
@@ -298,9 +307,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
 
   it("RELEASE checks SLURM and Ironic, then hands back; UNENROL restores staged", async () => {
     const d = await enrolled(fresh({ slurm: true }));
-    const release = await s.waitForJob(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id,
-    );
+    const release = await s.runJob({ kind: "RELEASE", deviceIds: [d.id] });
     expect(release.status, JSON.stringify(release.error)).toBe("SUCCEEDED");
     expect(release.steps.map((st) => `${st.name}:${st.status}`)).toEqual([
       "preflight:SUCCEEDED",
@@ -311,16 +318,12 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
 
     // A drained SLURM node stops a release with the reason, and the job says which step failed.
     await setNodeState(s.slurm!, d.name, "drain", "fan failure");
-    const refused = await s.waitForJob(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id,
-    );
+    const refused = await s.runJob({ kind: "RELEASE", deviceIds: [d.id] });
     await setNodeState(s.slurm!, d.name, "resume");
     expect(refused).toMatchObject({ status: "FAILED", error: { step: "slurm-check" } });
     expect(refused.error!.message).toMatch(/drain.*fan failure/);
 
-    const unenrol = await s.waitForJob(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [d.id] })).body.id,
-    );
+    const unenrol = await s.runJob({ kind: "UNENROL", deviceIds: [d.id] });
     expect(unenrol.status, JSON.stringify(unenrol.error)).toBe("SUCCEEDED");
     expect(netboxDevice(d.name).status).toBe("staged");
     expect((await device(d.id)).netbox.status).toBe("staged");
@@ -335,16 +338,9 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       30_000,
     );
     // The hub learns that from the worker's read-back of a RELEASE (no OpenStack agent runs here).
-    expect(
-      (await s.waitForJob((await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] })).body.id))
-        .status,
-    ).toBe("SUCCEEDED");
+    expect((await s.runJob({ kind: "RELEASE", deviceIds: [d.id] })).status).toBe("SUCCEEDED");
     expect((await device(d.id)).ironic.provisionState).toBe("active");
-    const job = await s.waitForJob(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [d.id] })).body.id,
-      undefined,
-      90_000,
-    );
+    const job = await s.runJob({ kind: "TEARDOWN", deviceIds: [d.id] }, 90_000);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("available");
     expect((await device(d.id)).ironic.provisionState).toBe("available");
@@ -353,10 +349,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("a kind no workflow runs yet (REPAIR) fails at once with that message and touches nothing", async () => {
     const d = fresh();
     const before = await device(d.id);
-    const job = await s.waitForJob(
-      (await s.api("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } })).body
-        .id,
-    );
+    const job = await s.runJob({ kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } });
     expect(job).toMatchObject({
       status: "FAILED",
       workflowId: null,
@@ -386,11 +379,15 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       (await s.workflowAgent.metric("fleet_manager_reflector_errors_total", { store: "workflow" })) ?? 0;
     const before = await errors();
     await s.temporal.pause();
-    const created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
-    // The agent cannot start the workflow: failed cycles, counted, and the job stays where it was.
-    await eventually(async () => expect(await errors()).toBeGreaterThan(before), 40_000);
-    expect(["PENDING", "SUBMITTED"]).toContain((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status);
-    await s.temporal.resume();
+    let created: Job;
+    try {
+      created = (await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body;
+      // The agent cannot start the workflow: failed cycles, counted, and the job stays where it was.
+      await eventually(async () => expect(await errors()).toBeGreaterThan(before), 40_000);
+      expect(["PENDING", "SUBMITTED"]).toContain((await s.api("GET", `/api/v1/jobs/${created.id}/`)).body.status);
+    } finally {
+      await s.temporal.resume();
+    }
     const job = await s.waitForJob(created.id, undefined, 90_000);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect(await workflowRuns(created.id)).toHaveLength(1);
