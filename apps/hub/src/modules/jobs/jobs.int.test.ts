@@ -25,11 +25,8 @@ let made = 0;
 /** `n` new GPU devices at site oslo for one test, NetBox `staged` (ready to enrol) or `active`. */
 async function devices(n: number, status: "staged" | "active" = "staged"): Promise<string[]> {
   const names = Array.from({ length: n }, () => `osl-gpu-${String(++made).padStart(3, "0")}`);
-  await seedNetboxOnlyDevices(
-    hub.db.prisma,
-    { slug: "oslo" },
-    names.map((name) => ({ name, role: "gpu-node" as const })),
-  );
+  const gpus = names.map((name) => ({ name, role: "gpu-node" as const }));
+  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, gpus);
   const rows = await hub.db.prisma.device.findMany({ where: { name: { in: names } } });
   const ids = names.map((name) => rows.find((r) => r.name === name)!.id);
   if (status === "staged")
