@@ -1,17 +1,33 @@
 /**
  * Baseline for the sites-list benchmark: bare Fastify + pg running the same SQL the hub's
- * GET /api/v1/sites/ runs (one page in id order and an exact count, in parallel), with no
- * validation, no Prisma, no plugins. Run as its own process: DATABASE_URL, PORT.
+ * GET /api/v1/sites/ runs (one page in id order and an exact count, in parallel) and answering
+ * the same JSON, with no validation, no Prisma, no plugins. Run as its own process:
+ * DATABASE_URL, PORT.
  */
 import Fastify from "fastify";
 import pg from "pg";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+/** The hub's representation of a site, field for field and in its order, so both answer the same bytes. */
+const COLUMNS = [
+  "id",
+  "slug",
+  "name",
+  "region",
+  'netbox_site_id AS "netboxSiteId"',
+  'netbox_cluster_id AS "netboxClusterId"',
+  'slurm_enabled AS "slurmEnabled"',
+  'configure_dhcp AS "configureDhcp"',
+  'platform_class_activity_ready AS "platformClassActivityReady"',
+  "version",
+  'created_at AS "createdAt"',
+  'updated_at AS "updatedAt"',
+].join(", ");
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
 app.get("/api/v1/sites", async (request) => {
   const limit = Math.min(Number((request.query as { limit?: string }).limit ?? 100), 1000);
   const [rows, count] = await Promise.all([
-    pool.query("SELECT * FROM sites ORDER BY id LIMIT $1", [limit + 1]),
+    pool.query(`SELECT ${COLUMNS} FROM sites ORDER BY id LIMIT $1`, [limit + 1]),
     pool.query("SELECT count(*)::int AS n FROM sites"),
   ]);
   const more = rows.rows.length > limit;

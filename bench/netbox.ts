@@ -1,11 +1,14 @@
 /**
- * NetBox sync benchmark (issue #6): 10,000 devices with 8 interfaces each, served by the
- * NetBox test server (NetBox 4.5's REST API, 1,000 per page). Reports the netbox agent's full
- * read, the hub's apply of the pushed view (first load: creates; again: unchanged; 1 % edited),
- * and, as the same-run baseline, the bare paginated NetBox reads the agent cannot avoid.
+ * NetBox sync benchmark: 10,000 devices with 8 interfaces each, served by the NetBox test
+ * server (NetBox 4.5's REST API, 1,000 per page). Reports the netbox agent's full read, the
+ * hub's apply of the pushed view (first load: creates; again: unchanged; 1 % edited), and, as
+ * the same-run baseline, the bare paginated NetBox reads the agent cannot avoid: devices,
+ * interfaces, device types, cables, the MACs of interfaces without a primary MAC and the IPs of
+ * management interfaces of devices without an OOB IP, in the same order and batches. Both
+ * sides must have read the same pages (endpoint, filters, bytes): the benchmark stops if not.
  */
 import { pino } from "pino";
-import { NetboxClient } from "@fm/clients";
+import { NetboxClient, type NetboxDevice, type NetboxInterface } from "@fm/clients";
 import { agentHubClient } from "./agent-client.ts";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { netboxReflector, resolveScope } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
@@ -25,6 +28,44 @@ const MAPPING = {
 } as const;
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
+/** A fetch that records each response's request (path and filters) and size. */
+function recordingFetch() {
+  const pages: string[] = [];
+  const fetcher: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    pages.push(`${url.pathname}?${url.searchParams.toString()} ${res.headers.get("content-length")} bytes`);
+    return res;
+  };
+  return { fetch: fetcher, pages };
+}
+
+/** The reads of the agent's full read, bare: no mapping, no push. */
+async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterId: number }): Promise<void> {
+  const devices: NetboxDevice[] = await netbox.devices({
+    cluster_id: scope.clusterId,
+    site_id: scope.siteId,
+    exclude: "config_context",
+  });
+  const ids = new Set(devices.map((d) => d.id));
+  const mine = (await netbox.interfaces({ site_id: scope.siteId })).filter((i) => ids.has(i.device.id));
+  const withoutMac = mine.filter((i) => !i.primary_mac_address && !i.mac_address).map((i) => i.id);
+  const mgmt = new Set(mine.filter((i: NetboxInterface) => i.mgmt_only).map((i) => i.device.id));
+  const withoutOob = devices.filter((d) => !d.oob_ip && mgmt.has(d.id)).map((d) => d.id);
+  const batches = (list: number[]) =>
+    Array.from({ length: Math.ceil(list.length / 100) }, (_, k) => list.slice(k * 100, k * 100 + 100));
+  await Promise.all([
+    netbox.deviceTypes(),
+    netbox.cables({ site_id: scope.siteId }),
+    (async () => {
+      for (const b of batches(withoutMac)) await netbox.macAddresses({ interface_id: b });
+    })(),
+    (async () => {
+      for (const b of batches(withoutOob)) await netbox.ipAddresses({ device_id: b });
+    })(),
+  ]);
+}
+
 export async function netboxSync(
   report: Report,
   devices = Number(process.env.BENCH_NETBOX_DEVICES ?? 10_000),
@@ -39,7 +80,8 @@ export async function netboxSync(
   );
   const db = await createTestDatabase();
   await migrate(db.url);
-  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+  // The production log level (info: two lines per request), kept unparsed by this process.
+  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, { keepLogs: "errors" });
   try {
     const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const post = (path: string, body: unknown) =>
@@ -55,7 +97,8 @@ export async function netboxSync(
       siteIds: [site.id],
       agent: "netbox",
     });
-    const netbox = new NetboxClient({ url: nb.url, token: TOKEN });
+    const agentReads = recordingFetch();
+    const netbox = new NetboxClient({ url: nb.url, token: TOKEN, fetch: agentReads.fetch });
     const scope = await resolveScope(netbox, slug, data.clusters[0]!.name);
     const ctx = {
       config: {
@@ -74,6 +117,7 @@ export async function netboxSync(
     const spec = netboxReflector(ctx as unknown as AgentContext<never>, netbox, scope);
     const signal = new AbortController().signal;
     const cycle = async () => {
+      agentReads.pages.length = 0;
       const c0 = performance.now();
       const items = await spec.list(signal);
       const c1 = performance.now();
@@ -101,13 +145,21 @@ export async function netboxSync(
       s(edited.total),
       `NetBox read ${s(edited.read)}, hub push+apply ${s(edited.push)}; updated ${String(edited.r.updated)}`,
     );
+    const baseReads = recordingFetch();
+    const bare = new NetboxClient({ url: nb.url, token: TOKEN, fetch: baseReads.fetch });
     const b0 = performance.now();
-    await netbox.devices({ cluster_id: scope.clusterId, site_id: scope.siteId });
-    await netbox.interfaces({ site_id: scope.siteId });
+    await bareReads(bare, scope);
+    const baseMs = performance.now() - b0;
+    const agent = [...agentReads.pages].sort();
+    const base = [...baseReads.pages].sort();
+    if (agent.join("\n") !== base.join("\n"))
+      throw new Error(
+        `the agent and the baseline read different pages:\n agent only: ${agent.filter((p) => !base.includes(p)).join("\n  ")}\n baseline only: ${base.filter((p) => !agent.includes(p)).join("\n  ")}`,
+      );
     report(
-      "(n) baseline: the bare NetBox device and interface reads",
-      s(performance.now() - b0),
-      `sync / bare reads: ${(edited.total / (performance.now() - b0)).toFixed(2)}×`,
+      "(n) baseline: the same NetBox reads, bare (no mapping, no push)",
+      s(baseMs),
+      `sync / bare reads: ${(edited.total / baseMs).toFixed(2)}×; both read the same ${base.length} pages (checked)`,
     );
   } finally {
     await hub.stop();

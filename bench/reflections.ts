@@ -1,11 +1,13 @@
 /**
- * Reflection benchmarks (issue #5), each compared in the same run with a baseline:
+ * Reflection benchmarks, each compared in the same run with a baseline:
  *  (a) a full OpenStack agent cycle (list Ironic → cordon check → push → hub apply) for 2,000
  *      real Ironic nodes: first load, unchanged, and with 1 % changed; baseline: the Ironic
  *      list alone, which no cycle can beat;
  *  (b) hub apply time of a pushed view of 10,000 and 50,000 devices with 1 % changed, against
  *      a bare SQL upsert of the same rows (INSERT … ON CONFLICT … DO UPDATE … WHERE … IS
- *      DISTINCT FROM …) into a table shaped like the observed Ironic fields;
+ *      DISTINCT FROM …) into a table shaped like the observed Ironic fields, which also stamps
+ *      every row it saw with the observation time as the hub must; after each round both
+ *      sides must hold the same rows, or the benchmark stops;
  *  (c) GET /api/v1/devices/?limit=100 on the hub against Ironic's own
  *      GET /v1/nodes?detail=true&limit=100, with the same 2,000 nodes.
  */
@@ -21,7 +23,7 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicReflector } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
 import { createAgentMetrics } from "../apps/satellite-agents/src/runtime/metrics.ts";
 import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts";
-import { seedNetboxOnlyDevices } from "@fm/hub/testing";
+import { seedNetboxOnlyDevices } from "../apps/hub/src/testing/inventory.ts";
 import {
   createNodesBulk,
   setMaintenance,
@@ -50,7 +52,8 @@ async function benchHub(devices: number) {
     names.map((name) => ({ name, role: "gpu-node" as const })),
   );
   await data.prisma.$executeRawUnsafe("ANALYZE");
-  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+  // The production log level (info: two lines per request), kept unparsed by this process.
+  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, { keepLogs: "errors" });
   const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
   const client = await agentHubClient(hub.url, admin, {
     satellite: "bench-sat",
@@ -152,6 +155,7 @@ export async function ironicCycle(report: Report): Promise<void> {
       autocannon({ url, connections: CONNECTIONS, duration, headers });
     const hubHeaders = bearer(env.admin);
     const ironicHeaders = { "x-openstack-ironic-api-version": IRONIC_API_VERSION };
+    const pages = await samePages(env.hub.url, hubHeaders, ironic.url, ironicHeaders);
     await run(hubUrl, hubHeaders, 2);
     await run(ironicUrl, ironicHeaders, 2);
     const h = await run(hubUrl, hubHeaders);
@@ -169,10 +173,57 @@ export async function ironicCycle(report: Report): Promise<void> {
       `p99 ${i.latency.p99} ms, same 2,000 nodes (one ironic process)`,
     );
     report("(c) hub / Ironic throughput", `${((h.requests.average / i.requests.average) * 100).toFixed(0)} %`);
+    report(
+      "(c) bytes per page of 100, hub / Ironic",
+      `${pages.hubBytes} / ${pages.ironicBytes}`,
+      "both listed the same 2,000 nodes (checked, paging to the end)",
+    );
   } finally {
     await env.close();
     await ironic.stop();
   }
+}
+
+/**
+ * Pages through both lists, 100 at a time, and checks that they hold the same nodes (the hub's
+ * devices by their Ironic node uuid); returns the mean size of a page on each side.
+ */
+async function samePages(
+  hubUrl: string,
+  hubHeaders: Record<string, string>,
+  ironicUrl: string,
+  ironicHeaders: Record<string, string>,
+): Promise<{ hubBytes: number; ironicBytes: number }> {
+  const hub: string[] = [];
+  const ironic: string[] = [];
+  let hubBytes = 0;
+  let ironicBytes = 0;
+  let hubPages = 0;
+  let ironicPages = 0;
+  for (let cursor: string | null = ""; cursor !== null; hubPages++) {
+    const text: string = await (
+      await fetch(`${hubUrl}/api/v1/devices/?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { headers: hubHeaders })
+    ).text();
+    hubBytes += Buffer.byteLength(text);
+    const page = JSON.parse(text) as { items: { ironic: { nodeUuid: string | null } }[]; nextCursor: string | null };
+    hub.push(...page.items.map((d) => String(d.ironic.nodeUuid)));
+    cursor = page.nextCursor;
+  }
+  for (let marker: string | undefined = ""; marker !== undefined; ironicPages++) {
+    const text: string = await (
+      await fetch(`${ironicUrl}/v1/nodes?detail=true&limit=100${marker ? `&marker=${marker}` : ""}`, {
+        headers: ironicHeaders,
+      })
+    ).text();
+    ironicBytes += Buffer.byteLength(text);
+    const nodes: { uuid: string }[] = (JSON.parse(text) as { nodes: { uuid: string }[] }).nodes;
+    ironic.push(...nodes.map((n) => n.uuid));
+    marker = nodes.length === 100 ? nodes.at(-1)!.uuid : undefined;
+  }
+  const a = [...hub].sort().join();
+  const b = [...ironic].sort().join();
+  if (a !== b) throw new Error(`the hub listed ${hub.length} nodes, Ironic ${ironic.length}, not the same ones`);
+  return { hubBytes: Math.round(hubBytes / hubPages), ironicBytes: Math.round(ironicBytes / ironicPages) };
 }
 
 const COLUMNS = [
@@ -184,6 +235,68 @@ const COLUMNS = [
   "last_error",
   "fault",
 ] as const;
+const TYPED = COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ");
+
+/**
+ * The baseline: what the hub must do at the least, in bare SQL, in one transaction: write the
+ * rows that changed (INSERT … ON CONFLICT … DO UPDATE … WHERE … IS DISTINCT FROM …) and stamp
+ * every row it saw with the view's observation time, as the hub stamps every device it saw.
+ */
+async function bareUpsert(sql: pg.Client, view: IronicItem[], observedAt: Date) {
+  const rows = view.map((i) => ({
+    uuid: i.uuid,
+    name: i.name,
+    provision_state: i.provisionState,
+    target_provision_state: i.targetProvisionState,
+    power_state: i.powerState,
+    maintenance: i.maintenance,
+    maintenance_reason: i.maintenanceReason,
+    last_error: i.lastError,
+    fault: i.fault,
+  }));
+  const t0 = performance.now();
+  await sql.query("BEGIN");
+  const written = await sql.query(
+    `INSERT INTO bench_ironic_nodes AS t (uuid, name, ${COLUMNS.join(", ")}, observed_at)
+     SELECT x.uuid, x.name, ${COLUMNS.map((c) => `x.${c}`).join(", ")}, $2
+       FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, name text, ${TYPED})
+     ON CONFLICT (uuid) DO UPDATE SET name = EXCLUDED.name, ${COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}
+     WHERE (t.name, ${COLUMNS.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (EXCLUDED.name, ${COLUMNS.map((c) => `EXCLUDED.${c}`).join(", ")})`,
+    [JSON.stringify(rows), observedAt],
+  );
+  await sql.query("UPDATE bench_ironic_nodes SET observed_at = $1 WHERE uuid = ANY($2::uuid[])", [
+    observedAt,
+    rows.map((r) => r.uuid),
+  ]);
+  await sql.query("COMMIT");
+  return { ms: performance.now() - t0, rows: written.rowCount ?? 0 };
+}
+
+/**
+ * Both sides must hold the same rows after a round: each device's Ironic fields as pushed, and
+ * every row stamped with the round's observation time. Throws (the benchmark stops) otherwise.
+ */
+async function checkSameRows(sql: pg.Client, siteId: string, observedAt: Date): Promise<void> {
+  const hub = await sql.query<{ name: string; v: string; at: Date | null }>(
+    `SELECT name, ${COLUMNS.map((c) => `coalesce(ironic_${c}::text, '')`).join(" || '|' || ")} AS v, ironic_observed_at AS at
+       FROM devices WHERE site_id = $1::uuid ORDER BY name`,
+    [siteId],
+  );
+  const base = await sql.query<{ name: string; v: string; at: Date | null }>(
+    `SELECT name, ${COLUMNS.map((c) => `coalesce(${c}::text, '')`).join(" || '|' || ")} AS v, observed_at AS at
+       FROM bench_ironic_nodes ORDER BY name`,
+  );
+  const show = (r: { name: string; v: string; at: Date | null }) => `${r.name} ${r.v} ${r.at?.toISOString()}`;
+  const h = hub.rows.map(show);
+  const b = base.rows.map(show);
+  const differ = h.filter((x, i) => x !== b[i]);
+  if (h.length !== b.length || differ.length)
+    throw new Error(
+      `hub and baseline rows differ (${h.length} vs ${b.length} rows; first: ${differ[0]} vs ${b[h.indexOf(differ[0]!)]})`,
+    );
+  if (hub.rows.some((r) => r.at?.getTime() !== observedAt.getTime()))
+    throw new Error("the hub did not stamp every device it saw with the observation time");
+}
 
 /** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
 export async function reflectionApply(report: Report, n: number): Promise<void> {
@@ -203,10 +316,10 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       lastError: null,
       fault: null,
     }));
-    const push = async (view: IronicItem[]) => {
+    const push = async (view: IronicItem[], observedAt: Date) => {
       const t0 = performance.now();
       const r = await env.client
-        .pushReflection(env.siteId, "ironic-overcloud", { observedAt: new Date().toISOString(), items: view })
+        .pushReflection(env.siteId, "ironic-overcloud", { observedAt: observedAt.toISOString(), items: view })
         .catch((err: unknown) => {
           for (const l of env.hub.logs.filter((x) => Number(x.level) >= 50))
             console.error(JSON.stringify(l).slice(0, 2000));
@@ -214,36 +327,15 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
         });
       return { ms: performance.now() - t0, r };
     };
-    const first = await push(items);
+    const firstAt = new Date();
+    const first = await push(items, firstAt);
     report(`(b) hub apply, ${n.toLocaleString("en")} devices, first load`, ms(first.ms), `updated ${first.r.updated}`);
 
     await sql.query(
-      `CREATE TABLE bench_ironic_nodes (uuid uuid PRIMARY KEY, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")}, observed_at timestamptz)`,
+      `CREATE TABLE bench_ironic_nodes (uuid uuid PRIMARY KEY, name text, ${TYPED}, observed_at timestamptz(3))`,
     );
-    const upsert = async (view: IronicItem[]) => {
-      const rows = view.map((i) => ({
-        uuid: i.uuid,
-        name: i.name,
-        provision_state: i.provisionState,
-        target_provision_state: i.targetProvisionState,
-        power_state: i.powerState,
-        maintenance: i.maintenance,
-        maintenance_reason: i.maintenanceReason,
-        last_error: i.lastError,
-        fault: i.fault,
-      }));
-      const t0 = performance.now();
-      const r = await sql.query(
-        `INSERT INTO bench_ironic_nodes AS t (uuid, name, ${COLUMNS.join(", ")}, observed_at)
-         SELECT x.uuid, x.name, ${COLUMNS.map((c) => `x.${c}`).join(", ")}, now()
-           FROM jsonb_to_recordset($1::jsonb) AS x(uuid uuid, name text, ${COLUMNS.map((c) => `${c} ${c === "maintenance" ? "boolean" : "text"}`).join(", ")})
-         ON CONFLICT (uuid) DO UPDATE SET name = EXCLUDED.name, ${COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, observed_at = EXCLUDED.observed_at
-         WHERE (t.name, ${COLUMNS.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (EXCLUDED.name, ${COLUMNS.map((c) => `EXCLUDED.${c}`).join(", ")})`,
-        [JSON.stringify(rows)],
-      );
-      return { ms: performance.now() - t0, rows: r.rowCount };
-    };
-    await upsert(items);
+    await bareUpsert(sql, items, firstAt);
+    await checkSameRows(sql, env.siteId, firstAt);
     const hubTimes: number[] = [];
     const baseTimes: number[] = [];
     let updated = 0;
@@ -254,12 +346,16 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
         const i = (round * (n / 100) + k) % n;
         items[i] = { ...items[i]!, provisionState: items[i]!.provisionState === "available" ? "active" : "available" };
       }
-      const h = await push(items);
-      const b = await upsert(items);
+      const observedAt = new Date();
+      const h = await push(items, observedAt);
+      const b = await bareUpsert(sql, items, observedAt);
+      await checkSameRows(sql, env.siteId, observedAt);
+      if (h.r.updated !== b.rows)
+        throw new Error(`the hub updated ${h.r.updated} devices, the baseline wrote ${b.rows} rows`);
       hubTimes.push(h.ms);
       baseTimes.push(b.ms);
       updated = h.r.updated;
-      written = b.rows ?? 0;
+      written = b.rows;
     }
     const hm = median(hubTimes);
     const bm = median(baseTimes);
@@ -269,9 +365,9 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`,
     );
     report(
-      `(b) baseline SQL upsert, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`,
+      `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`,
       ms(bm),
-      `rows written ${written}`,
+      `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
     );
     report(`(b) hub / baseline time, ${n.toLocaleString("en")} devices`, `${(hm / bm).toFixed(1)}×`);
   } finally {

@@ -27,6 +27,11 @@ import { jobsThroughput } from "./jobs.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+/**
+ * Hubs log at the production level (info: a line per request received and completed); this
+ * process, which drives the load on the same cores, does not parse those lines.
+ */
+const QUIET = { keepLogs: "errors" } as const;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const report = (what: string, value: string, note = "") => {
   console.log(`${what.padEnd(70)} ${value.padStart(10)}  ${note}`);
@@ -86,6 +91,30 @@ async function load(
   return autocannon({ url, connections: CONNECTIONS, duration, headers });
 }
 
+/**
+ * Both sides answer the same items and count (by id); with `sameBytes`, the very same bytes.
+ * Throws (the benchmark stops) otherwise; returns the size of each side's answer.
+ */
+async function sameAnswer(
+  hubUrl: string,
+  headers: Record<string, string>,
+  baseUrl: string,
+  sameBytes: boolean,
+): Promise<{ hub: number; base: number }> {
+  const [h, b] = await Promise.all([
+    fetch(hubUrl, { headers }).then((r) => r.text()),
+    fetch(baseUrl).then((r) => r.text()),
+  ]);
+  const ids = (text: string) => {
+    const page = JSON.parse(text) as { items: { id: string }[]; count: number };
+    return `${page.count}: ${page.items.map((i) => i.id).join(",")}`;
+  };
+  if (ids(h) !== ids(b)) throw new Error(`hub and baseline answered different items:\n${ids(h)}\n${ids(b)}`);
+  if (sameBytes && h !== b)
+    throw new Error(`hub and baseline answered different bytes:\n${h.slice(0, 500)}\n${b.slice(0, 500)}`);
+  return { hub: Buffer.byteLength(h), base: Buffer.byteLength(b) };
+}
+
 /** Loads the hub and a baseline process with the same request, warm-up first, one after the other. */
 async function compare(
   label: string,
@@ -95,6 +124,7 @@ async function compare(
   databaseUrl: string,
   note: string,
   headers: Record<string, string>,
+  sameBytes: boolean,
 ): Promise<void> {
   const baseline = spawn(process.execPath, ["--import", "tsx", baselineScript], {
     cwd: REPO_ROOT,
@@ -104,6 +134,7 @@ async function compare(
   const ready = await waitForLine(baseline, (l) => l.msg === "baseline ready");
   try {
     const base = `${String(ready.address)}${path}`;
+    const bytes = await sameAnswer(hubUrl + path, headers, base, sameBytes);
     await load(hubUrl + path, headers, 2);
     await load(base, {}, 2);
     const h = await load(hubUrl + path, headers);
@@ -115,6 +146,11 @@ async function compare(
     report(`${label} baseline (Fastify + pg, same SQL) req/s`, b.requests.average.toFixed(0));
     report(`${label} baseline p99 latency`, `${b.latency.p99} ms`);
     report(`${label} hub / baseline throughput`, `${((h.requests.average / b.requests.average) * 100).toFixed(0)} %`);
+    report(
+      `${label} bytes per answer, hub / baseline`,
+      `${bytes.hub} / ${bytes.base}`,
+      sameBytes ? "the same bytes (checked)" : "the same items and count (checked); the representations differ",
+    );
   } finally {
     baseline.kill("SIGTERM");
   }
@@ -136,7 +172,7 @@ async function devicesList(): Promise<void> {
       `${((performance.now() - t0) / 1000).toFixed(1)} s`,
       `${seeded.devices} devices`,
     );
-    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, QUIET);
     try {
       const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
       await compare(
@@ -147,6 +183,7 @@ async function devicesList(): Promise<void> {
         db.url,
         "25,000 of 50,000 devices at the site",
         auth,
+        false,
       );
     } finally {
       await hub.stop();
@@ -168,8 +205,7 @@ async function sitesList(): Promise<void> {
     );
     await c.end();
 
-    // Info-level logs as in production (one line per request received and completed).
-    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" });
+    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, QUIET);
     await new Promise((r) => setTimeout(r, 500));
     report("hub RSS idle (node process, external database)", `${(await rssMiB(hub.proc.pid!)).toFixed(1)} MiB`);
     try {
@@ -182,10 +218,11 @@ async function sitesList(): Promise<void> {
         db.url,
         "100 items/page of 1,000",
         auth,
+        true,
       );
       // The price of authentication: the same route on the same database, with a verified
       // bearer token (signature, claims, client state) and on a hub with FM_AUTH=none.
-      const open = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10", FM_AUTH: "none" });
+      const open = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10", FM_AUTH: "none" }, undefined, QUIET);
       try {
         await load(`${open.url}/api/v1/sites/`, {}, 2);
         const a = await load(`${hub.url}/api/v1/sites/`, auth);

@@ -36,6 +36,14 @@ const api = async <T>(path: string) => {
 const devices = async () => (await api<{ items: Device[] }>("/api/v1/devices/?site=iad1&limit=1000")).items;
 /** The devices the agent must ingest: NetBox's site iad1, cluster iad1-compute. */
 const expected = () => nb.data.devices.filter((d) => d.site === 1 && d.cluster === 1);
+/** The hub's devices for these NetBox ids, once the agent has brought them in. */
+const ingested = (netboxIds: number[]) =>
+  eventually(async () => {
+    const all = await devices();
+    const found = netboxIds.map((id) => all.find((d) => d.netbox.id === id));
+    expect(found.filter((d) => !d).length, "NetBox devices not in the hub yet").toBe(0);
+    return found as Device[];
+  }, 30_000);
 
 beforeAll(async () => {
   nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 2, devicesPerSite: 24 }) });
@@ -115,7 +123,7 @@ describe("netbox agent against the NetBox test server and the hub", () => {
   it("shows a rename, a MAC change, a role change and a removal within a change-poll interval", async () => {
     const [a, b, c, gone] = expected().slice(0, 4);
     const byNetboxId = async (id: number) => (await devices()).find((d) => d.netbox.id === id)!;
-    const hubIdOfA = (await byNetboxId(a!.id)).id;
+    const hubIdOfA = (await ingested([a!.id, b!.id, c!.id, gone!.id]))[0]!.id;
     const iface = nb.data.interfaces.find((i) => i.device === b!.id && i.primary_mac_address !== null)!;
     const cpuRole = nb.data.deviceRoles.find((r) => r.slug === "cpu-node")!;
     const fullReads = agent.logs.filter((l) => l.msg === "NetBox full read").length;
@@ -148,25 +156,29 @@ describe("netbox agent against the NetBox test server and the hub", () => {
   }, 60_000);
 
   it("without permission on MAC addresses it logs a clear error per poll and the rest of the sync goes on", async () => {
-    nb.setDenied(["dcim.macaddress"]);
     const target = expected()[5]!;
-    nb.edit("dcim.device", target.id, (d: { name: string }) => (d.name = `${d.name}-after-403`));
-    await eventually(async () =>
-      expect((await devices()).find((d) => d.netbox.id === target.id)!.name).toBe(target.name),
-    );
-    const errors = agent.logs.filter(
-      (l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === 50,
-    );
-    expect(errors.length).toBeGreaterThan(0);
-    expect(
-      await agent.metric("fleet_manager_reflector_errors_total", {
-        store: "netbox-devices",
-        reason: "netbox_permission",
-      }),
-    ).toBeGreaterThan(0);
-    // Polls after the 403 still succeed.
-    const t = Date.now();
-    await agent.waitForLog((l) => l.msg === "reflector cycle done" && (l.time as number) > t);
-    nb.setDenied([]);
+    await ingested([target.id]);
+    nb.setDenied(["dcim.macaddress"]);
+    try {
+      nb.edit("dcim.device", target.id, (d: { name: string }) => (d.name = `${d.name}-after-403`));
+      await eventually(async () =>
+        expect((await devices()).find((d) => d.netbox.id === target.id)!.name).toBe(target.name),
+      );
+      const errors = agent.logs.filter(
+        (l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === 50,
+      );
+      expect(errors.length).toBeGreaterThan(0);
+      expect(
+        await agent.metric("fleet_manager_reflector_errors_total", {
+          store: "netbox-devices",
+          reason: "netbox_permission",
+        }),
+      ).toBeGreaterThan(0);
+      // Polls after the 403 still succeed.
+      const t = Date.now();
+      await agent.waitForLog((l) => l.msg === "reflector cycle done" && (l.time as number) > t);
+    } finally {
+      nb.setDenied([]);
+    }
   }, 60_000);
 });

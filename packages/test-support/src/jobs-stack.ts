@@ -55,6 +55,8 @@ export interface JobsStack {
   ): Promise<{ status: number; body: T & { code?: string; detail?: string } }>;
   /** Waits for the job to reach one of `statuses` (a terminal one by default). */
   waitForJob(id: string, statuses?: Job["status"][], timeoutMs?: number): Promise<Job>;
+  /** Creates a job (it must be accepted) and waits for it to end. */
+  runJob(body: { kind: Job["kind"]; deviceIds: string[]; params?: unknown }, timeoutMs?: number): Promise<Job>;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,8 @@ export interface JobsStackOptions {
   burnInCommand?: string;
   pollIntervalMs?: number;
   concurrency?: number;
+  /** Which hub log lines to keep (see startHub): a benchmark keeps only errors. */
+  hubLogs?: "all" | "errors";
 }
 
 export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
@@ -109,7 +113,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
 
     const db: TestDatabase = await createTestDatabase(await templateName());
     cleanups.push(() => db.drop());
-    const hub = await startHub({ DATABASE_URL: db.url });
+    const hub = await startHub({ DATABASE_URL: db.url }, undefined, { keepLogs: o.hubLogs });
     cleanups.push(() => hub.stop("SIGKILL"));
     const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const api = async <T = Job>(method: string, path: string, body?: unknown) => {
@@ -231,6 +235,12 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
         200,
       );
 
+    const runJob = async (body: { kind: Job["kind"]; deviceIds: string[]; params?: unknown }, timeoutMs = 90_000) => {
+      const created = await api("POST", "/api/v1/jobs/", body);
+      if (created.status !== 201) throw new Error(`job refused: ${created.status} ${JSON.stringify(created.body)}`);
+      return waitForJob(created.body.id, undefined, timeoutMs);
+    };
+
     return {
       hub,
       admin,
@@ -250,6 +260,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       startWorker,
       api,
       waitForJob,
+      runJob,
       stop,
     };
   } catch (err) {

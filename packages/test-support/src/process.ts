@@ -37,7 +37,19 @@ export async function clientToken(url: string, clientId: string, secret: string,
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-export function spawnHub(env: Record<string, string | undefined>): {
+export interface HubLogOptions {
+  /**
+   * "all" (default) keeps every log line, parsed; "errors" parses and keeps the lines up to
+   * "hub ready" and then only errors, so a process driving load on the hub (a benchmark) does
+   * not spend itself parsing the two lines a request logs at the production level.
+   */
+  keepLogs?: "all" | "errors";
+}
+
+export function spawnHub(
+  env: Record<string, string | undefined>,
+  opts: HubLogOptions = {},
+): {
   proc: ChildProcess;
   logs: Record<string, unknown>[];
   stderr: string[];
@@ -58,10 +70,15 @@ export function spawnHub(env: Record<string, string | undefined>): {
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
+  let ready = false;
   onJsonLines(
     proc.stdout!,
-    (l) => logs.push(l),
+    (l) => {
+      logs.push(l);
+      if (l.msg === "hub ready") ready = true;
+    },
     (text) => stderr.push(text),
+    opts.keepLogs === "errors" ? (line) => !ready || /"level":(50|60)\b/.test(line) : undefined,
   );
   proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
   const exited = new Promise<number | string>((resolve) =>
@@ -70,11 +87,15 @@ export function spawnHub(env: Record<string, string | undefined>): {
   return { proc, logs, stderr, exited };
 }
 
-/** Calls `onJson` for each JSON line a stream writes (pino logs), `onText` for any other line. */
+/**
+ * Calls `onJson` for each JSON line a stream writes (pino logs), `onText` for any other line;
+ * lines `accept` refuses are dropped unparsed.
+ */
 export function onJsonLines(
   stream: NodeJS.ReadableStream,
   onJson: (line: Record<string, unknown>) => void,
   onText: (line: string) => void = () => {},
+  accept: (line: string) => boolean = () => true,
 ): void {
   let buf = "";
   stream.on("data", (d: Buffer) => {
@@ -82,6 +103,7 @@ export function onJsonLines(
     const lines = buf.split("\n");
     buf = lines.pop()!;
     for (const line of lines) {
+      if (!accept(line)) continue;
       let parsed: Record<string, unknown> | undefined;
       try {
         parsed = JSON.parse(line) as Record<string, unknown>;
@@ -98,8 +120,12 @@ function dropUndefined(env: Record<string, string | undefined>): Record<string, 
 }
 
 /** Starts a hub and waits until it logs "hub ready" (or fails with its output). */
-export async function startHub(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<HubProcess> {
-  const h = spawnHub(env);
+export async function startHub(
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+  opts: HubLogOptions = {},
+): Promise<HubProcess> {
+  const h = spawnHub(env, opts);
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | string | undefined;
   void h.exited.then((c) => (exitCode = c));

@@ -1,26 +1,32 @@
 /**
  * A TCP proxy in front of a real server, to make it unreachable and reachable again without
  * stopping it: `cut()` drops every connection and refuses new ones; `restore()` listens again
- * on the same port.
+ * on the same port. `retarget()` points it at another server (or at none: connections are then
+ * dropped as they arrive), so a server that restarts on a new port keeps one address.
  */
 import { createServer, connect, type Server, type Socket } from "node:net";
+import { eventually } from "./wait.ts";
 
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  retarget(target: { host: string; port: number } | undefined): void;
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+/** A proxy to targetHost:targetPort, or to nothing yet (see retarget) when no target is given. */
+export async function startTcpProxy(targetHost?: string, targetPort?: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let target = targetHost && targetPort ? { host: targetHost, port: targetPort } : undefined;
 
-  const listen = () =>
+  const listenOnce = () =>
     new Promise<void>((resolve, reject) => {
       const srv = createServer((client) => {
-        const upstream = connect(targetPort, targetHost);
+        if (!target) return void client.destroy();
+        const upstream = connect(target.port, target.host);
         for (const s of [client, upstream]) {
           sockets.add(s);
           s.on("close", () => sockets.delete(s));
@@ -38,6 +44,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         resolve();
       });
     });
+  // Listening again on the port it had: another process may hold it for a moment meanwhile.
+  const listen = () => eventually(listenOnce, 10_000, 100);
 
   const cut = async () => {
     for (const s of sockets) s.destroy();
@@ -47,6 +55,16 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     if (srv) await new Promise<void>((r) => srv.close(() => r()));
   };
 
-  await listen();
-  return { port, cut, restore: listen, close: cut };
+  await listenOnce(); // port 0: the OS picks a free one
+  return {
+    port,
+    cut,
+    restore: listen,
+    retarget: (t) => {
+      target = t;
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    close: cut,
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * A real Temporal server for tests: the Temporal CLI's dev server (`temporal server
  * start-dev`, SQLite in a scratch folder), built and started by scripts/peers/temporal.sh.
- * One per test file that needs it, on a free port; it is SERVING about a second after start.
+ * One per test file that needs it, on a free port (another one if that is taken before the
+ * server binds it); it is SERVING about a second after start.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -25,10 +26,26 @@ export interface TemporalPeer {
   stop(): Promise<void>;
 }
 
+/** The port another process took between choosing it and the server binding it. */
+const portTaken = (err: unknown) => {
+  const e = err as { stdout?: string; stderr?: string };
+  return /already in use/i.test(`${e.stdout ?? ""}${e.stderr ?? ""}`);
+};
+
 export async function startTemporal(): Promise<TemporalPeer> {
   const dir = await mkdtemp(join(tmpdir(), "fm-temporal-"));
-  const port = await freePort();
-  await run(SCRIPT, ["start", dir, String(port)], { timeout: 90_000 });
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      await run(SCRIPT, ["start", dir, String(port)], { timeout: 90_000 });
+      break;
+    } catch (err) {
+      if (attempt < 3 && portTaken(err)) continue;
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
   return {
     address: `127.0.0.1:${port}`,
     dir,
@@ -36,7 +53,16 @@ export async function startTemporal(): Promise<TemporalPeer> {
       await run(SCRIPT, ["stop", dir], { timeout: 30_000 });
     },
     async resume() {
-      await run(SCRIPT, ["start", dir, String(port)], { timeout: 90_000 });
+      // Its clients know this address: the same port, waited for while another process holds it.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        try {
+          return void (await run(SCRIPT, ["start", dir, String(port)], { timeout: 90_000 }));
+        } catch (err) {
+          if (!portTaken(err) || Date.now() > deadline) throw err;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
     },
     async stop() {
       await run(SCRIPT, ["stop", dir], { timeout: 30_000 }).catch(() => {});

@@ -3,6 +3,7 @@ import pg from "pg";
 import { pino } from "pino";
 import type { FastifyBaseLogger } from "fastify";
 import { adminQuery, createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { eventually } from "@fm/test-support/wait";
 import { PgListener } from "./pg-listener.ts";
 
 let db: TestDatabase;
@@ -17,7 +18,6 @@ afterAll(async () => {
   await db.drop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const listeners = async () =>
   (await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN%'", [db.name]))
     .rows as { pid: number }[];
@@ -33,26 +33,28 @@ it("delivers notifications, reconnects after the server drops it, and survives e
   listener.onReconnect = () => reconnects++;
   await listener.start();
   await pool.query("SELECT pg_notify('test_channel', 'one')");
-  for (let i = 0; i < 50 && got.length < 1; i++) await sleep(20);
-  expect(got).toEqual(["one"]);
+  await eventually(async () => expect(got).toEqual(["one"]), 5000, 20);
 
   // The server drops the LISTEN connection: the listener comes back by itself.
   await terminate((await listeners()).map((r) => r.pid));
-  for (let i = 0; i < 100 && reconnects < 2; i++) await sleep(50);
-  expect(reconnects).toBe(2);
+  await eventually(async () => expect(reconnects).toBe(2), 10_000, 50);
   await pool.query("SELECT pg_notify('test_channel', 'two')");
-  for (let i = 0; i < 50 && got.length < 2; i++) await sleep(20);
-  expect(got).toEqual(["one", "two"]);
+  await eventually(async () => expect(got).toEqual(["one", "two"]), 5000, 20);
 
-  // After close, the connection is gone, not parked in the pool still listening; a server
-  // terminating everything then cannot reach it (this used to crash on a double release).
+  // After close, the connection is gone, not parked in the pool still listening: the pool has
+  // one client fewer, and none of those left is checked out.
+  const held = pool.totalCount;
+  expect(pool.idleCount).toBe(held - 1);
   await listener.close();
   expect(await listeners()).toEqual([]);
+  expect({ total: pool.totalCount, idle: pool.idleCount }).toEqual({ total: held - 1, idle: held - 1 });
+  // A server terminating everything then cannot reach it (this used to crash on a double
+  // release): the pool drops its dead clients and serves the next query.
   await terminate(
     (
       await adminQuery("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [db.name])
     ).rows.map((r: { pid: number }) => r.pid),
   );
-  await sleep(200);
-  expect(pool.totalCount).toBeLessThanOrEqual(3);
+  await eventually(async () => expect(pool.totalCount).toBe(0), 10_000, 20);
+  expect((await pool.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
 });

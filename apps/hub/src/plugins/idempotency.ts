@@ -19,6 +19,17 @@ declare module "fastify" {
   }
 }
 
+/** Runs `op` now and, while it fails, again in the background (after 250 ms, doubling, 6 times). */
+function persistently(op: () => Promise<unknown>, giveUp: (err: unknown) => void, attempt = 0): Promise<void> {
+  return op().then(
+    () => {},
+    (err: unknown) => {
+      if (attempt < 6) setTimeout(() => void persistently(op, giveUp, attempt + 1), 250 * 2 ** attempt).unref();
+      else giveUp(err);
+    },
+  );
+}
+
 /**
  * Idempotency-Key for mutating POSTs (draft-ietf-httpapi-idempotency-key-header): the first
  * request with a key is recorded before it runs; a repeat with the same key and body gets the
@@ -86,14 +97,10 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
       if (reply.statusCode >= 500) {
         // Free the key for a retry. The failure may be the database itself (a busy pool): then
         // keep trying in the background, or the key would stay "in progress" until abandoned.
-        const release = (attempt: number): Promise<void> =>
-          idempotencyRepo.release(prisma, id).then(
-            () => {},
-            () => {
-              if (attempt < 6) setTimeout(() => void release(attempt + 1), 250 * 2 ** attempt).unref();
-            },
-          );
-        await release(0);
+        await persistently(
+          () => idempotencyRepo.release(prisma, id),
+          (err) => request.log.warn({ err }, "could not free an Idempotency-Key after a failed request"),
+        );
         return payload;
       }
       const headers: Record<string, string> = {};
@@ -109,7 +116,12 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
           body = payload;
         }
       }
-      await idempotencyRepo.complete(prisma, id, { status: reply.statusCode, body, headers });
+      // The request's work is done and committed: the client gets this response even when it
+      // cannot be recorded at once (a busy pool). Until it is, a repeat is told 409 and retries.
+      await persistently(
+        () => idempotencyRepo.complete(prisma, id, { status: reply.statusCode, body, headers }),
+        (err) => request.log.warn({ err }, "could not record the response of an Idempotency-Key"),
+      );
       return payload;
     });
 

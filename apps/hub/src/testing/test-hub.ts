@@ -5,7 +5,6 @@ import { pino } from "pino";
 import type { FastifyInstance } from "fastify";
 import { randomBytes } from "node:crypto";
 import { buildApp, type AppDeps } from "../app.ts";
-import { createServer } from "node:net";
 import { localAuthenticator } from "../plugins/request-context.ts";
 import { ensureAdminClient } from "../modules/identity/bootstrap.ts";
 import { clientToken } from "@fm/test-support/process";
@@ -84,22 +83,19 @@ export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Pro
 
 /**
  * A hub with the real OAuth2 authenticator, listening on a real port that is also its issuer.
- * `overrides` may depend on that URL (e.g. identity settings).
+ * The port is the one the OS gives it as it binds (no port chosen first and bound later, which
+ * another process could take meanwhile): like a hub without FM_ISSUER_URL, its issuer is set
+ * to the address it listens on, unless `overrides.identity` names one.
  */
 export async function startOAuthTestHub(
-  overrides: (url: string) => Partial<AppDeps> = () => ({}),
+  overrides: Partial<AppDeps> = {},
 ): Promise<TestHub & { url: string; adminToken: string }> {
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const hub = await startTestHub({ authenticate: undefined, identity: testIdentity(url), ...overrides(url) });
+  const identity = overrides.identity ?? testIdentity("");
+  const hub = await startTestHub({ authenticate: undefined, ...overrides, identity });
   await hub.app.ready();
   await ensureAdminClient(hub.db.prisma, { secret: TEST_ADMIN_SECRET, dataDir: "/nonexistent", log: hub.app.log });
-  await hub.app.listen({ port, host: "127.0.0.1" });
+  const url = await hub.app.listen({ port: 0, host: "127.0.0.1" });
+  if (!identity.config.issuer) identity.config.issuer = url;
   return { ...hub, url, adminToken: await clientToken(url, "fleet-admin", TEST_ADMIN_SECRET) };
 }
 export const TEST_ADMIN_SECRET = "in-process-admin-secret";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeJwt } from "jose";
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import * as oidc from "openid-client";
 import { HubClient } from "@fm/clients";
 import { startOAuthTestHub, TEST_ADMIN_SECRET } from "@fm/hub/testing";
 import { TokenSource } from "./token.ts";
@@ -50,20 +51,53 @@ describe("TokenSource against the hub's authorization server", () => {
       clientSecret: TEST_ADMIN_SECRET,
       scope: "fleet.read",
     });
-    let first = true;
     const client = new HubClient({
       baseUrl: hub.url,
-      // The first token handed out is garbage, as a token signed with a since-rotated key would be.
-      token: async () => (first ? ((first = false), "not-a-jwt") : tokens.get()),
+      token: () => tokens.get(),
       onUnauthorized: () => tokens.invalidate(),
     });
     expect((await client.listSites()).items).toEqual([]);
+    const cached = await tokens.get();
+    // The hub loses the key that signed the cached token (its keys replaced, as after a restore
+    // or a lost key store): that token is now refused, while a fresh grant is signed with the
+    // new key.
+    await hub.db.prisma.signingKey.deleteMany();
+    const rotated = await hub.app.inject({
+      method: "POST",
+      url: "/api/v1/admin/signing-keys/rotate",
+      headers: { authorization: `Bearer ${hub.adminToken}` },
+    });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const refused = await hub.app.inject({ url: "/api/v1/sites/", headers: { authorization: `Bearer ${cached}` } });
+    expect(refused.statusCode).toBe(401);
+
+    const grants = await issued();
+    expect((await client.listSites()).items).toEqual([]);
+    expect(await issued()).toBe(grants + 1); // the cached token was dropped and replaced once
+    const fresh = await tokens.get();
+    expect(fresh).not.toBe(cached);
+    expect(decodeProtectedHeader(fresh).kid).toBe((rotated.json() as { kid: string }).kid);
   });
 
-  it("a wrong secret fails with the authorization server's error, naming no secret", async () => {
+  it("a wrong secret fails with the authorization server's invalid_client error, naming no secret", async () => {
     const tokens = new TokenSource({ issuer: hub.url, clientId: "fleet-admin", clientSecret: "wrong-secret-value" });
-    const err = await tokens.get().catch((e: unknown) => e as Error);
+    const err = await tokens.get().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
+    // RFC 6749 5.2: a failed client authentication is a 401 with error "invalid_client". With a
+    // WWW-Authenticate challenge (HTTP Basic) openid-client hands over the unread response.
+    const body =
+      err instanceof oidc.WWWAuthenticateChallengeError
+        ? ((await err.response.json()) as Record<string, unknown>)
+        : err instanceof oidc.ResponseBodyError
+          ? err.cause
+          : undefined;
+    expect({ status: (err as { status?: number }).status, error: body?.error }).toEqual({
+      status: 401,
+      error: "invalid_client",
+    });
     expect(String((err as Error).message)).not.toContain("wrong-secret-value");
     expect(JSON.stringify(err)).not.toContain("wrong-secret-value");
   });

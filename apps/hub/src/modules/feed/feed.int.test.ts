@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FeedPage, Site } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { recordChange } from "../changes/recorder.ts";
@@ -57,19 +57,62 @@ describe("inventory change feed", () => {
     expect(end).toEqual({ items: [], nextAfter: all.nextAfter });
   });
 
-  it("long-polls: a waiting reader gets an event committed while it waits", async () => {
-    const { nextAfter } = await read("0");
-    const started = Date.now();
-    const waiting = read(nextAfter, { wait: 20 });
-    await sleep(300);
-    await fetch(`${url}/api/v1/sites`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ slug: "feed-late", name: "late" }),
-    });
-    const page = await waiting;
-    expect(page.items.map((e) => e.type)).toEqual(["site.created"]);
-    expect(Date.now() - started).toBeLessThan(20_000); // woke on the event, not at the deadline
+  it("long-polls: a waiting reader is woken by the commit's notification, not by its periodic re-check", async () => {
+    // A hub of its own: the test watches its database and its timers.
+    const own = await startTestHub();
+    const ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
+    const realSetTimeout = globalThis.setTimeout;
+    const reader = new AbortController();
+    try {
+      const feedUrl = (after: string) => `${ownUrl}/api/v1/feeds/inventory/?after=${after}&wait=60`;
+      const start = ((await (await fetch(feedUrl("0").replace("wait=60", "wait=0"))).json()) as FeedPage).nextAfter;
+      // A marker event inserted without the commit notification (its trigger skipped): only a
+      // reader's own sequencer run gives it a position, which shows that reader has looked.
+      const [marker] = await own.db.prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SET LOCAL session_replication_role = replica`;
+        return tx.$queryRaw<{ seq: bigint }[]>`
+          INSERT INTO inventory_events (type, resource_type, resource_id, data)
+          VALUES ('site.updated', 'site', 'feed-marker', '{}') RETURNING seq`;
+      });
+      // From here the hub's timers never fire: its periodic re-check cannot wake the reader.
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      // The reader asks for events after the marker's position, so the marker is not its answer.
+      const waiting = fetch(feedUrl(String(BigInt(start) + 1n)), { signal: reader.signal }).then(
+        async (r) => (await r.json()) as FeedPage,
+      );
+      for (;;) {
+        const [row] = await own.db.prisma.$queryRaw<{ position: bigint | null }[]>`
+          SELECT position FROM inventory_events WHERE seq = ${marker!.seq}`;
+        if (row?.position != null) break;
+        await new Promise((r) => realSetTimeout(r, 20));
+      }
+      // The reader has run its first check and found nothing: now an event commits. Only its
+      // notification can wake the reader.
+      const created = await fetch(`${ownUrl}/api/v1/sites`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ slug: "feed-late", name: "late" }),
+      });
+      expect(created.status).toBe(201);
+      // A reader not woken by then never will be (its re-check cannot fire): give up in time
+      // for the clean-up below to put the timers back.
+      const page = await Promise.race([
+        waiting,
+        new Promise<never>((_, reject) =>
+          realSetTimeout(
+            () => reject(new Error("the waiting reader was not woken by the commit's notification")),
+            20_000,
+          ),
+        ),
+      ]);
+      expect(page.items.map((e) => [e.type, (e.data as { slug?: string }).slug])).toEqual([
+        ["site.created", "feed-late"],
+      ]);
+    } finally {
+      reader.abort();
+      vi.useRealTimers();
+      await own.close();
+    }
   });
 
   it("8 concurrent writers committing out of order: a reader gets every event exactly once, in order", async () => {

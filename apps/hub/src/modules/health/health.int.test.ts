@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "@fm/test-support/wait";
 import { startProxiedTestHub, startTestHub, type TestHub } from "../../testing/test-hub.ts";
 
 describe("/healthz and /readyz", () => {
@@ -27,12 +28,7 @@ describe("/healthz and /readyz", () => {
     expect(api.body).not.toContain("127.0.0.1");
 
     await hub.proxy.restore();
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await hub.app.inject({ url: "/readyz" })).statusCode;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(status).toBe(200);
+    await eventually(async () => expect((await hub.app.inject({ url: "/readyz" })).statusCode).toBe(200), 5000, 100);
     expect((await hub.app.inject({ url: "/api/v1/sites" })).statusCode).toBe(200);
   });
 });

@@ -2,34 +2,37 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Job } from "@fm/domain";
 import { startOAuthTestHub, TEST_ADMIN_SECRET, type TestHub } from "../../testing/test-hub.ts";
 import { seedNetboxOnlyDevices } from "../../testing/inventory.ts";
+import pg from "pg";
 import { bearer, clientToken } from "@fm/test-support/process";
+import { adminQuery } from "@fm/test-support/postgres";
+import { eventually } from "@fm/test-support/wait";
 
 let hub: TestHub & { url: string; adminToken: string };
 let reader: string;
-let staged: string[];
-let active: string;
 let elsewhere: string;
 
 beforeAll(async () => {
   hub = await startOAuthTestHub();
-  await seedNetboxOnlyDevices(
-    hub.db.prisma,
-    { slug: "oslo" },
-    Array.from({ length: 8 }, (_, i) => ({ name: `osl-gpu-${i}`, role: "gpu-node" as const })),
-  );
+  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, []);
   await seedNetboxOnlyDevices(hub.db.prisma, { slug: "bergen" }, [{ name: "brg-gpu-0", role: "gpu-node" }]);
-  const rows = await hub.db.prisma.device.findMany({ orderBy: { name: "asc" } });
-  elsewhere = rows.find((d) => d.name === "brg-gpu-0")!.id;
-  const oslo = rows.filter((d) => d.name.startsWith("osl-"));
-  active = oslo[0]!.id;
-  staged = oslo.slice(1).map((d) => d.id);
-  await hub.db.prisma.device.updateMany({
-    where: { id: { in: [...staged, elsewhere] } },
-    data: { netboxStatus: "staged" },
-  });
+  elsewhere = (await hub.db.prisma.device.findFirstOrThrow({ where: { name: "brg-gpu-0" } })).id;
+  await hub.db.prisma.device.update({ where: { id: elsewhere }, data: { netboxStatus: "staged" } });
   reader = await clientToken(hub.url, "fleet-admin", TEST_ADMIN_SECRET, "fleet.read");
 });
 afterAll(() => hub.close());
+
+let made = 0;
+/** `n` new GPU devices at site oslo for one test, NetBox `staged` (ready to enrol) or `active`. */
+async function devices(n: number, status: "staged" | "active" = "staged"): Promise<string[]> {
+  const names = Array.from({ length: n }, () => `osl-gpu-${String(++made).padStart(3, "0")}`);
+  const gpus = names.map((name) => ({ name, role: "gpu-node" as const }));
+  await seedNetboxOnlyDevices(hub.db.prisma, { slug: "oslo" }, gpus);
+  const rows = await hub.db.prisma.device.findMany({ where: { name: { in: names } } });
+  const ids = names.map((name) => rows.find((r) => r.name === name)!.id);
+  if (status === "staged")
+    await hub.db.prisma.device.updateMany({ where: { id: { in: ids } }, data: { netboxStatus: "staged" } });
+  return ids;
+}
 
 const call = async <T = Job>(
   method: string,
@@ -43,12 +46,19 @@ const call = async <T = Job>(
     headers: { ...bearer(token), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, body: (await res.json()) as T & { code?: string; errors?: { path: string }[] } };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: (await res.json()) as T & { code?: string; errors?: { path: string }[] },
+  };
 };
 const jobCount = () => hub.db.prisma.job.count();
+const jobsOf = (deviceId: string) => hub.db.prisma.jobDevice.count({ where: { deviceId } });
 
 describe("jobs API", () => {
   it("creates an ENROL job: PENDING, generated name, defaults, and a feed event", async () => {
+    const staged = await devices(1);
+    const [active] = await devices(1, "active");
     const r = await call("POST", "/api/v1/jobs/", {
       kind: "ENROL",
       deviceIds: [staged[0]],
@@ -85,6 +95,9 @@ describe("jobs API", () => {
   });
 
   it("refuses a second active job on a device, an enrol of an active device, and bad input, creating nothing", async () => {
+    const staged = await devices(2);
+    const [active] = await devices(1, "active");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] })).status).toBe(201);
     const before = await jobCount();
     expect((await call("POST", "/api/v1/jobs/", { kind: "TEARDOWN", deviceIds: [staged[0]] })).body.code).toBe(
       "device_state_conflict",
@@ -117,25 +130,17 @@ describe("jobs API", () => {
   });
 
   it("the database keeps one active job per device when requests race", async () => {
+    const staged = await devices(1);
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[2]] })),
+      Array.from({ length: 6 }, () => call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] })),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(5);
-    expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: staged[2], active: true } })).toBe(1);
+    expect(await hub.db.prisma.jobDevice.count({ where: { deviceId: staged[0], active: true } })).toBe(1);
   });
 
   it("creates jobs for 40 different devices at once: each is created or shed with a 503 to retry, never a 500", async () => {
-    await seedNetboxOnlyDevices(
-      hub.db.prisma,
-      { slug: "oslo" },
-      Array.from({ length: 40 }, (_, i) => ({ name: `osl-bulk-${i}`, role: "gpu-node" as const })),
-    );
-    const bulk = await hub.db.prisma.device.findMany({ where: { name: { startsWith: "osl-bulk-" } } });
-    await hub.db.prisma.device.updateMany({
-      where: { id: { in: bulk.map((d) => d.id) } },
-      data: { netboxStatus: "staged" },
-    });
+    const bulk = (await devices(40)).map((id) => ({ id }));
     const create = (id: string) =>
       call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [id] }, { "idempotency-key": `bulk-${id}` });
     let results = await Promise.all(bulk.map((d) => create(d.id)));
@@ -159,29 +164,82 @@ describe("jobs API", () => {
     ).toBe(40);
   });
 
-  it("replays an Idempotency-Key and refuses it with another body", async () => {
-    const key = { "idempotency-key": "enrol-staged-3" };
-    const a = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[3]] }, key);
-    const b = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[3]] }, key);
-    expect(a.status).toBe(201);
-    expect(b.body.id).toBe(a.body.id);
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[4]] }, key)).status).toBe(422);
+  it("replays an Idempotency-Key: the first status and body, marked Idempotent-Replayed; another body is a 422", async () => {
+    const [d, other] = (await devices(2)) as [string, string];
+    const key = { "idempotency-key": `enrol-${d}` };
+    const first = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d] }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const again = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d] }, key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("location")).toBe(first.headers.get("location"));
+    expect(again.body).toEqual(first.body);
+    expect(await jobsOf(d)).toBe(1); // run once
+    const reused = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [other] }, key);
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe("idempotency_key_reused");
+    expect(await jobsOf(other)).toBe(0);
+  });
+
+  it("while the first request with a key is still running, a repeat is a 409 with Retry-After", async () => {
+    const [d] = (await devices(1)) as [string];
+    const request = () =>
+      call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d] }, { "idempotency-key": `slow-${d}` });
+    // Another session locks the jobs table: the first request stops inside its work, its key
+    // recorded as in progress.
+    const blocker = new pg.Client({ connectionString: hub.database.url });
+    await blocker.connect();
+    let first: ReturnType<typeof request> | undefined;
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE");
+      first = request();
+      await eventually(
+        async () => {
+          const waiting = await adminQuery(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+            [hub.database.name],
+          );
+          expect((waiting.rows[0] as { n: number }).n).toBe(1);
+        },
+        10_000,
+        20,
+      );
+      const repeat = await request();
+      expect(repeat.status).toBe(409);
+      expect(repeat.body.code).toBe("idempotency_key_in_progress");
+      expect(Number(repeat.headers.get("retry-after"))).toBeGreaterThan(0);
+      await blocker.query("COMMIT");
+      const done = await first;
+      expect(done.status).toBe(201);
+      // Once it has finished, the repeat gets its response.
+      const replay = await request();
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body.id).toBe(done.body.id);
+      expect(await jobsOf(d)).toBe(1);
+    } finally {
+      await blocker.end(); // releases the lock if the test failed while holding it
+      await first?.catch(() => {});
+    }
   });
 
   it("cancels: PENDING ends at once and frees its devices; running becomes CANCELLING; ended is a 409", async () => {
-    const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] })).body;
+    const staged = await devices(1);
+    const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] })).body;
     const cancelled = await call("POST", `/api/v1/jobs/${job.id}/cancel/`);
     expect(cancelled.body).toMatchObject({ status: "CANCELLED" });
     expect(cancelled.body.finishedAt).not.toBeNull();
     expect((await call("POST", `/api/v1/jobs/${job.id}/cancel/`)).body.status).toBe("CANCELLED");
-    const again = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] });
+    const again = await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] });
     expect(again.status).toBe(201);
     await hub.db.prisma.job.update({ where: { id: again.body.id }, data: { status: "RUNNING" } });
     const cancelling = await call("POST", `/api/v1/jobs/${again.body.id}/cancel/`);
     expect(cancelling.body).toMatchObject({ status: "CANCELLING" });
     expect(cancelling.body.cancelRequestedAt).not.toBeNull();
     // Still active: the device stays claimed until the workflow confirms.
-    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[5]] })).status).toBe(409);
+    expect((await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] })).status).toBe(409);
     await hub.db.prisma.job.update({ where: { id: again.body.id }, data: { status: "SUCCEEDED" } });
     expect((await call("POST", `/api/v1/jobs/${again.body.id}/cancel/`)).status).toBe(409);
     expect((await call("POST", `/api/v1/jobs/0190a5b4-0000-7000-8000-0000000000ff/cancel/`)).status).toBe(404);
@@ -213,7 +271,8 @@ describe("jobs API", () => {
     });
 
     it("walks a job through SUBMITTED, RUNNING and SUCCEEDED with steps, and records device observations once", async () => {
-      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[6]] })).body;
+      const staged = await devices(1);
+      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[0]] })).body;
       const report = (body: unknown, token = agents.workflow!) =>
         call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
       const submitted = await report({ status: "SUBMITTED", workflowId: job.id });
@@ -231,7 +290,7 @@ describe("jobs API", () => {
 
       const nodeUuid = "0190a5b4-0000-7000-8000-00000000abcd";
       const observation = {
-        deviceId: staged[6],
+        deviceId: staged[0],
         netbox: { status: "active", platformClass: "gb300", tags: ["enrolled"] },
         ironic: {
           instance: "undercloud",
@@ -251,7 +310,7 @@ describe("jobs API", () => {
           platformClass: string;
           tags: string[];
           ironic: { nodeUuid: string; provisionState: string };
-        }>("GET", `/api/v1/devices/${staged[6]}/`)
+        }>("GET", `/api/v1/devices/${staged[0]}/`)
       ).body;
       expect(device).toMatchObject({
         netbox: { status: "active" },
@@ -263,7 +322,7 @@ describe("jobs API", () => {
         (
           await call<{ items: { field: string; source: string }[] }>(
             "GET",
-            `/api/v1/devices/${staged[6]}/history/?limit=100`,
+            `/api/v1/devices/${staged[0]}/history/?limit=100`,
           )
         ).body.items.filter((h) => h.source === `job:${job.name}`);
       const entries = (await history()).length;
@@ -281,11 +340,13 @@ describe("jobs API", () => {
       ).body.items;
       expect(feed.filter((e) => e.type === "job.updated" && e.resourceId === job.id).length).toBe(3);
       // The device is free again.
-      expect((await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [staged[6]] })).status).toBe(201);
+      expect((await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [staged[0]] })).status).toBe(201);
     });
 
     it("only the job's own site's workflow agent or worker may report, and only on the job's devices", async () => {
-      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [staged[4]] })).body;
+      const [d] = (await devices(1)) as [string];
+      const [active] = await devices(1, "active");
+      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d] })).body;
       const report = (body: unknown, token: string) => call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, token);
       const other = await report({ status: "SUBMITTED" }, bergenWorkflow);
       expect(other.body.code, JSON.stringify(other.body)).toBe("site_not_served");
@@ -304,19 +365,34 @@ describe("jobs API", () => {
     });
 
     it("lists active jobs of a site for the workflow agent", async () => {
+      const [p, c, f] = (await devices(3)) as [string, string, string];
+      const enrol = async (id: string) =>
+        (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [id] })).body;
+      const pending = await enrol(p);
+      const cancelled = await enrol(c);
+      expect((await call("POST", `/api/v1/jobs/${cancelled.id}/cancel/`)).body.status).toBe("CANCELLED");
+      const finished = await enrol(f);
+      const report = (body: unknown) => call("POST", `/api/v1/jobs/${finished.id}/report/`, body, {}, agents.workflow);
+      expect((await report({ status: "SUBMITTED", workflowId: finished.id })).status).toBe(200);
+      expect((await report({ status: "SUCCEEDED" })).body.status).toBe("SUCCEEDED");
+
       const activeJobs = (
         await call<{ items: Job[] }>(
           "GET",
-          "/api/v1/jobs/?site=oslo&active=true&limit=100",
+          "/api/v1/jobs/?site=oslo&active=true&limit=1000",
           undefined,
           {},
           agents.workflow,
         )
       ).body.items;
-      expect(activeJobs.length).toBeGreaterThan(0);
+      expect(activeJobs.map((j) => j.id)).toContain(pending.id);
+      expect(activeJobs.map((j) => j.id)).not.toContain(cancelled.id);
+      expect(activeJobs.map((j) => j.id)).not.toContain(finished.id);
       expect(activeJobs.every((j) => ["PENDING", "SUBMITTED", "RUNNING", "CANCELLING"].includes(j.status))).toBe(true);
-      const ended = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=false&limit=100")).body.items;
-      expect(ended.map((j) => j.status)).toEqual(expect.arrayContaining(["SUCCEEDED", "CANCELLED"]));
+      const ended = (await call<{ items: Job[] }>("GET", "/api/v1/jobs/?site=oslo&active=false&limit=1000")).body.items;
+      expect(ended.map((j) => j.id)).toEqual(expect.arrayContaining([cancelled.id, finished.id]));
+      expect(ended.map((j) => j.id)).not.toContain(pending.id);
+      expect(ended.every((j) => ["SUCCEEDED", "FAILED", "CANCELLED"].includes(j.status))).toBe(true);
       expect((await call<{ items: Job[] }>("GET", "/api/v1/jobs/?active=false&status=PENDING")).body.items).toEqual([]);
     });
   });

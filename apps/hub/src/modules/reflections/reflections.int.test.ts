@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "@fm/test-support/wait";
 import type { Device, ReflectionResult } from "@fm/domain";
 import { startOAuthTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { seedInventory, type Inventory } from "../../testing/inventory.ts";
@@ -192,8 +193,9 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
       [{ name: "sys1-ice2", sites: ["keflavik", "stavanger"], environment: "prod" }],
       hub.app.log,
     );
-    await new Promise((r) => setTimeout(r, 200));
-    expect((await push("ironic-overcloud", [], next(), openstack, inv.sites.stavanger)).status).toBe(200);
+    await eventually(async () =>
+      expect((await push("ironic-overcloud", [], next(), openstack, inv.sites.stavanger)).status).toBe(200),
+    );
     const slurm = await push(
       "slurm",
       [{ name: devices[1]!.name, state: "IDLE", flags: [], reason: null, partitions: ["gpu"] }],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Site, SiteList } from "@fm/domain";
+import { eventually } from "@fm/test-support/wait";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 
 let hub: TestHub;
@@ -156,6 +157,34 @@ describe("idempotency keys", () => {
     expect(replay.statusCode).toBe(409);
     expect(replay.headers["idempotent-replayed"]).toBe("true");
   });
+  it("a response it cannot record at once still reaches the client, and a repeat replays it once recorded", async () => {
+    // The first attempt to record this key's response fails (as it does when the connection
+    // pool is exhausted just then): a trigger refuses it once (a sequence counts the attempts,
+    // and a sequence is not rolled back with the refused update).
+    await hub.db.prisma.$executeRawUnsafe("CREATE SEQUENCE test_record_attempts");
+    await hub.db.prisma.$executeRawUnsafe(`
+      CREATE FUNCTION test_refuse_first_record() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.key = 'record-late' AND NEW.response_status IS NOT NULL AND nextval('test_record_attempts') = 1 THEN
+          RAISE EXCEPTION 'recording refused by the test';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await hub.db.prisma.$executeRawUnsafe(`
+      CREATE TRIGGER test_refuse_first_record BEFORE UPDATE ON idempotency_keys
+        FOR EACH ROW EXECUTE FUNCTION test_refuse_first_record()`);
+    const headers = { "idempotency-key": "record-late" };
+    const first = await create({ slug: "idem-late", name: "Late" }, headers);
+    expect(first.statusCode, first.body).toBe(201);
+    const replay = await eventually(async () => {
+      const again = await create({ slug: "idem-late", name: "Late" }, headers);
+      expect(again.statusCode, again.body).toBe(201);
+      return again;
+    });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.json()).toEqual(first.json());
+    expect(await hub.db.prisma.site.count({ where: { slug: "idem-late" } })).toBe(1);
+  });
 });
 
 describe("pagination", () => {
@@ -195,6 +224,9 @@ describe("pagination", () => {
   });
 
   it("uses the default limit of 100 and ends with a null cursor", async () => {
+    await hub.db.prisma.site.createMany({
+      data: Array.from({ length: 101 }, (_, i) => ({ slug: `default-limit-${i}`, name: `D${i}` })),
+    });
     const first = (await hub.app.inject({ url: "/api/v1/sites" })).json() as SiteList;
     expect(first.items).toHaveLength(100);
     expect(first.nextCursor).toEqual(expect.any(String));

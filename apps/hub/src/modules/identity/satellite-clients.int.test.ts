@@ -1,0 +1,147 @@
+/** Expected satellites: one OAuth2 client per agent, secrets shown once and never kept in clear, rotation and revocation. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientToken } from "@fm/test-support/process";
+import { eventually } from "@fm/test-support/wait";
+import type { Inventory } from "../../testing/inventory.ts";
+import { OVERLAP_MS, startIdentityTestHub, type IdentityTestHub } from "./identity-test-hub.ts";
+
+let t: IdentityTestHub;
+let url: string;
+let admin: string;
+let inv: Inventory;
+let issuedSecrets: string[];
+beforeAll(async () => {
+  t = await startIdentityTestHub();
+  ({ url, admin, inv, issuedSecrets } = t);
+});
+afterAll(() => t.close());
+const api: IdentityTestHub["api"] = (path, init) => t.api(path, init);
+const createSatellite: IdentityTestHub["createSatellite"] = (name, siteIds) => t.createSatellite(name, siteIds);
+/** The OAuth2 client id of each agent of satellite `name`. */
+const clientIds: Record<string, (name: string) => string> = {
+  openstack: (n) => `ironic-agent-${n}`,
+  slurm: (n) => `slurm-agent-${n}`,
+  workflow: (n) => `workflow-agent-${n}`,
+  netbox: (n) => `netbox-agent-${n}`,
+  "health-status": (n) => `health-status-agent-${n}`,
+  "temporal-worker": (n) => `temporal-worker-${n}`,
+};
+
+describe("expected satellites and agents", () => {
+  it("creates one client per agent, shown once; agents read but write only their own state", async () => {
+    const secrets = await createSatellite("sys1-ice2", [inv.sites.keflavik]);
+    expect(Object.keys(secrets).sort()).toEqual([
+      "health-status",
+      "netbox",
+      "openstack",
+      "slurm",
+      "temporal-worker",
+      "workflow",
+    ]);
+    const agent = await clientToken(url, "ironic-agent-sys1-ice2", secrets.openstack!);
+    expect((await api("/api/v1/device-roles/?site=keflavik&inUse=true", { token: agent })).status).toBe(200);
+    expect(
+      (
+        await api("/api/v1/sites", {
+          method: "POST",
+          token: agent,
+          body: JSON.stringify({ slug: "agent-made", name: "x" }),
+        })
+      ).status,
+    ).toBe(403);
+    const hb = await api("/api/v1/satellites/sys1-ice2/agents/openstack/heartbeat", {
+      method: "POST",
+      token: agent,
+      body: JSON.stringify({ reflectors: { "ironic-nodes-overcloud": 12 } }),
+    });
+    expect(hb.status).toBe(204);
+    // Another agent's heartbeat, even of the same satellite, is not its to report.
+    expect(
+      (await api("/api/v1/satellites/sys1-ice2/agents/slurm/heartbeat", { method: "POST", token: agent, body: "{}" }))
+        .status,
+    ).toBe(403);
+    const view = (await (await api("/api/v1/satellites/sys1-ice2/", { token: admin })).json()) as {
+      siteIds: string[];
+      clients: {
+        agent: string;
+        clientId: string;
+        lastTokenAt: string | null;
+        lastHeartbeatAt: string | null;
+        reflectorAgesSeconds: Record<string, number> | null;
+      }[];
+    };
+    expect(view.siteIds).toEqual([inv.sites.keflavik]);
+    const os = view.clients.find((c) => c.agent === "openstack")!;
+    expect(os).toMatchObject({
+      clientId: "ironic-agent-sys1-ice2",
+      reflectorAgesSeconds: { "ironic-nodes-overcloud": 12 },
+    });
+    expect(os.lastTokenAt).not.toBeNull();
+    expect(os.lastHeartbeatAt).not.toBeNull();
+    expect(JSON.stringify(view)).not.toContain(secrets.openstack!);
+    // A satellite the hub does not expect cannot authenticate.
+    await expect(clientToken(url, "ironic-agent-sys9-nowhere", secrets.openstack!)).rejects.toThrow(/401/);
+  });
+
+  it("rotation: the new secret works, the old one until the overlap ends", async () => {
+    const secrets = await createSatellite("sys2-rot", [inv.sites.stavanger]);
+    const clientSecret = await t.rotateSecret("sys2-rot", "slurm");
+    await clientToken(url, "slurm-agent-sys2-rot", clientSecret);
+    await clientToken(url, "slurm-agent-sys2-rot", secrets.slurm!); // still inside the overlap
+    // The overlap is a time window: the old secret stops working once it has passed.
+    await eventually(
+      () => expect(clientToken(url, "slurm-agent-sys2-rot", secrets.slurm!)).rejects.toThrow(/invalid_client/),
+      OVERLAP_MS * 4,
+      300,
+    );
+    await clientToken(url, "slurm-agent-sys2-rot", clientSecret);
+  });
+
+  it("revocation and removal make existing tokens fail at once", async () => {
+    const secrets = await createSatellite("sys3-rev", [inv.sites.stavanger]);
+    const netbox = await clientToken(url, "netbox-agent-sys3-rev", secrets.netbox!);
+    const health = await clientToken(url, "health-status-agent-sys3-rev", secrets["health-status"]!);
+    expect((await api("/api/v1/sites", { token: netbox })).status).toBe(200);
+    expect(
+      (await api("/api/v1/satellites/sys3-rev/agents/netbox/revoke", { method: "POST", token: admin })).status,
+    ).toBe(200);
+    const revoked = await api("/api/v1/sites", { token: netbox });
+    expect(revoked.status).toBe(401);
+    expect(revoked.headers.get("www-authenticate")).toContain("invalid_token");
+    await expect(clientToken(url, "netbox-agent-sys3-rev", secrets.netbox!)).rejects.toThrow(/401/);
+    expect((await api("/api/v1/sites", { token: health })).status).toBe(200);
+    expect((await api("/api/v1/satellites/sys3-rev", { method: "DELETE", token: admin })).status).toBe(204);
+    expect((await api("/api/v1/sites", { token: health })).status).toBe(401);
+  });
+});
+
+describe("secrets at rest and in logs", () => {
+  it("no client secret appears in clear in any table or log line", async () => {
+    // Secrets issued, rotated, used for tokens and refused: none may be stored or logged.
+    for (const name of ["sys6-at-rest", "sys7-at-rest", "sys8-at-rest"]) {
+      const secrets = await createSatellite(name, [inv.sites.keflavik]);
+      for (const [agent, secret] of Object.entries(secrets)) await clientToken(url, clientIds[agent]!(name), secret);
+    }
+    await t.rotateSecret("sys6-at-rest", "openstack");
+    await expect(clientToken(url, "ironic-agent-sys6-at-rest", "wrong-secret-value")).rejects.toThrow(/401/);
+    expect(issuedSecrets.length).toBeGreaterThan(18);
+    const tables = await t.hub.db.prisma.$queryRaw<
+      { table: string }[]
+    >`SELECT tablename AS "table" FROM pg_tables WHERE schemaname = 'public'`;
+    let dump = "";
+    for (const { table } of tables)
+      dump +=
+        (
+          await t.hub.db.prisma.$queryRawUnsafe<{ d: string | null }[]>(
+            `SELECT string_agg(x::text, '\n') AS d FROM "${table}" x`,
+          )
+        )[0]!.d ?? "";
+    expect(dump).toContain("scrypt$"); // the hashes are there
+    const logs = JSON.stringify(t.hub.logs);
+    for (const secret of issuedSecrets) {
+      expect(dump.includes(secret), "secret found in the database").toBe(false);
+      expect(logs.includes(secret), "secret found in the logs").toBe(false);
+    }
+    expect(t.hub.logs.length).toBeGreaterThan(50);
+  });
+});
