@@ -1,5 +1,5 @@
 // Pins the Temporal CLI (its dev server is the tests' Temporal) that
-// `scripts/peers/temporal.sh install` builds into .cache/bin/temporal.
+// `scripts/peers/temporal.sh install` builds into $FM_TOOLS_CACHE/bin/temporal.
 // Why this version: see the header of scripts/peers/temporal.sh.
 module tools/temporal
 

@@ -90,7 +90,7 @@ export interface AppDeps {
   isShuttingDown?: () => boolean;
 }
 
-/** Every route with its declared scope: checked by a test, and the source of the README's table of routes. */
+/** Every route with its declared scope: checked by a test, and the source of the table of routes in docs/api.md. */
 function collectRouteTable(app: FastifyInstance): void {
   const routeTable: RouteInfo[] = [];
   app.addHook("onRoute", (r) => {
@@ -148,9 +148,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma });
 
-  // During shutdown, responses close their connection so keep-alive clients cannot hold the
-  // process open until their idle timeout.
-  const isShuttingDown = deps.isShuttingDown ?? (() => false);
+  // During shutdown (a signal to the process, or app.close()), responses close their connection
+  // so keep-alive clients cannot hold the process open until their idle timeout.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  const isShuttingDown = () => closing || (deps.isShuttingDown?.() ?? false);
   app.addHook("onSend", async (_request, reply, payload) => {
     if (isShuttingDown()) reply.header("connection", "close");
     return payload;

@@ -66,7 +66,6 @@ export const IRONIC_ALLOCATED_STATES: readonly string[] = [
   "active",
   "deploying",
   "wait call-back",
-  "deploy wait",
   "deploy hold",
   "deleting",
   "rescue",

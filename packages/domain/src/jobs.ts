@@ -1,5 +1,5 @@
 /**
- * Jobs: work on devices that the site's workflow agent hands to Temporal (issue #7). The
+ * Jobs: work on devices that the site's workflow agent hands to Temporal. The
  * hub owns their record: kind, validated parameters, state machine, steps with progress, and
  * the rule that a device has at most one active job (enforced by the database).
  */

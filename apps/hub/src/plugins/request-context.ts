@@ -19,9 +19,8 @@ export function genReqId(req: { headers: Record<string, string | string[] | unde
 export type Authenticator = (request: FastifyRequest) => Promise<Principal | undefined>;
 
 /**
- * Development authenticator until the identity issue (#4) lands: every caller is the local
- * operator with every scope. It exists so routes, services and audit already receive a
- * principal, and the real authenticator replaces only this function.
+ * The authenticator of `FM_AUTH=none` (local development on a loopback address) and of tests of
+ * other features: every caller is the local operator with every scope, recorded as `local`.
  */
 export const localAuthenticator: Authenticator = async () => ({
   id: "local",

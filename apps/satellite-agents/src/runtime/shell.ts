@@ -82,13 +82,17 @@ export async function runProcess<E extends z.ZodRawShape>(
   const hub = hubClient(def, config);
   const stop = new AbortController();
   let running: Running | undefined;
+  // Signals first: a SIGTERM that arrives once the port is announced must stop the process cleanly.
+  const offSignals = onShutdownSignals(stop, log, config.FM_SHUTDOWN_TIMEOUT_MS + (def.shutdownSlackMs ?? 0));
   const server = await listen(
     config,
     metrics,
     () => ({ started: running !== undefined, loops: running?.loops ?? [] }),
     log,
-  );
-  const offSignals = onShutdownSignals(stop, log, config.FM_SHUTDOWN_TIMEOUT_MS + (def.shutdownSlackMs ?? 0));
+  ).catch((err: unknown) => {
+    offSignals();
+    throw err;
+  });
   const ctx: ShellContext<z.infer<z.ZodObject<E>>> = {
     config,
     satellite,

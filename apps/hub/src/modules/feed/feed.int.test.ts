@@ -184,3 +184,26 @@ describe("inventory change feed", () => {
     }
   });
 });
+
+describe("inventory change feed at shutdown", () => {
+  it("a long-polling reader is answered with what there is when the hub closes, and the close completes", async () => {
+    const own = await startTestHub();
+    const ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
+    const { nextAfter } = (await (
+      await fetch(`${ownUrl}/api/v1/feeds/inventory/?after=0&limit=1000`)
+    ).json()) as FeedPage;
+    // Longer than the test's own timeout: only the close can end this wait in time.
+    const pending = fetch(`${ownUrl}/api/v1/feeds/inventory/?after=${nextAfter}&wait=60`);
+    await vi.waitFor(() =>
+      expect(
+        own.logs.some(
+          (l) => l.msg === "incoming request" && String(l.req && (l.req as { url?: string }).url).includes("wait=60"),
+        ),
+      ).toBe(true),
+    );
+    await own.close();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as FeedPage).items).toEqual([]);
+  });
+});

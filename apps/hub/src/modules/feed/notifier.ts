@@ -6,6 +6,8 @@ import type { PgListener } from "../../lib/pg-listener.ts";
 
 export class FeedNotifier {
   private waiters = new Set<() => void>();
+  /** Set once the hub shuts down: readers answer with what they have instead of waiting on. */
+  closed = false;
   /** Called on every notification, before waiters wake (the hub sequences here). */
   onNotify: (() => Promise<unknown>) | undefined;
 
@@ -22,6 +24,7 @@ export class FeedNotifier {
 
   /** Resolves on the next notification, after `ms`, or when `signal` aborts. */
   wait(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -36,6 +39,7 @@ export class FeedNotifier {
   }
 
   close(): void {
+    this.closed = true;
     for (const w of [...this.waiters]) w();
   }
 }

@@ -36,7 +36,7 @@ export function createFeedService({
         await repo.sequence(prisma);
         const events = await repo.readAfter(prisma, after, query.limit);
         const remaining = deadline - Date.now();
-        if (events.length > 0 || remaining <= 0 || signal?.aborted) {
+        if (events.length > 0 || remaining <= 0 || signal?.aborted || notifier.closed) {
           return {
             items: events.map(toInventoryEvent),
             nextAfter: events.length ? events[events.length - 1]!.position.toString() : query.after,
