@@ -146,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
-  await app.register(idempotencyPlugin, { prisma: deps.prisma });
+  await app.register(idempotencyPlugin, { prisma: deps.prisma, kek: deps.identity.kek });
 
   // During shutdown (a signal to the process, or app.close()), responses close their connection
   // so keep-alive clients cannot hold the process open until their idle timeout.

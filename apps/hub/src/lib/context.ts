@@ -41,8 +41,11 @@ export type ChangeContext = Pick<RequestContext, "principal" | "requestId">;
 export interface RouteAuthConfig {
   /** fleet.* for people and automation; "agent" for routes only satellite agents call. */
   scope?: Scope | "agent" | "public";
-  /** A mutating POST that honours the Idempotency-Key header. */
-  idempotent?: boolean;
+  /**
+   * A mutating POST that honours the Idempotency-Key header. `"sealed"`: its response carries
+   * secrets, so the recorded copy a repeat is answered with is kept encrypted.
+   */
+  idempotent?: boolean | "sealed";
 }
 
 declare module "fastify" {

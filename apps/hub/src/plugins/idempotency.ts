@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { BadRequest, Conflict, Unprocessable } from "@fm/domain";
 import type { PrismaClient } from "../db/client.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
+import { decrypt, encrypt } from "../lib/seal.ts";
 import { idempotencyRepo } from "../modules/idempotency/repo.ts";
 
 /** How long a key is remembered (Stripe and the IETF draft use 24 h). */
@@ -35,9 +36,11 @@ function persistently(op: () => Promise<unknown>, giveUp: (err: unknown) => void
  * request with a key is recorded before it runs; a repeat with the same key and body gets the
  * first response back (`Idempotent-Replayed: true`), with another body 422, and while the first
  * is still running 409. Keys are per principal. 5xx outcomes are not kept, so a retry re-runs.
+ * Responses of `idempotent: "sealed"` routes (they show secrets once) are recorded encrypted
+ * under the key encryption key: the database never holds them in clear.
  */
-export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
-  async (app: FastifyInstance, { prisma }) => {
+export const idempotencyPlugin = fp<{ prisma: PrismaClient; kek: Buffer }>(
+  async (app: FastifyInstance, { prisma, kek }) => {
     app.addHook("preHandler", async (request, reply) => {
       if (!request.routeOptions.config?.idempotent) return;
       const key = request.headers["idempotency-key"];
@@ -84,10 +87,13 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         );
       }
       const headers = (existing.responseHeaders ?? {}) as Record<string, string>;
+      const stored = existing.responseBody as { sealed?: unknown } | null;
+      const body =
+        stored && typeof stored === "object" && typeof stored.sealed === "string"
+          ? decrypt(kek, stored.sealed)
+          : JSON.stringify(existing.responseBody);
       reply.headers(headers).header("idempotent-replayed", "true").code(existing.responseStatus);
-      return reply
-        .serializer((p: unknown) => (typeof p === "string" ? p : JSON.stringify(p)))
-        .send(JSON.stringify(existing.responseBody));
+      return reply.serializer((p: unknown) => (typeof p === "string" ? p : JSON.stringify(p))).send(body);
     });
 
     app.addHook("onSend", async (request, reply, payload) => {
@@ -109,7 +115,9 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient }>(
         if (v !== undefined) headers[h] = String(v);
       }
       let body: unknown;
-      if (typeof payload === "string" && payload.length > 0) {
+      if (request.routeOptions.config?.idempotent === "sealed" && typeof payload === "string") {
+        body = { sealed: encrypt(kek, payload) };
+      } else if (typeof payload === "string" && payload.length > 0) {
         try {
           body = JSON.parse(payload);
         } catch {

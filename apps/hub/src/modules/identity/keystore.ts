@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
 import type { PrismaClient } from "../../db/client.ts";
 import { identityRepo, type NewSigningKey } from "./repo.ts";
-import { decrypt, encrypt } from "./secrets.ts";
+import { decrypt, encrypt } from "../../lib/seal.ts";
 
 export const SIGNING_ALG = "EdDSA";
 

@@ -122,9 +122,25 @@ describe("secrets at rest and in logs", () => {
       const secrets = await createSatellite(name, [inv.sites.keflavik]);
       for (const [agent, secret] of Object.entries(secrets)) await clientToken(url, clientIds[agent]!(name), secret);
     }
+    // Created with an Idempotency-Key: the response a repeat is answered with is recorded too.
+    const keyed = () =>
+      api("/api/v1/satellites/", {
+        method: "POST",
+        token: admin,
+        headers: { "idempotency-key": "sys9-at-rest-once" },
+        body: JSON.stringify({ name: "sys9-at-rest", siteIds: [inv.sites.keflavik], environment: "prod" }),
+      });
+    const first = await keyed();
+    expect(first.status).toBe(201);
+    const firstBody = (await first.json()) as { secrets: { clientSecret: string }[] };
+    issuedSecrets.push(...firstBody.secrets.map((s) => s.clientSecret));
+    const replay = await keyed();
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replay.json()).toEqual(firstBody);
     await t.rotateSecret("sys6-at-rest", "openstack");
     await expect(clientToken(url, "ironic-agent-sys6-at-rest", "wrong-secret-value")).rejects.toThrow(/401/);
-    expect(issuedSecrets.length).toBeGreaterThan(18);
+    expect(issuedSecrets.length).toBeGreaterThan(24);
     const tables = await t.hub.db.prisma.$queryRaw<
       { table: string }[]
     >`SELECT tablename AS "table" FROM pg_tables WHERE schemaname = 'public'`;

@@ -1,16 +1,8 @@
 /**
- * Client secrets and at-rest encryption. Secrets are random 256-bit values shown once; the
- * hub keeps only scrypt hashes and compares in constant time. Signing keys are encrypted
- * with AES-256-GCM under the key encryption key (FM_KEY_ENCRYPTION_KEY).
+ * Client secrets. Secrets are random 256-bit values shown once; the hub keeps only scrypt
+ * hashes and compares in constant time.
  */
-import {
-  createCipheriv,
-  createDecipheriv,
-  randomBytes,
-  scrypt as scryptCb,
-  timingSafeEqual,
-  type ScryptOptions,
-} from "node:crypto";
+import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from "node:crypto";
 
 const scrypt = (secret: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -44,20 +36,3 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
 
 /** A hash no secret matches: verifying against it costs the same as a real one (unknown clients). */
 export const DUMMY_HASH = "scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
-
-export function encrypt(kek: Buffer, plaintext: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", kek, iv);
-  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(
-    ".",
-  );
-}
-
-export function decrypt(kek: Buffer, sealed: string): string {
-  const [v, iv, tag, body] = sealed.split(".");
-  if (v !== "v1" || !iv || !tag || !body) throw new Error("unknown encryption format");
-  const decipher = createDecipheriv("aes-256-gcm", kek, Buffer.from(iv, "base64url"));
-  decipher.setAuthTag(Buffer.from(tag, "base64url"));
-  return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8");
-}

@@ -43,7 +43,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
   r.post(
     "/api/v1/satellites",
     {
-      config: { scope: "fleet.admin", idempotent: true },
+      config: { scope: "fleet.admin", idempotent: "sealed" },
       schema: {
         tags,
         summary: "Expect a satellite: creates one OAuth2 client per agent and shows each secret once",
