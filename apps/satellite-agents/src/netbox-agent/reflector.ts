@@ -23,7 +23,7 @@ import type { NetboxItem, Site } from "@fm/domain";
 import type { Logger } from "pino";
 import { describeError } from "../runtime/log.ts";
 import type { AgentMetrics } from "../runtime/metrics.ts";
-import type { ReflectorSpec } from "../runtime/reflector.ts";
+import { pushView, type ReflectorSpec } from "../runtime/reflector.ts";
 import { WATCHED, relevant, type NetboxView } from "./changes.ts";
 import { toNetboxItem, type RoleClassMapping } from "./mapping.ts";
 import { readSite, type NetboxScope } from "./read.ts";
@@ -73,18 +73,8 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
     return this.view!.items;
   }
 
-  async push(items: NetboxItem[], observedAt: Date): Promise<Record<string, unknown>> {
-    const r = await this.deps.hub.pushReflection(this.deps.site.id, "netbox", {
-      observedAt: observedAt.toISOString(),
-      items,
-    });
-    return {
-      created: r.created,
-      updated: r.updated,
-      unchanged: r.unchanged,
-      missing: r.missing,
-      unmatched: r.unmatched,
-    };
+  push(items: NetboxItem[], observedAt: Date): Promise<Record<string, unknown>> {
+    return pushView(this.deps.hub, this.deps.site.id, "netbox", items, observedAt);
   }
 
   classifyListError(err: unknown): string {

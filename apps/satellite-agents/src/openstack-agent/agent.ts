@@ -19,7 +19,7 @@ import { IRONIC_INSTANCES, ironicInstanceFor, type IronicInstance, type IronicIt
 import { loopAgent, type AgentContext } from "../runtime/agent.ts";
 import { describeError } from "../runtime/log.ts";
 import type { LoopSpec } from "../runtime/loop.ts";
-import { reflector, type ReflectorSpec } from "../runtime/reflector.ts";
+import { pushView, reflector, type ReflectorSpec } from "../runtime/reflector.ts";
 import { FatalSetupError } from "../runtime/setup-retry.ts";
 import { planMaintenance } from "./cordon.ts";
 import { toReflectionItem } from "./nodes.ts";
@@ -91,19 +91,7 @@ export function ironicReflector(
           ? "ironic_http_error"
           : "list_failed",
     ...(config.FM_CORDON_SYNC ? { reconcile: (items) => mirrorCordons(ctx, ironic, store, items) } : {}),
-    push: async (items, observedAt) => {
-      const r = await hub.pushReflection(site.id, `ironic-${instance}`, {
-        observedAt: observedAt.toISOString(),
-        items,
-      });
-      return {
-        created: r.created,
-        updated: r.updated,
-        unchanged: r.unchanged,
-        missing: r.missing,
-        unmatched: r.unmatched,
-      };
-    },
+    push: (items, observedAt) => pushView(hub, site.id, `ironic-${instance}`, items, observedAt),
   };
 }
 

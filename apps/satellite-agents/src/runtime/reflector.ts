@@ -4,6 +4,8 @@
  * engine (./loop.ts); because every push is the source's whole view, a failed push loses nothing:
  * the next successful one carries every change since.
  */
+import type { HubClient } from "@fm/clients";
+import type { ReflectionSource } from "@fm/domain";
 import type { CycleContext, LoopSpec } from "./loop.ts";
 import { CycleFailure, hubReason } from "./loop.ts";
 import { describeError } from "./log.ts";
@@ -22,6 +24,24 @@ export interface ReflectorSpec<T> {
   push(items: T[], observedAt: Date, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Metric reason of a failed list, e.g. `unavailable` vs `http_error`. */
   classifyListError?(err: unknown): string;
+}
+
+/**
+ * The usual `push`: the view to the site's reflection of `source`; what to log is the hub's counts
+ * (the unmatched items themselves stay out of the log line).
+ */
+export async function pushView(
+  hub: HubClient,
+  siteId: string,
+  source: ReflectionSource,
+  items: unknown[],
+  observedAt: Date,
+): Promise<Record<string, unknown>> {
+  const { created, updated, unchanged, missing, unmatched } = await hub.pushReflection(siteId, source, {
+    observedAt: observedAt.toISOString(),
+    items,
+  });
+  return { created, updated, unchanged, missing, unmatched };
 }
 
 /** The reflector as a loop: list → reconcile → push, timed. */
