@@ -124,7 +124,7 @@ install() {
   go_env
   build_flags
   local t0 tmp
-  echo "temporal: building the Temporal CLI $(pinned_version) with $("$go" env GOVERSION) into $BIN (7 to 11 min from cold on 2 cores, most of it downloading ~1.8 GB of modules and compiling; seconds once $CACHE/go is warm)"
+  echo "temporal: building the Temporal CLI $(pinned_version) with $("$go" env GOVERSION) into $BIN (3 to 11 min from cold on 2 cores, most of it downloading ~1.8 GB of modules and compiling; seconds once $CACHE/go is warm)"
   t0=$(now)
   tmp="$BIN.tmp.$$"
   rm -f "$tmp"
