@@ -124,3 +124,26 @@ describe("packages/domain uses no Node built-in", () => {
     ]);
   });
 });
+
+describe("every test runs everywhere", () => {
+  const files = [
+    "test/widgets.e2e.test.ts",
+    "apps/satellite-agents/src/widgets.int.test.ts",
+    "packages/clients/src/widgets.test.ts",
+  ];
+  it.each(
+    files.flatMap((file) =>
+      ["it.only", "describe.only", "test.skip", "describe.skip", "it.skipIf(true)", "it.runIf(false)", "it.todo"].map(
+        (call) => [file, call] as const,
+      ),
+    ),
+  )("refuses %s using %s", async (file, call) => {
+    const code = `import { describe, it, test } from "vitest";\n${call}("x", () => {});\nvoid describe;\nvoid test;`;
+    expect(await violations(file, code)).toContainEqual(expect.stringMatching(/^no-restricted-syntax: No focused/));
+  });
+
+  it("accepts a plain test", async () => {
+    const code = 'import { expect, it } from "vitest";\nit("x", () => expect(1).toBe(1));';
+    expect(await violations(files[0]!, code)).toEqual([]);
+  });
+});
