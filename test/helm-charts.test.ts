@@ -265,6 +265,12 @@ describe("names the runbook's commands use", () => {
     for (const name of ["fleet-manager-satellite-workflow-agent", "fleet-manager-satellite-temporal-worker"])
       expect(env(name, "TEMPORAL_ADDRESS")).toBe("temporal-frontend.temporal.svc.cluster.local:7233");
     expect(env("fleet-manager-satellite-temporal-worker", "SLURM_URL")).toBe("https://10.20.30.40:6820");
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_KERNEL")).toBe(
+      "5f0b2c8e-6c1a-4b1e-9a43-2d7f3c1e9b10",
+    );
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_RAMDISK")).toBe(
+      "8a4d1e2f-3b5c-4d6e-8f70-91a2b3c4d5e6",
+    );
   });
 });
 
@@ -304,6 +310,13 @@ describe("values the render refuses, naming them", () => {
     });
     expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
     expect(error).toContain("/fleetManager/satellite/openstack/slurm/network");
+  });
+
+  it("a deploy kernel without its ramdisk", async () => {
+    const error = await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => {
+      v.fleetManager.satellite.openstack.ironic.deployRamdisk = "";
+    });
+    expect(error).toContain("/fleetManager/satellite/openstack/ironic/deployRamdisk");
   });
 
   it("temporal.host, which the chart generates", async () => {

@@ -35,6 +35,10 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
       hub: ctx.hub,
       ...clients,
       ironicDriver: config.IRONIC_ENROL_DRIVER,
+      deployImages:
+        config.IRONIC_DEPLOY_KERNEL && config.IRONIC_DEPLOY_RAMDISK
+          ? { kernel: config.IRONIC_DEPLOY_KERNEL, ramdisk: config.IRONIC_DEPLOY_RAMDISK }
+          : undefined,
       dhcpHostsDir: config.FM_DHCP_HOSTS_DIR,
       burnInCommand: config.FM_BURNIN_COMMAND,
       pollIntervalMs: config.FM_POLL_INTERVAL_MS,
