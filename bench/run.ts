@@ -12,7 +12,9 @@
  *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
- * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * 10. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
+ *
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -24,6 +26,7 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
+import { builtVsTsx } from "./built.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -255,6 +258,7 @@ async function sitesList(): Promise<void> {
 console.log(`Fleet Manager benchmarks on ${process.version}, ${(await import("node:os")).cpus().length} cores\n`);
 const only = process.argv[2];
 if (!only || only === "start") await coldStart();
+if (!only || only === "built") await builtVsTsx(report);
 if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);

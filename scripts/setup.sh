@@ -5,6 +5,9 @@
 #  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
 #    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
 #    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
+#  - Helm, for the chart tests: built from the Go module proxy once and cached the same way
+#  - Docker, for the image test: docker.io and mmdebstrap from Debian, dockerd started if no
+#    daemon answers, and the Node.js base image built from Debian's archive (scripts/peers/docker.sh)
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).
@@ -29,6 +32,8 @@ node scripts/prisma-generate.mjs
 scripts/peers/ironic.sh install
 scripts/peers/slurm.sh install
 scripts/peers/temporal.sh install
+scripts/peers/helm.sh install
+scripts/peers/docker.sh install
 
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then

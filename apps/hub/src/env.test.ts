@@ -43,6 +43,16 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_BOOTSTRAP_ADMIN_SECRET: "short" })).toThrow(/FM_BOOTSTRAP_ADMIN_SECRET/);
   });
 
+  it("expects satellites in the environments the rollout guide names: dev, stg, prod", () => {
+    const declared = (environment: string) =>
+      parseEnv({ FM_EXPECTED_SATELLITES: JSON.stringify([{ name: "sys1-ice2", sites: ["keflavik"], environment }]) });
+    for (const environment of ["dev", "stg", "prod"])
+      expect(declared(environment).FM_EXPECTED_SATELLITES).toEqual([
+        { name: "sys1-ice2", sites: ["keflavik"], environment },
+      ]);
+    expect(() => declared("staging")).toThrow(/FM_EXPECTED_SATELLITES/);
+  });
+
   it("names every bad variable", () => {
     let error: unknown;
     try {

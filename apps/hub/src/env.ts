@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { EnvironmentSchema } from "@fm/domain";
 import { z } from "zod";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -7,7 +8,7 @@ const ExpectedSatellites = z.array(
   z.strictObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/),
     sites: z.array(z.string()).min(1),
-    environment: z.enum(["dev", "staging", "prod"]),
+    environment: EnvironmentSchema,
   }),
 );
 const ScopeMappingSchema = z.strictObject({

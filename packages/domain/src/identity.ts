@@ -42,11 +42,19 @@ export function agentMayWriteSource(agent: AgentIdentity, siteId: string, source
 /** May this agent act on state of this site at all (jobs, heartbeats)? */
 export const agentServesSite = (agent: AgentIdentity, siteId: string): boolean => agent.siteIds.includes(siteId);
 
+/**
+ * The deployment environments, as the rollout guide names them (clusters `fleet-mgr-{env}-{deployment}`,
+ * 1Password vaults `Fleet Manager {deployment} {env}`, Vault paths `fleet-manager/data/{env}/…`).
+ */
+export const ENVIRONMENTS = ["dev", "stg", "prod"] as const;
+export const EnvironmentSchema = z.enum(ENVIRONMENTS);
+export type Environment = z.infer<typeof EnvironmentSchema>;
+
 export const SatelliteCreateSchema = z
   .strictObject({
     name: Slug.describe("Deployment slug, e.g. sys1-ice2"),
     siteIds: z.array(Uuid).min(1).max(100),
-    environment: z.enum(["dev", "staging", "prod"]),
+    environment: EnvironmentSchema,
   })
   .meta({ id: "SatelliteCreate" });
 

@@ -15,8 +15,17 @@ export interface AgentProcess {
   metric(name: string, labels?: Record<string, string>): Promise<number | undefined>;
 }
 
-export async function startAgent(kind: string, env: Record<string, string>, timeoutMs = 30_000): Promise<AgentProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "apps/satellite-agents/src/main.ts", kind], {
+/** The node arguments that run a satellite process: from source under tsx (as `npm run agent`), or built. */
+export const agentArgs = (kind: string, built = false): string[] =>
+  built ? ["apps/satellite-agents/dist/main.js", kind] : ["--import", "tsx", "apps/satellite-agents/src/main.ts", kind];
+
+export async function startAgent(
+  kind: string,
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  opts: { built?: boolean } = {},
+): Promise<AgentProcess> {
+  const proc = spawn(process.execPath, agentArgs(kind, opts.built), {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,

@@ -44,7 +44,13 @@ export interface HubLogOptions {
    * not spend itself parsing the two lines a request logs at the production level.
    */
   keepLogs?: "all" | "errors";
+  /** Run the built hub (`npm run build`: plain node on apps/hub/dist) instead of the sources under tsx. */
+  built?: boolean;
 }
+
+/** The node arguments that run the hub: from source under tsx (as `npm start`), or built. */
+export const hubArgs = (built = false): string[] =>
+  built ? ["apps/hub/dist/main.js"] : ["--import", "tsx", "apps/hub/src/main.ts"];
 
 export function spawnHub(
   env: Record<string, string | undefined>,
@@ -55,7 +61,7 @@ export function spawnHub(
   stderr: string[];
   exited: Promise<number | string>;
 } {
-  const proc = spawn(process.execPath, ["--import", "tsx", "apps/hub/src/main.ts"], {
+  const proc = spawn(process.execPath, hubArgs(opts.built), {
     cwd: REPO_ROOT,
     env: dropUndefined({
       PATH: process.env.PATH,

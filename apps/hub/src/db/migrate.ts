@@ -1,9 +1,19 @@
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runner } from "node-pg-migrate";
 import type { Logger } from "pino";
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../../prisma/migrations", import.meta.url));
+/**
+ * The SQL migrations: beside the built hub (apps/hub/dist/migrations, copied there by
+ * `npm run build`, so an image needs no source tree), else the repository's prisma/migrations.
+ */
+export const MIGRATIONS_DIR = [
+  new URL("./migrations", import.meta.url),
+  new URL("../../../../prisma/migrations", import.meta.url),
+]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(dir))!;
 export const MIGRATIONS_TABLE = "pgmigrations";
 
 /**

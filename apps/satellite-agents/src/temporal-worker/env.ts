@@ -15,6 +15,16 @@ export const workerEnv = {
     .min(1)
     .default("redfish")
     .describe("Ironic hardware type of enrolled nodes (fake-hardware in tests)"),
+  IRONIC_DEPLOY_KERNEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("IPA deploy kernel of new nodes (driver_info deploy_kernel: Glance image UUID or URL)"),
+  IRONIC_DEPLOY_RAMDISK: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("IPA deploy ramdisk of new nodes (driver_info deploy_ramdisk)"),
   NETBOX_URL: z.url().optional().describe("NetBox base URL (enrolment, unenrolment)"),
   NETBOX_TOKEN: z.string().min(1).optional(),
   SLURM_URL: z.url().optional().describe("slurmrestd base URL (burn-in, release SLURM step)"),
@@ -49,11 +59,12 @@ export const workerEnv = {
 };
 export type WorkerConfig = Config<typeof workerEnv>;
 
-/** A source's URL and its credential come together or not at all. */
+/** A source's URL and its credential, and the deploy kernel and ramdisk, come together or not at all. */
 export function checkWorkerConfig(config: WorkerConfig): void {
   for (const [a, b] of [
     ["NETBOX_URL", "NETBOX_TOKEN"],
     ["SLURM_URL", "SLURM_TOKEN_FILE"],
+    ["IRONIC_DEPLOY_KERNEL", "IRONIC_DEPLOY_RAMDISK"],
   ] as const) {
     if (Boolean(config[a]) !== Boolean(config[b]))
       throw new ConfigError([`${config[a] ? b : a}: required together with ${config[a] ? a : b}`]);

@@ -9,16 +9,13 @@
  * running activities finish (up to FM_SHUTDOWN_TIMEOUT_MS), then exits 0; a worker that cannot
  * reach Temporal at start retries with backoff and then exits 1. It needs no hub to start.
  */
-import { fileURLToPath } from "node:url";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
 import type { ProcessDefinition, Running } from "../runtime/shell.ts";
 import { taskQueueOf } from "../runtime/temporal-env.ts";
 import { createActivities } from "./activities/index.ts";
 import { sourceClients } from "./clients.ts";
 import { checkWorkerConfig, workerEnv } from "./env.ts";
-
-/** The module the worker bundles into Temporal's workflow sandbox. */
-export const workflowsPath = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
+import { workflowCode } from "./workflow-bundle.ts";
 
 export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
   kind: "temporal-worker",
@@ -38,6 +35,10 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
       hub: ctx.hub,
       ...clients,
       ironicDriver: config.IRONIC_ENROL_DRIVER,
+      deployImages:
+        config.IRONIC_DEPLOY_KERNEL && config.IRONIC_DEPLOY_RAMDISK
+          ? { kernel: config.IRONIC_DEPLOY_KERNEL, ramdisk: config.IRONIC_DEPLOY_RAMDISK }
+          : undefined,
       dhcpHostsDir: config.FM_DHCP_HOSTS_DIR,
       burnInCommand: config.FM_BURNIN_COMMAND,
       pollIntervalMs: config.FM_POLL_INTERVAL_MS,
@@ -55,7 +56,7 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue,
-      workflowsPath,
+      ...workflowCode(),
       activities,
       maxConcurrentActivityTaskExecutions: config.FM_MAX_CONCURRENT_ACTIVITIES,
       shutdownGraceTime: config.FM_SHUTDOWN_TIMEOUT_MS,

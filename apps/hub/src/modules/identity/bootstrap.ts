@@ -4,6 +4,7 @@
  */
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import type { Environment } from "@fm/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { PrismaClient } from "../../db/client.ts";
 import { satelliteRepo } from "../satellites/repo.ts";
@@ -55,7 +56,7 @@ export async function ensureAdminClient(
 export interface ExpectedSatellite {
   name: string;
   sites: string[];
-  environment: "dev" | "staging" | "prod";
+  environment: Environment;
 }
 
 /**

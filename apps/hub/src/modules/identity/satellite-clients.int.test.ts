@@ -115,6 +115,31 @@ describe("expected satellites and agents", () => {
   });
 });
 
+describe("environments", () => {
+  it("accepts the rollout guide's dev, stg and prod, and refuses any other name with a 400 naming the field", async () => {
+    const create = (name: string, environment: string) =>
+      api("/api/v1/satellites/", {
+        method: "POST",
+        token: admin,
+        body: JSON.stringify({ name, siteIds: [inv.sites.keflavik], environment }),
+      });
+    for (const environment of ["dev", "stg", "prod"]) {
+      const res = await create(`sys4-env-${environment}`, environment);
+      expect(res.status, await res.clone().text()).toBe(201);
+      const body = (await res.json()) as { environment: string; secrets: { clientSecret: string }[] };
+      issuedSecrets.push(...body.secrets.map((s) => s.clientSecret));
+      expect(body.environment).toBe(environment);
+      const read = await api(`/api/v1/satellites/sys4-env-${environment}`, { token: admin });
+      expect(((await read.json()) as { environment: string }).environment).toBe(environment);
+    }
+    const refused = await create("sys4-env-staging", "staging");
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    expect(JSON.stringify(await refused.json())).toContain("environment");
+    expect((await api("/api/v1/satellites/sys4-env-staging", { token: admin })).status).toBe(404);
+  });
+});
+
 describe("secrets at rest and in logs", () => {
   it("no client secret appears in clear in any table or log line", async () => {
     // Secrets issued, rotated, used for tokens and refused: none may be stored or logged.

@@ -13,6 +13,8 @@ export interface ActivityDeps {
   slurm?: SlurmClient | undefined;
   /** Ironic hardware type for new nodes (`redfish`, `ipmi`, or `fake-hardware` in tests). */
   ironicDriver: string;
+  /** The IPA deploy kernel and ramdisk (Glance image UUIDs or URLs) new nodes boot to be inspected and deployed. */
+  deployImages?: { kernel: string; ramdisk: string } | undefined;
   /** dnsmasq --dhcp-hostsdir, for sites where Fleet Manager manages DHCP. */
   dhcpHostsDir?: string | undefined;
   /** What a burn-in SLURM job runs; FM_BURNIN_DURATION_S holds the job's duration. */

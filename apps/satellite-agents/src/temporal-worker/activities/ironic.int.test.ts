@@ -61,6 +61,32 @@ describe("Ironic activities", () => {
   );
 
   it(
+    "ironicEnroll gives new nodes the site's IPA deploy kernel and ramdisk, and adds them to a node left in enroll",
+    async () => {
+      const deployImages = { kernel: randomUUID(), ramdisk: randomUUID() };
+      const acts = activities({ deployImages });
+      const d = plan();
+      const { result: uuid } = await run(acts.ironicEnroll, d);
+      expect((await getNode(ironic.url, uuid)).driver_info).toMatchObject({
+        deploy_kernel: deployImages.kernel,
+        deploy_ramdisk: deployImages.ramdisk,
+      });
+      const left = plan();
+      await createNode(ironic.url, { name: left.name, extra: { fleet_manager_device_id: left.deviceId } });
+      const { result: adopted } = await run(acts.ironicEnroll, left);
+      expect((await getNode(ironic.url, adopted)).driver_info).toMatchObject({
+        deploy_kernel: deployImages.kernel,
+        deploy_ramdisk: deployImages.ramdisk,
+      });
+      // Without them configured, the worker sets neither.
+      const plain = plan();
+      const { result: bare } = await run(activities().ironicEnroll, plain);
+      expect((await getNode(ironic.url, bare)).driver_info).not.toHaveProperty("deploy_kernel");
+    },
+    WAITING,
+  );
+
+  it(
     "ironicEnroll adopts the node a lost create left behind (still enroll) and manages it, creating no other",
     async () => {
       const d = plan();

@@ -15,7 +15,7 @@ const BMC_ADDRESS_FIELD: Record<string, string> = {
   idrac: "redfish_address",
 };
 
-type IronicDeps = Pick<ActivityDeps, "ironic" | "ironicDriver" | "pollIntervalMs">;
+type IronicDeps = Pick<ActivityDeps, "ironic" | "ironicDriver" | "deployImages" | "pollIntervalMs">;
 
 export function ironicActivities(deps: IronicDeps) {
   return {
@@ -36,11 +36,12 @@ async function ironicEnroll(deps: IronicDeps, d: DevicePlan): Promise<string> {
     const client = ironicFor(deps, d);
     let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
     const bmc = bmcDriverInfo(deps, d);
+    const deployImages = deployDriverInfo(deps);
     if (!node) {
       node = await client.createNode({
         name: d.name,
         driver: deps.ironicDriver,
-        driver_info: { [bmc.key]: bmc.value },
+        driver_info: { [bmc.key]: bmc.value, ...deployImages },
         ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
         extra: { fleet_manager_device_id: d.deviceId },
       });
@@ -49,8 +50,14 @@ async function ironicEnroll(deps: IronicDeps, d: DevicePlan): Promise<string> {
     }
     if (node.provision_state === "enroll" && !node.target_provision_state) {
       // `manage` verifies the BMC credentials: the address must be there first.
-      if (node.driver_info?.[bmc.key] !== bmc.value)
-        await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${bmc.key}`, value: bmc.value }]);
+      const missing = Object.entries({ [bmc.key]: bmc.value, ...deployImages }).filter(
+        ([key, value]) => node!.driver_info?.[key] !== value,
+      );
+      if (missing.length)
+        await client.patchNode(
+          node.uuid,
+          missing.map(([key, value]) => ({ op: "add" as const, path: `/driver_info/${key}`, value })),
+        );
       await request(
         client,
         node.uuid,
@@ -179,6 +186,13 @@ async function ironicRebuild(deps: IronicDeps, d: DevicePlan, o: { image: string
       );
     await waitFor(client, node.uuid, ["active"], ["deploying", "wait call-back", "cleaning", "clean wait"], "rebuild");
   });
+}
+
+/** The site's IPA deploy kernel and ramdisk as Ironic's driver_info fields, when the worker has them. */
+function deployDriverInfo(deps: Pick<ActivityDeps, "deployImages">): Record<string, string> {
+  return deps.deployImages
+    ? { deploy_kernel: deps.deployImages.kernel, deploy_ramdisk: deps.deployImages.ramdisk }
+    : {};
 }
 
 /** Where the driver finds the BMC: redfish_address (https://), ipmi_address, or bmc_address. */

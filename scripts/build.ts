@@ -1,0 +1,108 @@
+/**
+ * `npm run build`: every process compiled to JavaScript that plain `node` runs, without tsx.
+ *
+ *   apps/hub/dist/main.js               the hub                        (node apps/hub/dist/main.js)
+ *   apps/hub/dist/migrate.js            npm run db:migrate
+ *   apps/hub/dist/seed-demo.js          npm run seed:demo
+ *   apps/hub/dist/migrations/           the SQL migrations the hub applies at start
+ *   apps/satellite-agents/dist/main.js  every agent and the Temporal worker (node …/main.js <name>)
+ *   apps/satellite-agents/dist/netbox-check.js   npm run netbox:check
+ *   apps/satellite-agents/dist/workflow-bundle.js  the job workflows, bundled for Temporal's sandbox
+ *
+ * esbuild bundles each app's own code and the workspace packages (@fm/*, whose exports point at
+ * TypeScript sources) into ES modules; every npm package stays an import resolved from
+ * node_modules at run time, so native and data-carrying packages (Temporal's core bridge,
+ * Prisma's query compiler, embedded PostgreSQL, Swagger UI's assets) load as they do from source.
+ * Chunks sit beside their entry, so paths a module derives from import.meta.url (migrations,
+ * workflow bundle) are relative to dist/. The agents' bundle is split so a process loads only its
+ * own agent: the worker's Temporal native core is not loaded by the other agents.
+ *
+ * The Temporal worker runs the workflows from workflow-bundle.js, built here with the SDK's own
+ * bundler (bundleWorkflowCode) from the same sources the worker bundles at start when it runs
+ * from source: a built worker starts without webpack and without the workflow sources.
+ */
+import { cp, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { build, type BuildOptions, type Plugin } from "esbuild";
+import { bundleWorkflowCode } from "@temporalio/worker";
+import { WORKFLOW_BUNDLE_FILE, workflowsPath } from "../apps/satellite-agents/src/temporal-worker/workflow-bundle.ts";
+import { MIGRATIONS_DIR } from "../apps/hub/src/db/migrate.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const HUB_DIST = join(ROOT, "apps/hub/dist");
+const AGENTS_DIST = join(ROOT, "apps/satellite-agents/dist");
+
+/** Bundle our code and the workspace packages; leave every other bare import to node_modules. */
+const npmPackagesExternal: Plugin = {
+  name: "npm-packages-external",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith("@fm/") ? undefined : { path: args.path, external: true },
+    );
+  },
+};
+
+const common: BuildOptions = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  sourcemap: true,
+  splitting: true,
+  chunkNames: "[name]-[hash]",
+  plugins: [npmPackagesExternal],
+  logLevel: "warning",
+};
+
+async function buildHub() {
+  await build({
+    ...common,
+    entryPoints: {
+      main: join(ROOT, "apps/hub/src/main.ts"),
+      migrate: join(ROOT, "apps/hub/src/db/migrate-cli.ts"),
+      "seed-demo": join(ROOT, "apps/hub/src/seed/demo-cli.ts"),
+    },
+    outdir: HUB_DIST,
+  });
+  await cp(MIGRATIONS_DIR, join(HUB_DIST, "migrations"), { recursive: true });
+}
+
+async function buildAgents() {
+  await build({
+    ...common,
+    entryPoints: {
+      main: join(ROOT, "apps/satellite-agents/src/main.ts"),
+      "netbox-check": join(ROOT, "apps/satellite-agents/src/netbox-agent/check-cli.ts"),
+    },
+    outdir: AGENTS_DIST,
+  });
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  await writeFile(join(AGENTS_DIST, WORKFLOW_BUNDLE_FILE), code);
+}
+
+/** The SDK's bundler logs every webpack step at info; keep its warnings and errors. */
+const quietBundlerLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
+
+async function sizeOf(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  return total;
+}
+
+const t0 = performance.now();
+await Promise.all([rm(HUB_DIST, { recursive: true, force: true }), rm(AGENTS_DIST, { recursive: true, force: true })]);
+await mkdir(HUB_DIST, { recursive: true });
+await Promise.all([buildHub(), buildAgents()]);
+const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+console.log(
+  `build: apps/hub/dist (${mib(await sizeOf(HUB_DIST))}) and apps/satellite-agents/dist ` +
+    `(${mib(await sizeOf(AGENTS_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);

@@ -1,0 +1,327 @@
+/**
+ * The Helm charts (infra/helm/), rendered by the real Helm (scripts/peers/helm.sh, cached outside
+ * the checkout) with the rollout guide's example values. What a cluster would be given is checked
+ * against the code: each Deployment sets every variable its process's configuration schema
+ * requires (read from the zod schemas, so a new required variable fails here until a chart sets
+ * it), sets no variable the process does not read, and its values parse as the process parses
+ * them; names and labels are the runbook's; secrets come from ExternalSecrets; every /metrics is
+ * scraped. A missing required value fails the render with a message naming it.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import type { z } from "zod";
+import { EnvSchema, parseEnv } from "../apps/hub/src/env.ts";
+import { CommonConfigSchema, loadConfig, satelliteName } from "../apps/satellite-agents/src/runtime/config.ts";
+import type { ProcessDefinition } from "../apps/satellite-agents/src/runtime/shell.ts";
+import { netboxAgent } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
+import { openstackAgent } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
+import { workflowAgent } from "../apps/satellite-agents/src/workflow-agent/agent.ts";
+import { temporalWorker } from "../apps/satellite-agents/src/temporal-worker/worker.ts";
+import { REPO_ROOT } from "@fm/test-support/process";
+
+const run = promisify(execFile);
+const HUB = join(REPO_ROOT, "infra/helm/fleet-manager-hub");
+const SATELLITE = join(REPO_ROOT, "infra/helm/fleet-manager-satellite");
+const HUB_EXAMPLE = join(HUB, "examples/glo1.yaml");
+const SATELLITE_EXAMPLE = join(SATELLITE, "examples/sys1-ice2.yaml");
+
+type Manifest = {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+};
+/** Example values as parsed from YAML, edited freely by the refusal tests. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Values = any;
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+
+/** A satellite process: its config schema, and how it parses and checks its environment. */
+const agentProcess = (def: ProcessDefinition<z.ZodRawShape>) => ({
+  shape: CommonConfigSchema.extend(def.env).shape as Record<string, z.ZodType>,
+  parse: (env: Record<string, string>) => {
+    const config = loadConfig(def.env, { ...def.envDefaults, ...env });
+    def.checkConfig?.(config);
+    return satelliteName(def.kind, config);
+  },
+});
+/** Each Deployment's component label → the process its container runs. */
+const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env: Record<string, string>) => unknown }> =
+  {
+    api: { shape: EnvSchema.shape as Record<string, z.ZodType>, parse: (env) => parseEnv(env) },
+    "netbox-agent": agentProcess(netboxAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    "openstack-agent": agentProcess(openstackAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    "workflow-agent": agentProcess(workflowAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
+  };
+/** Variables the schema requires: those with neither a default nor optional. */
+const required = (shape: Record<string, z.ZodType>) =>
+  Object.keys(shape).filter((k) => !shape[k]!.safeParse(undefined).success);
+/** Stand-ins for values a Secret supplies, in the form the process expects. */
+const secretStandIn = (name: string) =>
+  ({
+    DATABASE_URL: "postgres://fleet@postgres.fleet-manager.svc:5432/fleet",
+    FM_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"),
+  })[name] ?? "secret-from-vault-0123456789";
+
+let helm: string;
+let scratch: string;
+beforeAll(async () => {
+  try {
+    helm = (await run(join(REPO_ROOT, "scripts/peers/helm.sh"), ["path"])).stdout.trim();
+  } catch (err) {
+    throw new Error(`Helm is not built: run scripts/setup.sh (or scripts/peers/helm.sh install)\n${String(err)}`);
+  }
+  scratch = await mkdtemp(join(tmpdir(), "fm-helm-"));
+});
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+async function render(chart: string, values: string): Promise<Manifest[]> {
+  const { stdout } = await run(helm, ["template", "fm", chart, "--namespace", "fleet-manager", "-f", values]);
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+/** Renders with the example's values changed by `edit`; resolves with Helm's error output, or "" when it renders. */
+async function renderError(chart: string, example: string, edit: (v: Values) => void): Promise<string> {
+  const values = parse(readFileSync(example, "utf8")) as Values;
+  edit(values);
+  const file = join(scratch, `values-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(file, JSON.stringify(values));
+  try {
+    await run(helm, ["template", "fm", chart, "--namespace", "fleet-manager", "-f", file]);
+    return "";
+  } catch (err) {
+    return (err as { stderr: string }).stderr;
+  }
+}
+
+const deployments = (ms: Manifest[]) => ms.filter((m) => m.kind === "Deployment");
+const containerOf = (d: Manifest) =>
+  d.spec.template.spec.containers[0] as {
+    name: string;
+    args: string[];
+    env: EnvVar[];
+    ports: { name: string; containerPort: number }[];
+    livenessProbe: { httpGet: { path: string; port: string } };
+    readinessProbe: { httpGet: { path: string; port: string } };
+    securityContext: Record<string, unknown>;
+    volumeMounts: { name: string }[];
+  };
+const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+describe.each([
+  ["fleet-manager-hub", HUB, HUB_EXAMPLE, ["api", "netbox-agent"]],
+  ["fleet-manager-satellite", SATELLITE, SATELLITE_EXAMPLE, ["openstack-agent", "workflow-agent", "temporal-worker"]],
+])("%s with the guide's example values", (_name, chart, example, components) => {
+  let manifests: Manifest[];
+  beforeAll(async () => {
+    manifests = await render(chart, example);
+  });
+
+  it("passes helm lint --strict", async () => {
+    const { stdout } = await run(helm, ["lint", "--strict", chart, "-f", example]);
+    expect(stdout).toContain("0 chart(s) failed");
+  });
+
+  it("runs each process as its own Deployment in namespace fleet-manager, container named as its component", () => {
+    const found = deployments(manifests).map((d) => d.metadata.labels!["app.kubernetes.io/component"]);
+    expect([...new Set(found)].sort()).toEqual([...components].sort());
+    for (const d of manifests) expect(d.metadata.namespace, `${d.kind} ${d.metadata.name}`).toBe("fleet-manager");
+    for (const d of deployments(manifests)) {
+      const component = d.metadata.labels!["app.kubernetes.io/component"]!;
+      expect(containerOf(d).name).toBe(component);
+      expect(d.spec.template.metadata.labels["app.kubernetes.io/component"]).toBe(component);
+      expect(matches(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
+    }
+  });
+
+  it("sets every variable each process requires, only variables it reads, with values it accepts", () => {
+    for (const d of deployments(manifests)) {
+      const component = d.metadata.labels!["app.kubernetes.io/component"]!;
+      const process = PROCESSES[component]!;
+      const env = containerOf(d).env;
+      const names = env.map((e) => e.name);
+      const where = `${d.metadata.name}`;
+      expect(
+        required(process.shape).filter((k) => !names.includes(k)),
+        `${where}: required but not set`,
+      ).toEqual([]);
+      expect(
+        names.filter((k) => !(k in process.shape)),
+        `${where}: set but not read`,
+      ).toEqual([]);
+      expect(new Set(names).size, `${where}: a variable set twice`).toBe(names.length);
+      const values = Object.fromEntries(env.map((e) => [e.name, e.value ?? secretStandIn(e.name)]));
+      expect(() => process.parse(values), where).not.toThrow();
+    }
+  });
+
+  it("takes every secret from an ExternalSecret of the guide's Vault paths", () => {
+    const external = manifests.filter((m) => m.kind === "ExternalSecret");
+    const keysOf = (secret: string) => {
+      const es = external.find((e) => e.spec.target.name === secret);
+      return es ? (es.spec.data as { secretKey: string }[]).map((d) => d.secretKey) : undefined;
+    };
+    for (const es of external)
+      for (const d of es.spec.data as { remoteRef: { key: string } }[])
+        expect(d.remoteRef.key).toMatch(chart === HUB ? /^prod\/glo1\/[a-z-]+$/ : /^prod\/sys1-ice2\/[a-z-]+$/);
+    for (const d of deployments(manifests)) {
+      for (const e of containerOf(d).env) {
+        const ref = e.valueFrom?.secretKeyRef;
+        if (ref) expect(keysOf(ref.name), `${d.metadata.name} ${e.name}`).toContain(ref.key);
+      }
+      for (const v of d.spec.template.spec.volumes as { secret?: { secretName: string; items: { key: string }[] } }[])
+        for (const item of v.secret?.items ?? []) expect(keysOf(v.secret!.secretName)).toContain(item.key);
+    }
+  });
+
+  it("runs non-root on a read-only root file system, probed on /healthz and /readyz", () => {
+    for (const d of deployments(manifests)) {
+      const pod = d.spec.template.spec;
+      const c = containerOf(d);
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+      expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(c.livenessProbe.httpGet.path).toBe("/healthz");
+      expect(c.readinessProbe.httpGet.path).toBe("/readyz");
+      const ports = c.ports.map((p) => p.name);
+      expect(ports).toContain(c.livenessProbe.httpGet.port);
+      expect(c.volumeMounts.map((m) => m.name)).toContain("tmp");
+      expect(d.spec.template.spec.containers[0].resources.requests).toBeDefined();
+    }
+  });
+
+  it("scrapes every process's /metrics with a ServiceMonitor or a PodMonitor", () => {
+    for (const d of deployments(manifests)) {
+      const labels = d.spec.template.metadata.labels as Record<string, string>;
+      const ports = containerOf(d).ports;
+      const byPod = manifests.some(
+        (m) =>
+          m.kind === "PodMonitor" &&
+          matches(m.spec.selector.matchLabels ?? {}, labels) &&
+          (m.spec.selector.matchExpressions ?? []).every(
+            (x: { key: string; values: string[] }) => labels[x.key] && x.values.includes(labels[x.key]!),
+          ) &&
+          m.spec.podMetricsEndpoints.every(
+            (e: { port: string; path: string }) => e.path === "/metrics" && ports.some((p) => p.name === e.port),
+          ),
+      );
+      const byService = manifests.some(
+        (m) =>
+          m.kind === "ServiceMonitor" &&
+          m.spec.endpoints.every((e: { path: string }) => e.path === "/metrics") &&
+          manifests.some(
+            (s) =>
+              s.kind === "Service" &&
+              matches(m.spec.selector.matchLabels, s.metadata.labels!) &&
+              matches(s.spec.selector, labels),
+          ),
+      );
+      expect(byPod || byService, d.metadata.name).toBe(true);
+    }
+  });
+});
+
+describe("names the runbook's commands use", () => {
+  it("hub: deployment/fleet-manager-hub-api, component api, container api, behind a PodDisruptionBudget", async () => {
+    const ms = await render(HUB, HUB_EXAMPLE);
+    const api = deployments(ms).find((d) => d.metadata.name === "fleet-manager-hub-api")!;
+    expect(api.metadata.labels!["app.kubernetes.io/component"]).toBe("api");
+    expect(containerOf(api).args).toEqual(["apps/hub/dist/main.js"]);
+    const pdb = ms.find((m) => m.kind === "PodDisruptionBudget")!;
+    expect(matches(pdb.spec.selector.matchLabels, api.spec.template.metadata.labels)).toBe(true);
+    expect(pdb.spec.minAvailable).toBeGreaterThanOrEqual(1);
+    expect(api.spec.replicas).toBeGreaterThan(pdb.spec.minAvailable);
+    const expected = containerOf(api).env.find((e) => e.name === "FM_EXPECTED_SATELLITES")!.value!;
+    expect(JSON.parse(expected)).toEqual([
+      { name: "sys1-ice2", sites: ["keflavik"], environment: "prod" },
+      { name: "sys2-sta1", sites: ["stavanger"], environment: "prod" },
+    ]);
+  });
+
+  it("satellite: fleet-manager-satellite-<component>, clients templated from satelliteName, temporal.host generated", async () => {
+    const ms = await render(SATELLITE, SATELLITE_EXAMPLE);
+    const byName = Object.fromEntries(deployments(ms).map((d) => [d.metadata.name, d]));
+    const env = (name: string, v: string) => containerOf(byName[name]!).env.find((e) => e.name === v)?.value;
+    for (const [component, process, client] of [
+      ["openstack-agent", "openstack", "ironic-agent-sys1-ice2"],
+      ["workflow-agent", "workflow", "workflow-agent-sys1-ice2"],
+      ["temporal-worker", "temporal-worker", "temporal-worker-sys1-ice2"],
+    ] as const) {
+      const name = `fleet-manager-satellite-${component}`;
+      expect(containerOf(byName[name]!).args).toEqual(["apps/satellite-agents/dist/main.js", process]);
+      expect(env(name, "FM_CLIENT_ID")).toBe(client);
+      expect(env(name, "FM_SITE")).toBe("keflavik");
+      expect(env(name, "FM_HUB_URL")).toBe("https://api.fleet.nscale.com");
+    }
+    for (const name of ["fleet-manager-satellite-workflow-agent", "fleet-manager-satellite-temporal-worker"])
+      expect(env(name, "TEMPORAL_ADDRESS")).toBe("temporal-frontend.temporal.svc.cluster.local:7233");
+    expect(env("fleet-manager-satellite-temporal-worker", "SLURM_URL")).toBe("https://10.20.30.40:6820");
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_KERNEL")).toBe(
+      "5f0b2c8e-6c1a-4b1e-9a43-2d7f3c1e9b10",
+    );
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_RAMDISK")).toBe(
+      "8a4d1e2f-3b5c-4d6e-8f70-91a2b3c4d5e6",
+    );
+  });
+});
+
+describe("values the render refuses, naming them", () => {
+  const drop = (path: string) => (v: Values) => {
+    const keys = path.split(".");
+    const last = keys.pop()!;
+    delete keys.reduce((o, k) => o[k], v)[last];
+  };
+  it.each([
+    [HUB, HUB_EXAMPLE, "environment"],
+    [HUB, HUB_EXAMPLE, "deployment"],
+    [HUB, HUB_EXAMPLE, "fleetManager.netboxUrl"],
+    [SATELLITE, SATELLITE_EXAMPLE, "environment"],
+    [SATELLITE, SATELLITE_EXAMPLE, "satelliteName"],
+    [SATELLITE, SATELLITE_EXAMPLE, "siteSlug"],
+    [SATELLITE, SATELLITE_EXAMPLE, "fleetManager.netboxUrl"],
+    [SATELLITE, SATELLITE_EXAMPLE, "fleetManager.satellite.hubUrl"],
+  ])("%s without %s", async (chart, example, path) => {
+    const error = await renderError(chart, example, drop(path));
+    const leaf = path.split(".").pop()!;
+    expect(error).toMatch(new RegExp(`missing propert(y|ies) .*'${leaf}'`));
+  });
+
+  it("an environment other than dev, stg or prod; stg itself renders", async () => {
+    expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.environment = "staging"))).toMatch(
+      /\/environment.*'dev', 'stg', 'prod'/,
+    );
+    expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.environment = "stg"))).toBe("");
+    expect(await renderError(HUB, HUB_EXAMPLE, (v) => (v.environment = "stg"))).toBe("");
+  });
+
+  it("SLURM through OpenStack enabled without the worker's slurmrestd URL or the project", async () => {
+    const error = await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => {
+      delete v.fleetManager.satellite.temporalWorker.slurm.baseUrl;
+      v.fleetManager.satellite.openstack.slurm.network = "";
+    });
+    expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
+    expect(error).toContain("/fleetManager/satellite/openstack/slurm/network");
+  });
+
+  it("a deploy kernel without its ramdisk", async () => {
+    const error = await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => {
+      v.fleetManager.satellite.openstack.ironic.deployRamdisk = "";
+    });
+    expect(error).toContain("/fleetManager/satellite/openstack/ironic/deployRamdisk");
+  });
+
+  it("temporal.host, which the chart generates", async () => {
+    expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.temporal = { host: "temporal:7233" }))).toContain(
+      "/temporal/host",
+    );
+  });
+});
