@@ -5,6 +5,7 @@
 #  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
 #    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
 #    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
+#  - promtool (Debian's prometheus), which the alert rule tests run
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).
@@ -29,6 +30,7 @@ node scripts/prisma-generate.mjs
 scripts/peers/ironic.sh install
 scripts/peers/slurm.sh install
 scripts/peers/temporal.sh install
+scripts/peers/prometheus.sh install
 
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then
