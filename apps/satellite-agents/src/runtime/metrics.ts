@@ -54,7 +54,7 @@ function loopMetrics(registry: Registry) {
   });
   const consecutiveFailures = new Gauge({
     name: REFLECTOR_METRICS.consecutiveFailures,
-    help: "Failed cycles in a row; the process exits when it reaches FM_MAX_CONSECUTIVE_FAILURES",
+    help: "Failed cycles in a row; the process exits when those that count (an unavailable hub does not, for a loop that rides hub outages out) reach FM_MAX_CONSECUTIVE_FAILURES",
     labelNames: ["store"],
     registers: [registry],
   });
@@ -66,7 +66,7 @@ function loopMetrics(registry: Registry) {
   });
   const age = new Gauge({
     name: REFLECTOR_METRICS.age,
-    help: "Seconds since the loop's last success (since process start if it never succeeded)",
+    help: "Seconds since the loop's last success, or since it last read its source for a loop that rides hub outages out (the OpenStack agent); since process start if never",
     labelNames: ["store"],
     registers: [registry],
   });
