@@ -59,7 +59,7 @@ describe("OpenStack agent when the hub, the agent or Ironic goes away", () => {
         expect(delay, `failure ${n}`).toBeLessThanOrEqual(ceiling);
       }
       // None of them counts toward the budget: the agent is still running.
-      expect(first).toMatchObject({ reason: "hub_unavailable", countedFailures: 0 });
+      expect(first).toMatchObject({ level: "ERROR", reason: "hub_unavailable", countedFailures: 0 });
       expect(failures().every((l) => l.reason === "hub_unavailable" && l.countedFailures === 0)).toBe(true);
       expect(await Promise.race([agent.exited, Promise.resolve("running")])).toBe("running");
       expect(

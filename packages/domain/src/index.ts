@@ -24,3 +24,4 @@ export * from "./reflections.ts";
 export * from "./jobs.ts";
 export * from "./workflows.ts";
 export * from "./metrics.ts";
+export * from "./logging.ts";
