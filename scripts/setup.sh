@@ -5,7 +5,7 @@
 #  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
 #    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
 #    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
-#  - promtool (Debian's prometheus), which the alert rule tests run
+#  - Prometheus, promtool and the blackbox exporter (Debian), which the alert tests run
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Prometheus's `promtool` for the alert rule tests (infra/alerts/, test/alerts.test.ts), from
-# Debian's `prometheus` package (2.42 on bookworm).
+# Prometheus for the alert tests, from Debian: `prometheus` (2.42 on bookworm: the server and
+# promtool; test/alerts.int.test.ts runs promtool on infra/alerts/) and
+# `prometheus-blackbox-exporter` (0.23: test/hub-probe.e2e.test.ts runs a satellite's hub probe).
 #
-#   scripts/peers/prometheus.sh install   install `promtool` unless it is already on PATH; safe to run again
+#   scripts/peers/prometheus.sh install   install both unless they are already on PATH; safe to run again
 #
-# --no-install-recommends keeps it to the server and promtool; the package starts no service
-# here (no systemd), and the tests only run `promtool check rules` / `promtool test rules`.
+# --no-install-recommends keeps it to the binaries; the packages start no service here (no
+# systemd); the tests start their own (packages/test-support/src/prometheus.ts).
 set -euo pipefail
 
 usage() {
@@ -14,8 +15,8 @@ usage() {
 }
 
 install() {
-  if command -v promtool >/dev/null 2>&1; then
-    echo "prometheus: promtool already installed ($(command -v promtool))"
+  if command -v promtool >/dev/null 2>&1 && command -v prometheus-blackbox-exporter >/dev/null 2>&1; then
+    echo "prometheus: already installed ($(command -v promtool), $(command -v prometheus-blackbox-exporter))"
     return 0
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
@@ -31,12 +32,13 @@ install() {
       exit 1
     fi
   fi
-  echo "prometheus: installing prometheus (for promtool)"
+  echo "prometheus: installing prometheus and prometheus-blackbox-exporter"
   # Wait for another apt/dpkg holding the lock rather than fail (seconds).
   local apt_opts=(-o DPkg::Lock::Timeout=600 -q)
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y --no-install-recommends prometheus
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y --no-install-recommends prometheus prometheus-blackbox-exporter
   command -v promtool >/dev/null 2>&1 || { echo "prometheus: installed but \`promtool\` is not on PATH" >&2; exit 1; }
+  command -v prometheus-blackbox-exporter >/dev/null 2>&1 || { echo "prometheus: installed but \`prometheus-blackbox-exporter\` is not on PATH" >&2; exit 1; }
   echo "prometheus: installed $(promtool --version 2>&1 | head -n1)"
 }
 
