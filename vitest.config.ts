@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 /**
  * Three projects, each runnable alone (`npm run test:unit|test:int|test:e2e`):
  *  - unit: pure code, no database and no peer (`*.test.ts`, and `test/*.test.ts` about the repository, the Helm charts included);
- *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`);
+ *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`), and
+ *    infra/'s alert rules against promtool (`test/*.int.test.ts`);
  *  - e2e: several real processes talking over HTTP (`test/*.e2e.test.ts`).
  * The database projects share a global setup that migrates one template database per run.
  */
@@ -30,7 +31,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "integration", include: SOURCES.map((s) => `${s}*.int.test.ts`), globalSetup: DATABASE_SETUP },
+        test: {
+          name: "integration",
+          // test/*.int.test.ts: the deployment material (infra/) against its real tools (promtool).
+          include: [...SOURCES.map((s) => `${s}*.int.test.ts`), "test/**/*.int.test.ts"],
+          globalSetup: DATABASE_SETUP,
+        },
       },
       {
         extends: true,

@@ -321,7 +321,7 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       const r = await env.client
         .pushReflection(env.siteId, "ironic-overcloud", { observedAt: observedAt.toISOString(), items: view })
         .catch((err: unknown) => {
-          for (const l of env.hub.logs.filter((x) => Number(x.level) >= 50))
+          for (const l of env.hub.logs.filter((x) => x.level === "ERROR" || x.level === "FATAL"))
             console.error(JSON.stringify(l).slice(0, 2000));
           throw err;
         });

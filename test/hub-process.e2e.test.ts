@@ -7,6 +7,9 @@ import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres
 import { ADMIN_SECRET, bearer, clientToken, spawnHub, startHub, type HubProcess } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
 
+/** A caller's W3C trace id (the example of the Trace Context specification). */
+const TRACE = "0af7651916cd43dd8448eb211c80319c";
+
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
@@ -110,7 +113,7 @@ describe("hub process", () => {
     expect(text).toContain("FM_DB_POOL_MAX");
   });
 
-  it("logs one JSON line per event carrying the request id", async () => {
+  it("logs one JSON line per event, the level as a word, carrying the request id and the caller's trace id", async () => {
     const db = await createTestDatabase((await import("vitest")).inject("templateDatabase"));
     cleanups.push(() => db.drop());
     const hub = track(await startHub({ DATABASE_URL: db.url }));
@@ -120,13 +123,18 @@ describe("hub process", () => {
     expect(unauthenticated.status).toBe(401); // authentication comes before validation
     const token = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const res = await fetch(`${hub.url}/api/v1/sites/not-a-uuid`, {
-      headers: { "x-request-id": "trace-me-42", ...bearer(token) },
+      headers: { "x-request-id": "trace-me-42", traceparent: `00-${TRACE}-00f067aa0ba902b7-01`, ...bearer(token) },
     });
     expect(res.status).toBe(400);
     expect(res.headers.get("x-request-id")).toBe("trace-me-42");
+    expect(await res.json()).toMatchObject({ requestId: "trace-me-42", traceId: TRACE });
     await hub.stop();
     const lines = hub.logs.filter((l) => l.requestId === "trace-me-42");
     expect(lines.length).toBeGreaterThanOrEqual(2); // incoming request, request completed
+    for (const l of lines) expect(l.trace_id).toBe(TRACE);
+    expect(hub.logs.map((l) => l.level).filter((level) => !["INFO", "WARN", "ERROR"].includes(String(level)))).toEqual(
+      [],
+    );
     expect(lines.some((l) => (l.res as { statusCode?: number } | undefined)?.statusCode === 400)).toBe(true);
     expect(JSON.stringify(hub.logs)).not.toContain("do-not-log-me");
     expect(JSON.stringify(hub.logs)).not.toContain(token);

@@ -165,7 +165,7 @@ describe("netbox agent against the NetBox test server and the hub", () => {
         expect((await devices()).find((d) => d.netbox.id === target.id)!.name).toBe(target.name),
       );
       const errors = agent.logs.filter(
-        (l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === 50,
+        (l) => typeof l.msg === "string" && l.msg.includes("dcim.macaddress") && l.level === "ERROR",
       );
       expect(errors.length).toBeGreaterThan(0);
       expect(

@@ -9,7 +9,9 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
+import { TRACE_ID_FIELD } from "@fm/domain";
 import { PgListener } from "./lib/pg-listener.ts";
+import { traceIdOf } from "./lib/trace.ts";
 import { auditRepo } from "./modules/audit/repo.ts";
 import { registerAudit } from "./modules/audit/routes.ts";
 import { createAuditService } from "./modules/audit/service.ts";
@@ -121,6 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId,
     logController: new LogController({ requestIdLogLabel: "requestId" }),
+    // Every line a request logs carries its trace id, from Fastify's "incoming request" on.
+    childLoggerFactory: (logger, bindings, opts, raw) =>
+      logger.child({ ...bindings, [TRACE_ID_FIELD]: traceIdOf(raw) }, opts),
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // Keep-alive connections that are idle are closed at shutdown; busy ones finish first.

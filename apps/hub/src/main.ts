@@ -3,9 +3,9 @@
  * shut down gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
  * the pool, stop the embedded database) within FM_SHUTDOWN_TIMEOUT_MS.
  */
-import { pino } from "pino";
 import { EnvError, parseEnv, type Env } from "./env.ts";
 import { buildApp } from "./app.ts";
+import { hubLogger } from "./lib/log.ts";
 import { createDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.ts";
@@ -24,15 +24,7 @@ try {
   throw err;
 }
 
-const logger = pino({
-  name: "hub",
-  level: env.LOG_LEVEL,
-  // Never log credentials, whatever a caller sends.
-  redact: {
-    paths: ["req.headers.authorization", "req.headers.cookie", "*.password", "*.secret", "*.clientSecret"],
-    censor: "[redacted]",
-  },
-});
+const logger = hubLogger(env.LOG_LEVEL);
 
 let embedded: EmbeddedPostgres | undefined;
 let shuttingDown = false;

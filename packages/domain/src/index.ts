@@ -23,3 +23,5 @@ export * from "./identity.ts";
 export * from "./reflections.ts";
 export * from "./jobs.ts";
 export * from "./workflows.ts";
+export * from "./metrics.ts";
+export * from "./logging.ts";

@@ -9,6 +9,11 @@ export const ProblemSchema = z
     detail: z.string(),
     code: z.string().describe("Stable, machine-readable error code"),
     requestId: z.string().describe("The request id, also sent as the X-Request-Id header"),
+    traceId: z
+      .string()
+      .describe(
+        "The request's W3C trace id (the caller's traceparent, or one the hub made): trace_id in the hub's logs",
+      ),
     errors: z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()

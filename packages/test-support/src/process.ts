@@ -84,7 +84,7 @@ export function spawnHub(
       if (l.msg === "hub ready") ready = true;
     },
     (text) => stderr.push(text),
-    opts.keepLogs === "errors" ? (line) => !ready || /"level":(50|60)\b/.test(line) : undefined,
+    opts.keepLogs === "errors" ? (line) => !ready || /"level":"(ERROR|FATAL)"/.test(line) : undefined,
   );
   proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
   const exited = new Promise<number | string>((resolve) =>

@@ -27,6 +27,7 @@ function expectProblem(
     detail: expect.any(String),
   });
   expect(body.requestId).toBe(res.headers["x-request-id"]);
+  expect(body.traceId).toMatch(/^[0-9a-f]{32}$/);
   return body;
 }
 
@@ -132,7 +133,7 @@ describe("problem+json for every error", () => {
     expect(res.headers["x-request-id"]).toBe("req-boom-1");
     expect(JSON.stringify(body)).not.toContain("postgres://");
     expect(body.detail).toContain("req-boom-1");
-    const logged = hub.logs.find((l) => l.requestId === "req-boom-1" && l.level === 50);
+    const logged = hub.logs.find((l) => l.requestId === "req-boom-1" && l.level === "ERROR");
     expect(logged).toBeDefined();
     expect(JSON.stringify(logged)).toContain("leaked?");
   });
@@ -147,5 +148,42 @@ describe("request ids", () => {
     expect(bad.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     const none = await hub.app.inject({ url: "/healthz" });
     expect(none.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("trace ids and log levels the runbook's log searches rely on", () => {
+  const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const linesOf = (requestId: string) => hub.logs.filter((l) => l.requestId === requestId);
+
+  it("a caller's traceparent is honoured: in problem+json beside requestId and on every log line of the request", async () => {
+    const res = await hub.app.inject({
+      url: "/test/boom",
+      headers: { "x-request-id": "req-trace-1", traceparent: `00-${TRACE}-00f067aa0ba902b7-01` },
+    });
+    const body = expectProblem(res, 500, "internal_error");
+    expect(body).toMatchObject({ requestId: "req-trace-1", traceId: TRACE });
+    const lines = linesOf("req-trace-1");
+    // Fastify's "incoming request", the error with its cause, "request completed".
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(["incoming request", "request completed"]));
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    for (const l of lines) expect(l.trace_id).toBe(TRACE);
+    expect(lines.find((l) => JSON.stringify(l).includes("leaked?"))).toMatchObject({ level: "ERROR" });
+  });
+
+  it("without a usable traceparent the hub makes a trace id per request, and levels are words", async () => {
+    const a = await hub.app.inject({ url: "/api/v1/sites/not-a-uuid", headers: { "x-request-id": "req-trace-2" } });
+    const b = await hub.app.inject({
+      url: "/api/v1/sites/not-a-uuid",
+      headers: { "x-request-id": "req-trace-3", traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` },
+    });
+    const traceA = (a.json() as { traceId: string }).traceId;
+    const traceB = (b.json() as { traceId: string }).traceId;
+    expect(traceA).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceB).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceB).not.toBe("0".repeat(32));
+    expect(traceA).not.toBe(traceB);
+    for (const l of linesOf("req-trace-2")) expect(l.trace_id).toBe(traceA);
+    for (const l of linesOf("req-trace-3")) expect(l.trace_id).toBe(traceB);
+    expect(new Set(hub.logs.map((l) => l.level))).toEqual(new Set(["INFO", "ERROR"]));
   });
 });

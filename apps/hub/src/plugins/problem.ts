@@ -4,6 +4,7 @@ import FindMyWay from "find-my-way";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { DomainError, ServiceUnavailable, problemType, type FieldError, type Problem } from "@fm/domain";
+import { traceIdOf } from "../lib/trace.ts";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
@@ -15,7 +16,15 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
 ): FastifyReply {
-  const body: Problem = { type: problemType(code), title, status, detail, code, requestId: String(reply.request.id) };
+  const body: Problem = {
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    code,
+    requestId: String(reply.request.id),
+    traceId: traceIdOf(reply.request.raw),
+  };
   if (errors) body.errors = errors;
   return reply.code(status).type(PROBLEM_CONTENT_TYPE).serializer(JSON.stringify).send(body);
 }

@@ -1,10 +1,10 @@
 /** An in-process hub on its own test database, called with app.inject or over a socket. */
 import { Writable } from "node:stream";
 import { inject } from "vitest";
-import { pino } from "pino";
 import type { FastifyInstance } from "fastify";
 import { randomBytes } from "node:crypto";
 import { buildApp, type AppDeps } from "../app.ts";
+import { hubLogger } from "../lib/log.ts";
 import { localAuthenticator } from "../plugins/request-context.ts";
 import { ensureAdminClient } from "../modules/identity/bootstrap.ts";
 import { clientToken } from "@fm/test-support/process";
@@ -45,7 +45,7 @@ export async function startTestHub(overrides: Partial<AppDeps> & { databaseUrl?:
   const app = await buildApp({
     prisma: db.prisma,
     pool: db.pool,
-    logger: pino({ level: "info" }, sink),
+    logger: hubLogger("info", sink),
     identity: testIdentity(),
     authenticate: localAuthenticator,
     ...overrides,

@@ -92,6 +92,8 @@ export function ironicReflector(
           : "list_failed",
     ...(config.FM_CORDON_SYNC ? { reconcile: (items) => mirrorCordons(ctx, ironic, store, items) } : {}),
     push: (items, observedAt) => pushView(hub, site.id, `ironic-${instance}`, items, observedAt),
+    // It reads Ironic: a hub outage must not restart it at every site, and its age is Ironic's.
+    hubOutage: "ride-out",
   };
 }
 

@@ -11,7 +11,7 @@
  * apply, as for any loop.
  */
 import type { CycleContext, LoopSpec } from "./loop.ts";
-import { CycleFailure } from "./loop.ts";
+import { CycleFailure, type HubOutagePolicy } from "./loop.ts";
 import { describeError } from "./log.ts";
 
 export interface ControllerSpec<T, A extends string> {
@@ -33,19 +33,27 @@ export interface ControllerSpec<T, A extends string> {
   classifyObserveError?(err: unknown): string;
   /** Metric reason of a cycle whose every action failed. */
   classifyActError?(err: unknown): string;
+  /** What an unavailable hub does to this controller (./loop.ts); default `restart`. */
+  readonly hubOutage?: HubOutagePolicy;
 }
 
 /** The controller as a loop: observe → act on each item, timed and counted. */
 export function controller<T, A extends string>(spec: ControllerSpec<T, A>): LoopSpec {
-  return { kind: "controller", store: spec.store, cycle: (c) => controlOnce(spec, c) };
+  return {
+    kind: "controller",
+    store: spec.store,
+    cycle: (c) => controlOnce(spec, c),
+    ...(spec.hubOutage ? { hubOutage: spec.hubOutage } : {}),
+  };
 }
 
 async function controlOnce<T, A extends string>(
   spec: ControllerSpec<T, A>,
-  { signal, metrics, log }: CycleContext,
+  { signal, metrics, log, now, observed }: CycleContext,
 ): Promise<Record<string, unknown>> {
   const { store } = spec;
   const t0 = performance.now();
+  const observedAt = now();
   let items: T[];
   try {
     items = await spec.observe(signal);
@@ -53,6 +61,7 @@ async function controlOnce<T, A extends string>(
     throw new CycleFailure("observe", spec.classifyObserveError?.(err) ?? "observe_failed", err);
   }
   const observeS = (performance.now() - t0) / 1000;
+  observed(observedAt);
   metrics.listDuration.observe({ store }, observeS);
   metrics.items.set({ store }, items.length);
 

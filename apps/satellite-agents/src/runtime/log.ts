@@ -1,6 +1,6 @@
 /** The agents' logger and the one way they put an error into a log line. */
-import { pino, type Logger } from "pino";
-import type { AgentKind } from "@fm/domain";
+import { pino, type DestinationStream, type Logger } from "pino";
+import { LOG_FORMATTERS, type AgentKind } from "@fm/domain";
 import type { CommonConfig } from "./config.ts";
 
 /**
@@ -8,10 +8,15 @@ import type { CommonConfig } from "./config.ts";
  * exiting after repeated failures"), the one `kubectl logs --previous` must show; pino's default
  * asynchronous stream could lose it. Agents log a few lines per cycle.
  */
-export function agentLogger(kind: AgentKind, config: CommonConfig, satellite: string): Logger {
+export function agentLogger(
+  kind: AgentKind,
+  config: Pick<CommonConfig, "LOG_LEVEL" | "FM_SITE">,
+  satellite: string,
+  destination: DestinationStream = pino.destination({ dest: 1, sync: true }),
+): Logger {
   return pino(
-    { level: config.LOG_LEVEL, base: { agent: kind, site: config.FM_SITE, satellite } },
-    pino.destination({ dest: 1, sync: true }),
+    { level: config.LOG_LEVEL, formatters: LOG_FORMATTERS, base: { agent: kind, site: config.FM_SITE, satellite } },
+    destination,
   );
 }
 

@@ -119,3 +119,101 @@ describe("a reflector on the loop engine", () => {
     expect(loop.ageSeconds()).toBe(1.5);
   });
 });
+
+/**
+ * A reflector whose list and push follow a script of outcomes, one per cycle, then stops; listing
+ * takes 10 s and pushing 1 s of its clock. `listedAt`: when each successful listing started.
+ */
+function scripted(script: string[], hubOutage?: "restart" | "ride-out") {
+  const metrics = createAgentMetrics({ agent: "openstack", site: "s", satellite: "x" });
+  const stop = new AbortController();
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+  let clock = 1_000_000;
+  let n = 0;
+  const listedAt: number[] = [];
+  const pushed: { items: number[]; at: number }[] = [];
+  const outcome = () => script[n - 1]!;
+  const loop = new Loop(
+    reflector({
+      store: "ironic-nodes-overcloud",
+      list: async () => {
+        const started = clock;
+        clock += 10_000;
+        if (++n >= script.length) stop.abort();
+        if (outcome() === "ironic-down") throw new Error("ECONNREFUSED");
+        listedAt.push(started);
+        return [n];
+      },
+      classifyListError: () => "ironic_unavailable",
+      push: async (items: number[]) => {
+        clock += 1_000;
+        const o = outcome();
+        if (o === "hub-503") throw new HubApiError(503, undefined, "down");
+        if (o === "hub-unreachable") throw new TypeError("fetch failed");
+        if (o === "hub-400") throw new HubApiError(400, undefined, "bad view");
+        if (o === "token-401")
+          throw Object.assign(new Error("invalid_client"), { status: 401, error: "invalid_client" });
+        pushed.push({ items, at: clock });
+        return {};
+      },
+      ...(hubOutage ? { hubOutage } : {}),
+    }),
+    opts,
+    metrics,
+    logger,
+    () => clock,
+  );
+  return { loop, metrics, stop, lines, listedAt, pushed, clock: () => clock };
+}
+
+describe("what a hub outage does to a loop: its policy", () => {
+  it("ride-out: an unavailable hub never spends the failure budget, the age follows listing, and the first push after carries the latest view", async () => {
+    // Ten unavailable-hub cycles in a row against a budget of 3.
+    const outage = ["hub-503", "hub-unreachable", "hub-503", "hub-503", "hub-unreachable"];
+    const s = scripted(["ok", ...outage, ...outage, "ok"], "ride-out");
+    await s.loop.run(s.stop.signal);
+
+    expect(s.loop.cycles).toBe(2);
+    expect(
+      await metricValue(s.metrics, "fleet_manager_reflector_errors_total", {
+        store: "ironic-nodes-overcloud",
+        reason: "hub_unavailable",
+      }),
+    ).toBe(10);
+    // The push after the outage carries what the cycle that made it listed, the 12th view.
+    expect(s.pushed.map((p) => p.items)).toEqual([[1], [12]]);
+    expect(s.lines.some((l) => l.msg === "hub available again: reflector pushed its latest view")).toBe(true);
+    expect(s.lines.filter((l) => String(l.msg).startsWith("reflector cycle failed: hub unavailable"))).toHaveLength(10);
+    expect(
+      await metricValue(s.metrics, "fleet_manager_reflector_consecutive_failures", { store: "ironic-nodes-overcloud" }),
+    ).toBe(0);
+  });
+
+  it("ride-out: during the outage the age is the time since the last listing, not since the hub last accepted", async () => {
+    const s = scripted(["ok", "hub-503", "hub-503", "hub-503"], "ride-out");
+    await s.loop.run(s.stop.signal);
+    // The last cycle listed (at listedAt.at(-1)) and its push failed one second later.
+    expect(s.loop.ageSeconds(s.listedAt.at(-1)! + 5_000)).toBe(5);
+    expect(s.loop.lastSuccessAt).toBe(s.pushed[0]!.at);
+  });
+
+  it("ride-out: Ironic down, or a hub that answers and refuses (400, a rejected client secret), still spends the budget", async () => {
+    for (const failure of ["ironic-down", "hub-400", "token-401"]) {
+      const s = scripted(["ok", "hub-503", failure, "hub-503", failure, failure], "ride-out");
+      const err = await s.loop.run(s.stop.signal).catch((e: unknown) => e);
+      expect(err, failure).toBeInstanceOf(LoopGaveUp);
+      expect(s.lines.at(-1)!.msg, failure).toBe("reflector cycle failed (3/3)");
+      expect(s.lines.at(-1)!.consecutiveFailures, failure).toBe(5);
+    }
+  });
+
+  it("restart (the default): an unavailable hub spends the budget and the age is the time since the hub last accepted", async () => {
+    const s = scripted(["ok", "hub-503", "hub-unreachable", "hub-503", "ok"]);
+    const err = await s.loop.run(s.stop.signal).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LoopGaveUp);
+    expect(s.lines.at(-1)!.msg).toBe("reflector cycle failed (3/3)");
+    expect(s.loop.ageSeconds(s.clock())).toBe((s.clock() - s.pushed[0]!.at) / 1000);
+    expect(s.loop.ageSeconds(s.clock())).toBeGreaterThan((s.clock() - s.listedAt.at(-1)!) / 1000);
+  });
+});

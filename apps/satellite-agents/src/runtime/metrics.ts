@@ -6,6 +6,7 @@
  * `fleet_manager_controller_*` series of what they did.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { REFLECTOR_METRICS } from "@fm/domain";
 
 const BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -23,49 +24,49 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
 }
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
 
-/** What every loop reports, under the names the runbook reads. */
+/** What every loop reports, under the names the runbook reads (defined in @fm/domain's metrics.ts). */
 function loopMetrics(registry: Registry) {
   const lastSuccess = new Gauge({
-    name: "fleet_manager_reflector_last_success_timestamp_seconds",
+    name: REFLECTOR_METRICS.lastSuccess,
     help: "Unix time of the loop's last successful cycle (a reflector: listed and accepted by the hub)",
     labelNames: ["store"],
     registers: [registry],
   });
   const listDuration = new Histogram({
-    name: "fleet_manager_reflector_list_duration_seconds",
+    name: REFLECTOR_METRICS.listDuration,
     help: "Time to list the source's complete view (a controller: to observe what needs attention)",
     labelNames: ["store"],
     buckets: BUCKETS_S,
     registers: [registry],
   });
   const pushDuration = new Histogram({
-    name: "fleet_manager_reflector_push_duration_seconds",
+    name: REFLECTOR_METRICS.pushDuration,
     help: "Time for the hub to accept and apply one pushed view",
     labelNames: ["store"],
     buckets: BUCKETS_S,
     registers: [registry],
   });
   const errors = new Counter({
-    name: "fleet_manager_reflector_errors_total",
+    name: REFLECTOR_METRICS.errors,
     help: "Failed cycles (and failed side steps) by reason",
     labelNames: ["store", "reason"],
     registers: [registry],
   });
   const consecutiveFailures = new Gauge({
-    name: "fleet_manager_reflector_consecutive_failures",
-    help: "Failed cycles in a row; the process exits when it reaches FM_MAX_CONSECUTIVE_FAILURES",
+    name: REFLECTOR_METRICS.consecutiveFailures,
+    help: "Failed cycles in a row; the process exits when those that count (an unavailable hub does not, for a loop that rides hub outages out) reach FM_MAX_CONSECUTIVE_FAILURES",
     labelNames: ["store"],
     registers: [registry],
   });
   const items = new Gauge({
-    name: "fleet_manager_reflector_items",
+    name: REFLECTOR_METRICS.items,
     help: "Items in the last listed view (a controller: items observed)",
     labelNames: ["store"],
     registers: [registry],
   });
   const age = new Gauge({
-    name: "fleet_manager_reflector_age_seconds",
-    help: "Seconds since the loop's last success (since process start if it never succeeded)",
+    name: REFLECTOR_METRICS.age,
+    help: "Seconds since the loop's last success, or since it last read its source for a loop that rides hub outages out (the OpenStack agent); since process start if never",
     labelNames: ["store"],
     registers: [registry],
   });

@@ -6,7 +6,7 @@
  */
 import type { HubClient } from "@fm/clients";
 import type { ReflectionSource } from "@fm/domain";
-import type { CycleContext, LoopSpec } from "./loop.ts";
+import type { CycleContext, HubOutagePolicy, LoopSpec } from "./loop.ts";
 import { CycleFailure, hubReason } from "./loop.ts";
 import { describeError } from "./log.ts";
 
@@ -24,6 +24,8 @@ export interface ReflectorSpec<T> {
   push(items: T[], observedAt: Date, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Metric reason of a failed list, e.g. `unavailable` vs `http_error`. */
   classifyListError?(err: unknown): string;
+  /** What an unavailable hub does to this reflector (./loop.ts); default `restart`. */
+  hubOutage?: HubOutagePolicy;
 }
 
 /**
@@ -44,14 +46,19 @@ export async function pushView(
   return { created, updated, unchanged, missing, unmatched };
 }
 
-/** The reflector as a loop: list → reconcile → push, timed. */
+/** The reflector as a loop: list → reconcile → push, timed. Listing completely is what it observes. */
 export function reflector<T>(spec: ReflectorSpec<T>): LoopSpec {
-  return { kind: "reflector", store: spec.store, cycle: (c) => reflectOnce(spec, c) };
+  return {
+    kind: "reflector",
+    store: spec.store,
+    cycle: (c) => reflectOnce(spec, c),
+    ...(spec.hubOutage ? { hubOutage: spec.hubOutage } : {}),
+  };
 }
 
 async function reflectOnce<T>(
   spec: ReflectorSpec<T>,
-  { signal, metrics, log, now }: CycleContext,
+  { signal, metrics, log, now, observed }: CycleContext,
 ): Promise<Record<string, unknown>> {
   const { store } = spec;
   const observedAt = new Date(now());
@@ -63,6 +70,7 @@ async function reflectOnce<T>(
     throw new CycleFailure("list", spec.classifyListError?.(err) ?? "list_failed", err);
   }
   const listS = (performance.now() - t0) / 1000;
+  observed(observedAt.getTime());
   metrics.listDuration.observe({ store }, listS);
   metrics.items.set({ store }, items.length);
   if (spec.reconcile) {

@@ -64,6 +64,9 @@ export interface DispatcherDeps {
 export class JobDispatcher implements ControllerSpec<Job, JobAction> {
   readonly store = "workflow";
   readonly actions = JOB_ACTIONS;
+  // Its work is the hub's job list: through a hub outage it restart-loops, as the runbook expects
+  // (FleetManagerWorkflowAgentStale fires with the API alerts).
+  readonly hubOutage = "restart";
   readonly concurrency: number;
   /** History length of each running job's workflow at its last progress report. */
   private readonly reported = new Map<string, number>();

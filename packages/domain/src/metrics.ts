@@ -1,0 +1,32 @@
+/**
+ * Names of the metrics Fleet Manager exports that the runbook's alerts and the SEV-1 dashboard
+ * read (infra/alerts/, infra/dashboards/). One definition: the agents register these names, a
+ * future exporter (the Matrix connector) must register exactly its name, and the alert tests
+ * refuse a rule that reads a `fleet_manager_*` metric not listed here.
+ */
+
+/** Every loop of a satellite agent, reflector or controller, by its `store` label. */
+export const REFLECTOR_METRICS = {
+  lastSuccess: "fleet_manager_reflector_last_success_timestamp_seconds",
+  /** Seconds since the loop's last success: what FleetManagerOpenStackStateStale and FleetManagerWorkflowAgentStale read. */
+  age: "fleet_manager_reflector_age_seconds",
+  listDuration: "fleet_manager_reflector_list_duration_seconds",
+  pushDuration: "fleet_manager_reflector_push_duration_seconds",
+  errors: "fleet_manager_reflector_errors_total",
+  consecutiveFailures: "fleet_manager_reflector_consecutive_failures",
+  items: "fleet_manager_reflector_items",
+} as const;
+
+/**
+ * The Matrix connector's freshness: a gauge, seconds since the oldest event of its delivery
+ * queue that is not yet delivered was enqueued (0 when the queue is empty), labelled
+ * `connector` with the instance name (e.g. `matrix-prod`). FleetManagerMatrixFeedStalled fires
+ * when it stays above 900 for 10 minutes.
+ */
+export const MATRIX_OLDEST_UNDELIVERED_EVENT_AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
+
+/** Every `fleet_manager_*` metric an alert or dashboard may read. */
+export const ALERTED_METRICS: readonly string[] = [
+  ...Object.values(REFLECTOR_METRICS),
+  MATRIX_OLDEST_UNDELIVERED_EVENT_AGE,
+];
