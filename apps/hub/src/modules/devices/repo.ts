@@ -14,6 +14,21 @@ export const DEVICE_INCLUDE = {
   interfaces: { orderBy: { name: "asc" } },
 } satisfies Prisma.DeviceInclude;
 export type DeviceRow = Prisma.DeviceGetPayload<{ include: typeof DEVICE_INCLUDE }>;
+/** What the brief representation shows, and the observed-at times its staleness needs. */
+const BRIEF_SELECT = {
+  id: true,
+  name: true,
+  site: { select: { id: true, slug: true } },
+  netboxStatus: true,
+  ironicProvisionState: true,
+  operationalStatus: true,
+  cordoned: true,
+  netboxObservedAt: true,
+  ironicObservedAt: true,
+  slurmObservedAt: true,
+  healthObservedAt: true,
+} satisfies Prisma.DeviceSelect;
+export type DeviceBriefRow = Prisma.DeviceGetPayload<{ select: typeof BRIEF_SELECT }>;
 export type DeviceBase = Prisma.DeviceGetPayload<object>;
 export type DeviceHistoryRow = Prisma.DeviceHistoryGetPayload<object>;
 
@@ -43,6 +58,18 @@ export function freshWhere(threshold: Date): Prisma.DeviceWhereInput {
 
 export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site"> {
   siteId?: string | undefined;
+}
+
+/** Query keys that do not narrow which devices a list holds. */
+const NOT_FILTERS = new Set(["siteId", "site", "limit", "cursor", "brief"]);
+
+/**
+ * The scope whose count `site_device_counts` holds (a site, or the fleet), when the filter is
+ * nothing more than that; undefined when rows must be counted.
+ */
+export function wholeSiteOf(f: DeviceFilter): { siteId: string | undefined } | undefined {
+  const narrowed = Object.entries(f).some(([k, v]) => v !== undefined && !NOT_FILTERS.has(k));
+  return narrowed ? undefined : { siteId: f.siteId };
 }
 
 /**
@@ -89,16 +116,60 @@ const HISTORY_COLUMNS = [
   { name: "changed_at", type: "timestamptz" },
 ] as const;
 
+/**
+ * Refreshes the planner's statistics of the device tables after a bulk write (a first NetBox
+ * load, demo data): autovacuum gets there eventually, and until then a site-filtered page of
+ * 100 sorted every row of the site (75 ms on 25,000) instead of reading 100 through the
+ * (site_id, id) index (0.4 ms).
+ */
+export async function analyzeInventory(db: Db): Promise<void> {
+  await db.$executeRawUnsafe("ANALYZE devices, device_interfaces, device_history, site_device_counts");
+}
+
 export const deviceRepo = {
-  async list(db: Db, where: Prisma.DeviceWhereInput, page: PageRequest): Promise<RowPage<DeviceRow>> {
+  /**
+   * A page of devices and the exact count of those matching. `wholeSite` (see wholeSiteOf):
+   * the count is read from site_device_counts instead of counting the site's rows.
+   */
+  async list(
+    db: Db,
+    where: Prisma.DeviceWhereInput,
+    page: PageRequest,
+    wholeSite?: { siteId: string | undefined },
+  ): Promise<RowPage<DeviceRow>> {
     return keysetRows(
       {
         findMany: (args) => db.device.findMany({ ...args, include: DEVICE_INCLUDE }),
-        count: (args) => db.device.count(args),
+        count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
       },
       where,
       page,
     );
+  },
+  /** `list` in the brief representation's columns: no relations but the site, no interfaces. */
+  async listBrief(
+    db: Db,
+    where: Prisma.DeviceWhereInput,
+    page: PageRequest,
+    wholeSite?: { siteId: string | undefined },
+  ): Promise<RowPage<DeviceBriefRow>> {
+    return keysetRows(
+      {
+        findMany: (args) => db.device.findMany({ ...args, select: BRIEF_SELECT }),
+        count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
+      },
+      where,
+      page,
+    );
+  },
+  /** Devices at a site, or in the fleet: kept by triggers in every writing transaction, so exact. */
+  async countAt(db: Db, siteId: string | undefined): Promise<number> {
+    if (siteId) {
+      const row = await db.siteDeviceCount.findUnique({ where: { siteId }, select: { devices: true } });
+      return Number(row?.devices ?? 0);
+    }
+    const all = await db.siteDeviceCount.aggregate({ _sum: { devices: true } });
+    return Number(all._sum.devices ?? 0);
   },
   async exists(db: Db, id: string): Promise<boolean> {
     return (await db.device.findUnique({ where: { id }, select: { id: true } })) !== null;

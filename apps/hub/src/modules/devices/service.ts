@@ -4,6 +4,7 @@ import type {
   DeviceHistoryEntry,
   DeviceHistoryList,
   DeviceHistoryQuery,
+  DeviceBriefList,
   DeviceList,
   DeviceListQuery,
   DevicePatch,
@@ -19,12 +20,13 @@ import { resolveSiteId } from "../sites/repo.ts";
 import {
   deviceRepo,
   deviceWhere,
+  wholeSiteOf,
   type BulkColumn,
   type DeviceBase,
   type DeviceHistoryRow,
   type DeviceRow,
 } from "./repo.ts";
-import { TRACKED, storedStatus, toDevice } from "./state.ts";
+import { TRACKED, storedStatus, toDevice, toDeviceBrief } from "./state.ts";
 
 export interface DeviceServiceDeps {
   prisma: PrismaClient;
@@ -249,10 +251,24 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     create,
     toDevice: toDeviceNow,
 
-    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList> {
+    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList | DeviceBriefList> {
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
-      const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
-      return keysetList(query, (page) => deviceRepo.list(prisma, where, page), toDeviceNow);
+      const at = now();
+      const staleBefore = new Date(at.getTime() - staleAfterMs);
+      const filter = { ...query, siteId };
+      const where = deviceWhere(filter, staleBefore);
+      const wholeSite = wholeSiteOf(filter);
+      if (query.brief)
+        return keysetList(
+          query,
+          (page) => deviceRepo.listBrief(prisma, where, page, wholeSite),
+          (row) => toDeviceBrief(row, staleBefore),
+        );
+      return keysetList(
+        query,
+        (page) => deviceRepo.list(prisma, where, page, wholeSite),
+        (row) => toDevice(row, at, staleAfterMs),
+      );
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Device> {
