@@ -53,7 +53,11 @@ async function benchHub(devices: number) {
   );
   await data.prisma.$executeRawUnsafe("ANALYZE");
   // The production log level (info: two lines per request), kept unparsed by this process.
-  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, { keepLogs: "errors" });
+  // BENCH_HUB_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": profile the hub (written when it stops).
+  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, {
+    keepLogs: "errors",
+    nodeArgs: process.env.BENCH_HUB_NODE_ARGS?.split(" ").filter(Boolean),
+  });
   const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
   const client = await agentHubClient(hub.url, admin, {
     satellite: "bench-sat",

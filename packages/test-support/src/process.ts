@@ -44,6 +44,8 @@ export interface HubLogOptions {
    * not spend itself parsing the two lines a request logs at the production level.
    */
   keepLogs?: "all" | "errors";
+  /** Extra node options, e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] (not allowed in NODE_OPTIONS). */
+  nodeArgs?: string[];
 }
 
 export function spawnHub(
@@ -55,7 +57,7 @@ export function spawnHub(
   stderr: string[];
   exited: Promise<number | string>;
 } {
-  const proc = spawn(process.execPath, ["--import", "tsx", "apps/hub/src/main.ts"], {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), "--import", "tsx", "apps/hub/src/main.ts"], {
     cwd: REPO_ROOT,
     env: dropUndefined({
       PATH: process.env.PATH,
