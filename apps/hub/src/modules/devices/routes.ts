@@ -28,7 +28,13 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
         response: { 200: DeviceListSchema.or(DeviceBriefListSchema), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => service.list(request.ctx, request.query),
+    async (request, reply) => {
+      const page = await service.list(request.ctx, request.query);
+      // Typed by construction (toDevice, toDeviceBrief): checking 100 representations against
+      // the schema again on every page cost a tenth of the route's time, and copied the page.
+      reply.serializer(JSON.stringify);
+      return page;
+    },
   );
   r.get(
     "/api/v1/devices/:id",
