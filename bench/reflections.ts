@@ -373,7 +373,12 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       ms(bm),
       `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
     );
-    report(`(b) hub / baseline time, ${n.toLocaleString("en")} devices`, `${(hm / bm).toFixed(1)}×`);
+    const ratios = hubTimes.map((h, i) => h / baseTimes[i]!);
+    report(
+      `(b) hub / baseline time, ${n.toLocaleString("en")} devices`,
+      `${median(ratios).toFixed(1)}×`,
+      `per round ${ratios.map((r) => r.toFixed(1)).join(", ")}×; hub ${hubTimes.map(ms).join(", ")}; baseline ${baseTimes.map(ms).join(", ")}`,
+    );
   } finally {
     await sql.end();
     await env.close();

@@ -12,7 +12,9 @@
  *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
- * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * 10. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
+ *
+ * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -24,6 +26,7 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
+import { soak } from "./soak.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -331,4 +334,6 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+// Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
+if (only === "soak") await soak(report);
 process.exit(0);
