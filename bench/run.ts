@@ -167,7 +167,15 @@ async function startBaseline(script: string, databaseUrl: string, env: Record<st
     stdio: ["ignore", "pipe", "inherit"],
   });
   const ready = await waitForLine(proc, (l) => l.msg === "baseline ready");
-  return { url: String(ready.address), stop: () => proc.kill("SIGTERM") };
+  const exited = new Promise((r) => proc.on("exit", r));
+  return {
+    url: String(ready.address),
+    // Waits for the exit: dropping the database under a live pool crashes the baseline loudly.
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
 
 const spread = (xs: number[]) =>
@@ -255,9 +263,7 @@ async function devicesList(): Promise<void> {
         `${rounds} rounds × ${DURATION_S} s each side, ${CONNECTIONS} connections; same devices (checked)`,
       );
     } finally {
-      bare.stop();
-      counted.stop();
-      await hub.stop();
+      await Promise.all([bare.stop(), counted.stop(), hub.stop()]);
     }
   } finally {
     await db.drop();
