@@ -3,10 +3,12 @@
  * GET /api/v1/devices?site=<slug>&limit=N with the equivalent SQL (one page in id order with
  * the site, rack, type, role and interfaces of each device, and the exact count), in
  * parallel, with no validation, no derivation, no Prisma. Run as its own process.
+ * BASELINE_COUNT=false: the page alone, without the count (`count` is then absent).
  */
 import Fastify from "fastify";
 import pg from "pg";
 
+const COUNT = process.env.BASELINE_COUNT !== "false";
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
 const PAGE = `
@@ -23,13 +25,17 @@ app.get("/api/v1/devices", async (request) => {
   const limit = Math.min(Number(q.limit ?? 100), 1000);
   const [rows, count] = await Promise.all([
     pool.query(PAGE, [q.site, limit + 1]),
-    pool.query("SELECT count(*)::int AS n FROM devices d JOIN sites s ON s.id = d.site_id WHERE s.slug = $1", [q.site]),
+    COUNT
+      ? pool.query("SELECT count(*)::int AS n FROM devices d JOIN sites s ON s.id = d.site_id WHERE s.slug = $1", [
+          q.site,
+        ])
+      : undefined,
   ]);
   const more = rows.rows.length > limit;
   const items = (more ? rows.rows.slice(0, limit) : rows.rows) as { id: string }[];
   return {
     items,
-    count: (count.rows[0] as { n: number }).n,
+    ...(count ? { count: (count.rows[0] as { n: number }).n } : {}),
     nextCursor: more ? Buffer.from(JSON.stringify({ after: items.at(-1)!.id })).toString("base64url") : null,
   };
 });

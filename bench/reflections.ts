@@ -53,7 +53,11 @@ async function benchHub(devices: number) {
   );
   await data.prisma.$executeRawUnsafe("ANALYZE");
   // The production log level (info: two lines per request), kept unparsed by this process.
-  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, { keepLogs: "errors" });
+  // BENCH_HUB_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": profile the hub (written when it stops).
+  const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, {
+    keepLogs: "errors",
+    nodeArgs: process.env.BENCH_HUB_NODE_ARGS?.split(" ").filter(Boolean),
+  });
   const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
   const client = await agentHubClient(hub.url, admin, {
     satellite: "bench-sat",
@@ -369,7 +373,12 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       ms(bm),
       `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
     );
-    report(`(b) hub / baseline time, ${n.toLocaleString("en")} devices`, `${(hm / bm).toFixed(1)}×`);
+    const ratios = hubTimes.map((h, i) => h / baseTimes[i]!);
+    report(
+      `(b) hub / baseline time, ${n.toLocaleString("en")} devices`,
+      `${median(ratios).toFixed(1)}×`,
+      `per round ${ratios.map((r) => r.toFixed(1)).join(", ")}×; hub ${hubTimes.map(ms).join(", ")}; baseline ${baseTimes.map(ms).join(", ")}`,
+    );
   } finally {
     await sql.end();
     await env.close();

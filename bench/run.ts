@@ -13,8 +13,9 @@
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
  * 10. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
+ * 11. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -27,6 +28,7 @@ import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
+import { soak } from "./soak.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -159,6 +161,34 @@ async function compare(
   }
 }
 
+/** A baseline server process (bench/baseline-*.ts) on the database; its URL and a stop. */
+async function startBaseline(script: string, databaseUrl: string, env: Record<string, string> = {}) {
+  const proc = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const ready = await waitForLine(proc, (l) => l.msg === "baseline ready");
+  const exited = new Promise((r) => proc.on("exit", r));
+  return {
+    url: String(ready.address),
+    // Waits for the exit: dropping the database under a live pool crashes the baseline loudly.
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+const spread = (xs: number[]) =>
+  `median ${median(xs).toFixed(0)}, ${Math.min(...xs).toFixed(0)} to ${Math.max(...xs).toFixed(0)}`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * The device list on 50,000 demo devices (25,000 at the site), in rounds, each loading in turn
+ * the hub's full page, the hub's brief page, the bare handler without its count (the goal's
+ * reference) and the bare handler with it; ratios per round, then their median and spread.
+ */
 async function devicesList(): Promise<void> {
   const db = await createTestDatabase();
   try {
@@ -167,8 +197,8 @@ async function devicesList(): Promise<void> {
     const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
     const data = createDatabase(db.url, { poolMax: 4 });
     const t0 = performance.now();
+    // The seed analyses what it loaded, as a first NetBox load does: no ANALYZE of our own here.
     const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
-    await data.prisma.$executeRawUnsafe("ANALYZE");
     await data.close();
     report(
       "seed 50,000 devices (demo generator, with feed events)",
@@ -176,20 +206,66 @@ async function devicesList(): Promise<void> {
       `${seeded.devices} devices`,
     );
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, QUIET);
+    const bare = await startBaseline("bench/baseline-devices.ts", db.url, { BASELINE_COUNT: "false" });
+    const counted = await startBaseline("bench/baseline-devices.ts", db.url);
     try {
       const auth = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
-      await compare(
-        "GET /api/v1/devices/?site=keflavik&limit=100",
-        hub.url,
-        "bench/baseline-devices.ts",
-        "/api/v1/devices/?site=keflavik&limit=100",
-        db.url,
-        "25,000 of 50,000 devices at the site",
-        auth,
-        false,
+      const path = "/api/v1/devices/?site=keflavik&limit=100";
+      const bytes = await sameAnswer(hub.url + path, auth, counted.url + path, false);
+      const brief = await fetch(`${hub.url}${path}&brief=true`, { headers: auth }).then((r) => r.text());
+      const briefIds = (JSON.parse(brief) as { items: { id: string }[] }).items.map((i) => i.id).join();
+      const bareIds = ((await (await fetch(bare.url + path)).json()) as { items: { id: string }[] }).items
+        .map((i) => i.id)
+        .join();
+      if (briefIds !== bareIds) throw new Error("the brief page and the bare page hold different devices");
+      const sides = {
+        "hub full": [hub.url + path, auth],
+        "hub brief": [`${hub.url}${path}&brief=true`, auth],
+        "bare, no count": [bare.url + path, {}],
+        "bare, with count": [counted.url + path, {}],
+      } as const;
+      for (const [url, headers] of Object.values(sides)) await load(url, headers, 2);
+      const perSide = (): Record<keyof typeof sides, number[]> => ({
+        "hub full": [],
+        "hub brief": [],
+        "bare, no count": [],
+        "bare, with count": [],
+      });
+      const rps = perSide();
+      const p99 = perSide();
+      const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+      for (let round = 0; round < rounds; round++)
+        for (const [name, [url, headers]] of Object.entries(sides) as [
+          keyof typeof sides,
+          readonly [string, Record<string, string>],
+        ][]) {
+          const r = await load(url, headers);
+          if (r.non2xx || r.errors) throw new Error(`errors during load of ${name}: ${r.non2xx}/${r.errors}`);
+          rps[name].push(r.requests.average);
+          p99[name].push(r.latency.p99);
+        }
+      const label = "GET /api/v1/devices/?site=keflavik&limit=100";
+      for (const name of Object.keys(rps) as (keyof typeof sides)[])
+        report(
+          `${label} ${name} req/s`,
+          median(rps[name]).toFixed(0),
+          `${spread(rps[name])}; p99 ${spread(p99[name])} ms`,
+        );
+      const ratio = (a: keyof typeof sides, b: keyof typeof sides) => {
+        const rs = rps[a].map((x, i) => (x / rps[b][i]!) * 100);
+        return [`${median(rs).toFixed(0)} %`, `per round: ${rs.map((r) => r.toFixed(0)).join(", ")} %`] as const;
+      };
+      report("hub full / bare without count", ...ratio("hub full", "bare, no count"));
+      report("hub full / bare with count", ...ratio("hub full", "bare, with count"));
+      report("hub brief / bare without count", ...ratio("hub brief", "bare, no count"));
+      report("hub brief / hub full", ...ratio("hub brief", "hub full"));
+      report(
+        "bytes per page: hub full / bare / hub brief",
+        `${bytes.hub} / ${bytes.base} / ${Buffer.byteLength(brief)}`,
+        `${rounds} rounds × ${DURATION_S} s each side, ${CONNECTIONS} connections; same devices (checked)`,
       );
     } finally {
-      await hub.stop();
+      await Promise.all([bare.stop(), counted.stop(), hub.stop()]);
     }
   } finally {
     await db.drop();
@@ -267,4 +343,6 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+// Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
+if (only === "soak") await soak(report);
 process.exit(0);

@@ -145,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onReady", () => listener.start());
   app.addHook("preClose", () => listener.close());
   const clients = new ClientCache(deps.prisma, listener);
+  keystore.follow(listener, app.log);
   app.addHook("onReady", () => keystore.load());
   await app.register(requestContextPlugin, {
     authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients),

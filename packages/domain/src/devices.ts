@@ -82,10 +82,34 @@ export const DeviceListQuerySchema = PageQuery.extend({
   serial: z.string().max(100).optional(),
   tag: z.string().max(100).optional(),
   updatedSince: z.iso.datetime({ offset: true }).optional(),
+  brief: bool
+    .optional()
+    .describe("true: each item is a DeviceBrief (name, site and states only), for tables of many devices"),
 });
 export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
 export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });
 export type DeviceList = z.infer<typeof DeviceListSchema>;
+
+/**
+ * A device as a table of many shows it (NetBox's `brief`): its name, site and states, each the
+ * same value as in the full representation read at the same moment.
+ */
+export const DeviceBriefSchema = DeviceSchema.pick({
+  id: true,
+  name: true,
+  site: true,
+  operationalStatus: true,
+  stale: true,
+  cordoned: true,
+})
+  .extend({
+    netboxStatus: NetboxDeviceStatus.describe("netbox.status of the full representation"),
+    provisionState: z.string().nullable().describe("ironic.provisionState of the full representation"),
+  })
+  .meta({ id: "DeviceBrief" });
+export type DeviceBrief = z.infer<typeof DeviceBriefSchema>;
+export const DeviceBriefListSchema = listOf(DeviceBriefSchema).meta({ id: "DeviceBriefList" });
+export type DeviceBriefList = z.infer<typeof DeviceBriefListSchema>;
 
 /** Operator fields: the only part of a device the API lets a person change. */
 export const DevicePatchSchema = z

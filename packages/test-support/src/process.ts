@@ -46,6 +46,8 @@ export interface HubLogOptions {
   keepLogs?: "all" | "errors";
   /** Run the built hub (`npm run build`: plain node on apps/hub/dist) instead of the sources under tsx. */
   built?: boolean;
+  /** Extra node options, e.g. ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] (not allowed in NODE_OPTIONS). */
+  nodeArgs?: string[];
 }
 
 /** The node arguments that run the hub: from source under tsx (as `npm start`), or built. */
@@ -61,7 +63,7 @@ export function spawnHub(
   stderr: string[];
   exited: Promise<number | string>;
 } {
-  const proc = spawn(process.execPath, hubArgs(opts.built), {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...hubArgs(opts.built)], {
     cwd: REPO_ROOT,
     env: dropUndefined({
       PATH: process.env.PATH,

@@ -30,7 +30,7 @@ it("delivers notifications, reconnects after the server drops it, and survives e
   const got: string[] = [];
   listener.on("test_channel", (p) => got.push(p));
   let reconnects = 0;
-  listener.onReconnect = () => reconnects++;
+  listener.onReconnect(() => reconnects++);
   await listener.start();
   await pool.query("SELECT pg_notify('test_channel', 'one')");
   await eventually(async () => expect(got).toEqual(["one"]), 5000, 20);

@@ -11,8 +11,7 @@ export class PgListener {
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
   private retryMs = 250;
-  /** Called after (re)connecting: notifications may have been missed while disconnected. */
-  onReconnect: (() => void) | undefined;
+  private readonly reconnectHandlers = new Set<() => void>();
 
   constructor(
     private readonly pool: pg.Pool | undefined,
@@ -22,6 +21,11 @@ export class PgListener {
   on(channel: string, handler: (payload: string) => void): void {
     if (!this.handlers.has(channel)) this.handlers.set(channel, new Set());
     this.handlers.get(channel)!.add(handler);
+  }
+
+  /** Calls `handler` after each (re)connection: notifications may have been missed while disconnected. */
+  onReconnect(handler: () => void): void {
+    this.reconnectHandlers.add(handler);
   }
 
   async start(): Promise<void> {
@@ -46,7 +50,7 @@ export class PgListener {
       for (const channel of this.handlers.keys()) await held.query(`LISTEN ${channel}`);
       if (this.closed) return; // close() ran meanwhile and released it
       this.retryMs = 250;
-      this.onReconnect?.();
+      for (const h of this.reconnectHandlers) h();
     } catch (err) {
       if (client && this.client === client) {
         this.client = undefined;

@@ -4,6 +4,7 @@ import type {
   DeviceHistoryEntry,
   DeviceHistoryList,
   DeviceHistoryQuery,
+  DeviceBriefList,
   DeviceList,
   DeviceListQuery,
   DevicePatch,
@@ -19,12 +20,13 @@ import { resolveSiteId } from "../sites/repo.ts";
 import {
   deviceRepo,
   deviceWhere,
+  wholeSiteOf,
   type BulkColumn,
   type DeviceBase,
   type DeviceHistoryRow,
   type DeviceRow,
 } from "./repo.ts";
-import { TRACKED, storedStatus, toDevice } from "./state.ts";
+import { TRACKED, storedStatus, toDevice, toDeviceBrief } from "./state.ts";
 
 export interface DeviceServiceDeps {
   prisma: PrismaClient;
@@ -66,6 +68,9 @@ export const toDeviceHistoryEntry = (h: DeviceHistoryRow): DeviceHistoryEntry =>
   changedAt: h.changedAt.toISOString(),
 });
 const historyCursor: CursorCodec<bigint> = { decode: decodeSequenceCursor, encode: encodeSequenceCursor };
+
+/** Columns that change a device's relations (its representation then needs a fresh read). */
+const RELATION_FIELDS = new Set<string>(["siteId", "rackId", "deviceTypeId", "deviceRoleId"]);
 
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
@@ -162,13 +167,17 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
   /**
    * `apply` for many devices of one source at once, with the same outcome (status, history,
    * audit, feed per changed device) in a fixed number of statements: one history insert, one
-   * bulk UPDATE of `columns`, one read of the changed rows, one audit insert, one feed insert.
+   * bulk UPDATE of `columns`, one audit insert, one feed insert, and a read of the changed rows
+   * only when their relations may have changed (a relation column, or `force`). Otherwise the
+   * row after is the full row before with the changes, the derived status, the new version and
+   * updated_at: exactly what the UPDATE wrote, provided the caller read `current` locked
+   * (deviceRepo.lockByIds), so nothing else changed the row in between.
    * `columns` must cover every field the changes set. Returns how many devices changed.
    */
   async function applyMany(
     db: Db,
     ctx: ChangeContext,
-    entries: { current: DeviceBase; changes: DeviceChanges; force?: boolean }[],
+    entries: { current: DeviceRow; changes: DeviceChanges; force?: boolean }[],
     source: string,
     columns: readonly BulkColumn[],
   ): Promise<number> {
@@ -193,22 +202,27 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       changed.map((e) => ({ id: e.current.id, values: e.next as unknown as Record<string, unknown> })),
       at,
     );
-    const rows = new Map(
-      (
-        await deviceRepo.findByIds(
-          db,
-          changed.map((e) => e.current.id),
-        )
-      ).map((r) => [r.id, r]),
-    );
+    const reread =
+      changed.some((e) => e.force) || columns.some((c) => RELATION_FIELDS.has(c.field))
+        ? new Map(
+            (
+              await deviceRepo.findByIds(
+                db,
+                changed.map((e) => e.current.id),
+              )
+            ).map((r) => [r.id, r]),
+          )
+        : undefined;
     const records: Change[] = changed.map((e) => {
-      const row = rows.get(e.current.id)!;
+      const row =
+        reread?.get(e.current.id) ??
+        ({ ...(e.next as DeviceRow), version: e.current.version + 1, updatedAt: at } satisfies DeviceRow);
       return {
         resourceType: "device",
         resourceId: row.id,
         siteId: row.siteId,
         verb: "updated",
-        before: toDeviceNow(withRelations(e.current, row)),
+        before: toDeviceNow(e.current),
         after: toDeviceNow(row),
       };
     });
@@ -249,10 +263,24 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     create,
     toDevice: toDeviceNow,
 
-    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList> {
+    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList | DeviceBriefList> {
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
-      const where = deviceWhere({ ...query, siteId }, new Date(now().getTime() - staleAfterMs));
-      return keysetList(query, (page) => deviceRepo.list(prisma, where, page), toDeviceNow);
+      const at = now();
+      const staleBefore = new Date(at.getTime() - staleAfterMs);
+      const filter = { ...query, siteId };
+      const where = deviceWhere(filter, staleBefore);
+      const wholeSite = wholeSiteOf(filter);
+      if (query.brief)
+        return keysetList(
+          query,
+          (page) => deviceRepo.listBrief(prisma, where, page, wholeSite),
+          (row) => toDeviceBrief(row, staleBefore),
+        );
+      return keysetList(
+        query,
+        (page) => deviceRepo.list(prisma, where, page, wholeSite),
+        (row) => toDevice(row, at, staleAfterMs),
+      );
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Device> {

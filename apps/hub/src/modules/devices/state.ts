@@ -7,10 +7,11 @@ import {
   deriveDeviceStatus,
   type Condition,
   type Device,
+  type DeviceBrief,
   type DeviceObservations,
   type DerivedStatus,
 } from "@fm/domain";
-import type { DeviceBase, DeviceRow } from "./repo.ts";
+import type { DeviceBase, DeviceBriefRow, DeviceRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
 export function observationsOf(d: DeviceBase, activeJobKind: string | null = null): DeviceObservations {
@@ -119,6 +120,27 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     version: d.version,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * The brief representation. Its status is the full one's: the stored status (which depends on
+ * the observations only), read as STALE when a source that observed the device last did so
+ * before `staleBefore`, unless an operator quarantined it (deriveDeviceStatus's order).
+ */
+export function toDeviceBrief(d: DeviceBriefRow, staleBefore: Date): DeviceBrief {
+  const stale = [d.netboxObservedAt, d.ironicObservedAt, d.slurmObservedAt, d.healthObservedAt].some(
+    (t) => t !== null && t.getTime() < staleBefore.getTime(),
+  );
+  return {
+    id: d.id,
+    name: d.name,
+    site: d.site,
+    operationalStatus: stale && d.operationalStatus !== "QUARANTINED" ? "STALE" : d.operationalStatus,
+    stale,
+    cordoned: d.cordoned,
+    netboxStatus: d.netboxStatus,
+    provisionState: d.ironicProvisionState,
   };
 }
 

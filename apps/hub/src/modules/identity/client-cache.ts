@@ -31,7 +31,7 @@ export class ClientCache {
     listener?.on("oauth_clients", (clientId) =>
       clientId === "*" ? this.entries.clear() : this.entries.delete(clientId),
     );
-    if (listener) listener.onReconnect = () => this.entries.clear();
+    listener?.onReconnect(() => this.entries.clear());
   }
 
   invalidate(clientId?: string): void {

@@ -5,8 +5,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+import type { FastifyBaseLogger } from "fastify";
 import type { PrismaClient } from "../../db/client.ts";
-import { identityRepo, type NewSigningKey } from "./repo.ts";
+import type { PgListener } from "../../lib/pg-listener.ts";
+import { SIGNING_KEYS_CHANNEL, identityRepo, type NewSigningKey } from "./repo.ts";
 import { decrypt, encrypt } from "../../lib/seal.ts";
 
 export const SIGNING_ALG = "EdDSA";
@@ -47,6 +49,24 @@ export class KeyStore {
         retiredAt: r.retiredAt,
       })),
     );
+  }
+
+  /**
+   * Follows rotations made by other replicas: reloads on their notification, and after the
+   * listener reconnects (a notification sent while it was away is lost). Without this a replica
+   * would sign with the retired key until restarted, and its tokens would fail elsewhere once
+   * the retired key stops being accepted.
+   */
+  follow(listener: PgListener, log: FastifyBaseLogger): void {
+    const reload = () =>
+      void this.load().catch((err: unknown) =>
+        log.warn(
+          { err: (err as Error).message },
+          "reloading signing keys failed; the next rotation or unknown kid retries",
+        ),
+      );
+    listener.on(SIGNING_KEYS_CHANNEL, reload);
+    listener.onReconnect(reload);
   }
 
   private async newKey(): Promise<NewSigningKey> {

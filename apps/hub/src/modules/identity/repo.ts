@@ -18,6 +18,8 @@ export type ClientStateRow = Prisma.OAuthClientGetPayload<{ include: typeof CLIE
 
 /** Advisory-lock key under which the first signing key is created. */
 const FIRST_KEY_LOCK = "7380946367040729458";
+/** The notification channel of signing-key changes (payload: the new current kid). */
+export const SIGNING_KEYS_CHANNEL = "signing_keys";
 
 export const identityRepo = {
   async findClient(db: Db, clientId: string): Promise<OAuthClientRow | null> {
@@ -61,11 +63,15 @@ export const identityRepo = {
     });
   },
 
-  /** Retires the current key and makes `key` current, atomically. */
+  /**
+   * Retires the current key and makes `key` current, atomically; every replica hears of it on
+   * commit (NOTIFY signing_keys) and reloads its keys.
+   */
   async rotateSigningKey(prisma: PrismaClient, key: NewSigningKey, at: Date): Promise<void> {
     await prisma.$transaction([
       prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: at } }),
       prisma.signingKey.create({ data: key }),
+      prisma.$executeRaw`SELECT pg_notify(${SIGNING_KEYS_CHANNEL}, ${key.kid})`,
     ]);
   },
 };

@@ -170,9 +170,10 @@ export async function applyAnnotations(
     else result.unchanged++;
   }
   const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
-  // Full rows for the devices that change: their status is derived from every field.
+  // Full rows for the devices that change, locked: their status is derived from every field,
+  // and their representation after the change is built from them.
   const full = new Map(
-    (await deviceRepo.findByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]),
+    (await deviceRepo.lockByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]),
   );
   // Missing first: a node UUID a vanished device held may now belong to another device.
   const cleared = clearedOf(adapter.columns);

@@ -164,6 +164,26 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
     expect((await device(a!.id)).ironic.provisionState).toBe("clean failed");
   });
 
+  it("records each changed device's feed event as the device reads right after the push", async () => {
+    const [a, b] = devices;
+    const res = await push(
+      "ironic-overcloud",
+      [
+        node(a!, uuids[0]!, { provisionState: "available", maintenance: true, maintenanceReason: "feed check" }),
+        node(b!, uuids[1]!, { provisionState: "clean failed", lastError: "disk" }),
+      ],
+      next(),
+    );
+    expect(res.status, await res.clone().text()).toBe(200);
+    const feed = (await (
+      await fetch(`${hub.url}/api/v1/feeds/inventory?after=0&limit=1000`, { headers: bearer(hub.adminToken) })
+    ).json()) as { items: { type: string; resourceId: string; data: unknown }[] };
+    for (const d of [a!, b!]) {
+      const last = feed.items.filter((e) => e.type === "device.updated" && e.resourceId === d.id).at(-1);
+      expect(last?.data).toEqual(await device(d.id));
+    }
+  });
+
   it("clears a node Ironic no longer lists (missing)", async () => {
     const [, b] = devices;
     const res = (await (await push("ironic-overcloud", [node(b!, uuids[1]!)], next())).json()) as ReflectionResult;

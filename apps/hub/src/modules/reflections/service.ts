@@ -10,6 +10,7 @@ import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } f
 import type { NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
+import { analyzeInventory } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
@@ -58,7 +59,7 @@ export function createReflectionService({
       }
       const items = parseItems(source, body.items);
       const observedAt = new Date(body.observedAt);
-      return prisma.$transaction(
+      const result = await prisma.$transaction(
         async (tx) => {
           const t0 = performance.now();
           await requireSite(tx, siteId);
@@ -76,9 +77,16 @@ export function createReflectionService({
         },
         { timeout: 120_000, maxWait: 10_000 },
       );
+      // A bulk write (a first load): the planner's statistics no longer describe the site.
+      const written = result.created + result.updated + result.missing;
+      if (written >= BULK_WRITE && written * 10 >= items.length) await analyzeInventory(prisma);
+      return result;
     },
   };
 }
+
+/** Devices a push must write, and at least a tenth of the items, for the tables to be re-analysed. */
+const BULK_WRITE = 1000;
 
 async function checkNotStale(
   repo: ReflectionRepo,
