@@ -5,6 +5,7 @@ import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
 import { problemPlugin } from "./plugins/problem.ts";
+import { textInputPlugin } from "./plugins/text-input.ts";
 import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   collectRouteTable(app);
 
   await app.register(problemPlugin);
+  await app.register(textInputPlugin);
   const idc = deps.identity.config;
   const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000);
   const listener = new PgListener(deps.pool, app.log);

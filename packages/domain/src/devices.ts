@@ -81,7 +81,7 @@ export const DeviceListQuerySchema = PageQuery.extend({
   nameExact: z.string().max(200).optional(),
   serial: z.string().max(100).optional(),
   tag: z.string().max(100).optional(),
-  updatedSince: z.iso.datetime({ offset: true }).optional(),
+  updatedSince: Timestamp.optional(),
 });
 export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
 export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });

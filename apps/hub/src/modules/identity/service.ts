@@ -50,6 +50,19 @@ export interface IdentityServiceDeps {
   rateLimitPerMinute: number;
 }
 
+/**
+ * The token request's parameters: a form (or a JSON object) of strings. Anything else (a JSON
+ * array, a number, a list as a credential) is an invalid_request naming the parameter.
+ */
+export function formFields(body: unknown): Record<string, string> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== "object" || Array.isArray(body))
+    throw new OAuthError(400, "invalid_request", "the request body must be a form of parameters");
+  for (const [name, value] of Object.entries(body))
+    if (typeof value !== "string") throw new OAuthError(400, "invalid_request", `parameter '${name}' must be a string`);
+  return body as Record<string, string>;
+}
+
 /** RFC 6749 2.3.1: the Basic credentials are form-urlencoded before base64. */
 function basicCredentials(header: string | undefined): { id: string; secret: string } | null | undefined {
   if (!header) return undefined;
