@@ -10,6 +10,7 @@ import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { IdentityConfig } from "./authenticator.ts";
 import { SIGNING_ALG, type KeyStore } from "./keystore.ts";
+import { clientInstance } from "./client-cache.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { IdentityRepo } from "./repo.ts";
 import { DUMMY_HASH, verifySecret } from "./secrets.ts";
@@ -152,7 +153,11 @@ export function createIdentityService({ prisma, repo, config, keystore, rateLimi
 
       const now = new Date();
       const { kid, privateKey } = keystore.current();
-      const token = await new SignJWT({ client_id: client.clientId, scope: requested.join(" ") })
+      const token = await new SignJWT({
+        client_id: client.clientId,
+        client_instance: clientInstance(client),
+        scope: requested.join(" "),
+      })
         .setProtectedHeader({ alg: SIGNING_ALG, typ: "at+jwt", kid })
         .setIssuer(config.issuer)
         .setAudience(config.audience)
