@@ -28,7 +28,7 @@ import { registerHealth } from "./modules/health/routes.ts";
 import { createHealthService } from "./modules/health/service.ts";
 import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
 import { ClientCache } from "./modules/identity/client-cache.ts";
-import { KeyStore } from "./modules/identity/keystore.ts";
+import { KeyStore, keyStoreMetrics } from "./modules/identity/keystore.ts";
 import { identityRepo } from "./modules/identity/repo.ts";
 import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
 import { createIdentityService } from "./modules/identity/service.ts";
@@ -137,7 +137,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(problemPlugin);
   await app.register(textInputPlugin);
   const idc = deps.identity.config;
-  const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000);
+  const registry = deps.registry ?? createRegistry();
+  const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000, keyStoreMetrics(registry));
   const listener = new PgListener(deps.pool, app.log);
   app.addHook("onReady", () => listener.start());
   app.addHook("preClose", () => listener.close());
@@ -146,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(requestContextPlugin, {
     authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients),
   });
-  await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
+  await app.register(metricsPlugin, { registry });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma, kek: deps.identity.kek });
 

@@ -61,9 +61,10 @@ export const identityRepo = {
     });
   },
 
-  /** Retires the current key and makes `key` current, atomically. */
-  async rotateSigningKey(prisma: PrismaClient, key: NewSigningKey, at: Date): Promise<void> {
+  /** Retires the current key and makes `key` current, atomically; deletes keys retired before `forgetBefore`. */
+  async rotateSigningKey(prisma: PrismaClient, key: NewSigningKey, at: Date, forgetBefore: Date): Promise<void> {
     await prisma.$transaction([
+      prisma.signingKey.deleteMany({ where: { retiredAt: { lt: forgetBefore } } }),
       prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: at } }),
       prisma.signingKey.create({ data: key }),
     ]);
