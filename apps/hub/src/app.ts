@@ -113,6 +113,7 @@ interface Shared {
   keystore: KeyStore;
   clients: ClientCache;
   listener: PgListener;
+  registry: Registry;
   isShuttingDown: () => boolean;
 }
 
@@ -163,7 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  registerModules(app, deps, { keystore, clients, listener, isShuttingDown });
+  registerModules(app, deps, { keystore, clients, listener, registry, isShuttingDown });
   return app;
 }
 
@@ -190,6 +191,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     config: deps.identity.config,
     keystore,
     rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60,
+    registry: shared.registry,
   });
   registerOAuth(app, { service: identity });
   registerSigningKeyRotation(app, { service: identity });

@@ -144,7 +144,7 @@ describe("authorization server", () => {
     expect((await api("/api/v1/sites", { token: admin })).status).toBe(200);
   });
 
-  it("rate-limits the token endpoint per client id", async () => {
+  it("rate-limits refused token requests per address and client id", async () => {
     let limited: Response | undefined;
     for (let i = 0; i < 25 && !limited; i++) {
       const res = await fetch(`${url}/oauth/token`, {

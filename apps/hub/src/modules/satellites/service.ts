@@ -145,9 +145,10 @@ export function createSatelliteService({
     /** A new secret; the previous one keeps working for the overlap, so agents roll without downtime. */
     async rotateSecret(ctx: ChangeContext, name: string, agent: AgentKind) {
       const clientSecret = generateSecret();
-      const secretHash = await hashSecret(clientSecret);
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
+        // The previous secret's salt: one hash checks a candidate against both during the overlap.
+        const secretHash = await hashSecret(clientSecret, c.secretHash);
         if (c.revokedAt)
           throw new Conflict(
             "client_revoked",
