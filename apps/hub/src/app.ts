@@ -199,6 +199,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     prisma,
     repo: satelliteRepo,
     rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000,
+    clientsChanged: () => clients.invalidate(),
   });
   registerSatellites(app, { service: satellites });
   app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });

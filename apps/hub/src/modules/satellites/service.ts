@@ -70,11 +70,24 @@ export function createSatelliteService({
   prisma,
   repo,
   rotationOverlapMs,
+  clientsChanged,
 }: {
   prisma: PrismaClient;
   repo: SatelliteRepo;
   rotationOverlapMs: number;
+  /**
+   * Called once a revocation or removal has committed: this replica's cache of client state
+   * drops it at once, before the response, rather than when its NOTIFY arrives (other
+   * replicas still learn it from the NOTIFY).
+   */
+  clientsChanged?: () => void;
 }) {
+  async function committed<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    const result = await prisma.$transaction(work);
+    clientsChanged?.();
+    return result;
+  }
+
   async function load(db: Db, name: string): Promise<SatelliteRow> {
     const s = await repo.findByName(db, name);
     if (!s) throw notFound(name);
@@ -176,7 +189,7 @@ export function createSatelliteService({
 
     /** Revoked: no new tokens, and every token already issued fails from now on. */
     async revoke(ctx: ChangeContext, name: string, agent: AgentKind) {
-      return prisma.$transaction(async (tx) => {
+      return committed(async (tx) => {
         const { c } = await client(tx, name, agent);
         if (!c.revokedAt) {
           await repo.revokeClient(tx, c.clientId);
@@ -196,7 +209,7 @@ export function createSatelliteService({
     },
 
     async remove(ctx: ChangeContext, name: string) {
-      await prisma.$transaction(async (tx) => {
+      await committed(async (tx) => {
         const sat = await load(tx, name);
         await repo.delete(tx, sat.id);
         await recordChange(tx, ctx, {
