@@ -223,3 +223,22 @@ describe("careless agent pushes", () => {
     expect(kept.ironic.nodeUuid).toBe(uuid);
   });
 });
+
+describe("what an agent may store", () => {
+  it("a heartbeat of 300,000 reflector keys is 413, of 65 a 400; satellite listings stay small", async () => {
+    const heartbeat = (n: number) =>
+      call("/api/v1/satellites/sys1-ice2/agents/openstack/heartbeat", {
+        method: "POST",
+        token: agents.openstack,
+        body: JSON.stringify({
+          reflectors: Object.fromEntries(Array.from({ length: n }, (_, i) => [`store-${i}`, i])),
+        }),
+      });
+    expect((await heartbeat(300_000)).status).toBe(413);
+    await expectProblem(await heartbeat(65), 400, "body.reflectors");
+    expect((await heartbeat(64)).status).toBe(204);
+    const listing = await call("/api/v1/satellites");
+    expect(listing.status).toBe(200);
+    expect((await listing.text()).length).toBeLessThan(16 * 1024);
+  });
+});

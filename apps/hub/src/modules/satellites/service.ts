@@ -2,6 +2,7 @@ import {
   AGENT_KINDS,
   Conflict,
   Forbidden,
+  HEARTBEAT_MAX_REFLECTORS,
   NotFound,
   Unprocessable,
   agentClientId,
@@ -17,6 +18,13 @@ import { generateSecret, hashSecret } from "../identity/secrets.ts";
 import { siteRepo } from "../sites/repo.ts";
 import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
+
+/** A stored heartbeat's reflector ages, at most HEARTBEAT_MAX_REFLECTORS of them (older rows were not bounded). */
+function reflectorAges(heartbeat: unknown): Record<string, number> | null {
+  const reflectors = (heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors;
+  if (!reflectors) return null;
+  return Object.fromEntries(Object.entries(reflectors).slice(0, HEARTBEAT_MAX_REFLECTORS));
+}
 
 export function toSatellite(s: SatelliteRow): Satellite {
   return {
@@ -36,7 +44,7 @@ export function toSatellite(s: SatelliteRow): Satellite {
           : null,
       lastTokenAt: isoOrNull(c.lastTokenAt),
       lastHeartbeatAt: isoOrNull(c.lastHeartbeatAt),
-      reflectorAgesSeconds: (c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null,
+      reflectorAgesSeconds: reflectorAges(c.heartbeat),
     })),
   };
 }
