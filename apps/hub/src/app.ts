@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
-import { problemPlugin } from "./plugins/problem.ts";
+import { clientErrorHandler, frameworkErrors, problemPlugin } from "./plugins/problem.ts";
 import { textInputPlugin } from "./plugins/text-input.ts";
 import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
@@ -128,6 +128,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Keep-alive connections that are idle are closed at shutdown; busy ones finish first.
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    // Errors before any route, and from Node's HTTP parser: problem+json too.
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
