@@ -75,14 +75,47 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: stri
  * the connection, pool exhausted): the request may succeed later, so 503 rather than 500.
  */
 const UNAVAILABLE_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/**
+ * The same seen from the driver underneath (pg and the Prisma adapter pass these through): a
+ * socket refused or cut, SQLSTATE class 08 (connection exception) and 57P01-57P03 (the server
+ * terminated the session, is shutting down, or is not accepting connections yet).
+ */
+const DRIVER_UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+const DRIVER_UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Connection terminated due to connection timeout|terminating connection)/;
+
+/** The Prisma pg adapter's kinds for the same (`meta.driverAdapterError.cause.kind`). */
+const ADAPTER_UNAVAILABLE_KINDS = new Set([
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+]);
+
+const unavailableCode = (code: unknown): boolean =>
+  typeof code === "string" && (DRIVER_UNAVAILABLE_CODES.has(code) || code.startsWith("08"));
+
 function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return (
-    err instanceof Error &&
-    err.name === "PrismaClientKnownRequestError" &&
-    typeof code === "string" &&
-    UNAVAILABLE_CODES.has(code)
-  );
+  // The cause chain: Prisma wraps adapter errors, which wrap the driver's.
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (e.name === "PrismaClientKnownRequestError" && typeof code === "string" && UNAVAILABLE_CODES.has(code))
+      return true;
+    const adapter = (e as { meta?: { driverAdapterError?: { cause?: { kind?: string; code?: unknown } } } }).meta
+      ?.driverAdapterError?.cause;
+    if (adapter && (ADAPTER_UNAVAILABLE_KINDS.has(adapter.kind ?? "") || unavailableCode(adapter.code))) return true;
+    if (unavailableCode(code) || DRIVER_UNAVAILABLE_MESSAGES.test(e.message)) return true;
+  }
+  return false;
 }
 
 /**
