@@ -11,8 +11,9 @@
  *  7. hub apply of a pushed view vs a bare SQL upsert (reflections.ts)
  *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
+ * 10. schema-driven fuzzing of every operation over HTTP vs valid reads at the same concurrency (fuzz.ts)
  *
- * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * `npm run bench -- <start|sites|devices|ironic|netbox|reflections|jobs|fuzz>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -24,6 +25,7 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
+import { fuzzRun } from "./fuzz.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -263,4 +265,5 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+if (!only || only === "fuzz") await fuzzRun(report);
 process.exit(0);
