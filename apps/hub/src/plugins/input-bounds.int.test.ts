@@ -3,6 +3,10 @@
  * field (or handled), and what was stored stays readable.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import pg from "pg";
+import { MIGRATIONS_DIR } from "../db/migrate.ts";
 import type { Device } from "@fm/domain";
 import { startOAuthTestHub, type TestHub } from "../testing/test-hub.ts";
 import { seedInventory, type Inventory } from "../testing/inventory.ts";
@@ -88,6 +92,24 @@ describe("timestamps", () => {
     // Pushes at the right time still go through: nothing from the future was kept.
     expect((await pushIronic(items, new Date().toISOString())).status).toBe(200);
     expect((await call(`/api/v1/devices/${d.id}`)).status).toBe(200);
+  });
+
+  it("a device stored as observed in year 10000, before times were bounded, reads again after the migration", async () => {
+    const d = devices[1]!;
+    await hub.db.prisma
+      .$executeRaw`UPDATE devices SET ironic_observed_at = '10000-01-01T13:59:59Z' WHERE id = ${d.id}::uuid`;
+    const sql = await readFile(join(MIGRATIONS_DIR, "1764693000000_future_observations.sql"), "utf8");
+    const db = new pg.Client({ connectionString: hub.database.url });
+    await db.connect();
+    try {
+      await db.query(sql);
+    } finally {
+      await db.end();
+    }
+    const res = await call(`/api/v1/devices/${d.id}`);
+    expect(res.status).toBe(200);
+    const observed = Date.parse(((await res.json()) as Device).ironic.observedAt!);
+    expect(Math.abs(observed - Date.now())).toBeLessThan(3600_000);
   });
 
   it("refuses filters outside what PostgreSQL and JavaScript both represent", async () => {
