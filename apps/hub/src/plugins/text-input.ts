@@ -11,10 +11,25 @@ import { BadRequest } from "@fm/domain";
 
 /** In a `u` regex a surrogate pair is one code point: only an unpaired surrogate matches. */
 const UNSTORABLE = /[\0\p{Surrogate}]/u;
-const storable = (s: string): boolean => !UNSTORABLE.test(s);
+/** Any NUL or surrogate code unit, paired or not: a quick test most strings pass at once. */
+const SUSPECT = /[\0\uD800-\uDFFF]/;
+const storable = (s: string): boolean => !SUSPECT.test(s) || !UNSTORABLE.test(s);
+
+/** Whether any string or key in `value` is not storable: the walk every request pays, kept lean. */
+function hasUnstorable(v: unknown): boolean {
+  if (typeof v === "string") return !storable(v);
+  if (v === null || typeof v !== "object") return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (hasUnstorable(v[i])) return true;
+    return false;
+  }
+  for (const k in v) if (!storable(k) || hasUnstorable((v as Record<string, unknown>)[k])) return true;
+  return false;
+}
 
 /** The path of the first string (or key) in `value` that is not storable, or undefined. */
 export function firstUnstorable(value: unknown): string[] | undefined {
+  if (!hasUnstorable(value)) return undefined;
   const path: string[] = [];
   // One path stack for the whole walk: a 50,000-item push is not 50,000 path copies.
   const walk = (v: unknown): boolean => {
