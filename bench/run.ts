@@ -11,11 +11,12 @@
  *  7. hub apply of a pushed view vs a bare SQL upsert (reflections.ts)
  *  8. a NetBox sync of 10,000 devices with 8 interfaces each (netbox.ts)
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
+ * 10. schema-driven fuzzing of every operation over HTTP vs valid reads at the same concurrency (fuzz.ts)
  *
- * 10. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
- * 11. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
+ * 11. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
+ * 12. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs|fuzz|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -29,6 +30,7 @@ import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
 import { soak } from "./soak.ts";
+import { fuzzRun } from "./fuzz.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -343,6 +345,7 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+if (!only || only === "fuzz") await fuzzRun(report);
 // Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
 if (only === "soak") await soak(report);
 process.exit(0);

@@ -4,7 +4,8 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
-import { problemPlugin } from "./plugins/problem.ts";
+import { clientErrorHandler, frameworkErrors, problemPlugin } from "./plugins/problem.ts";
+import { textInputPlugin } from "./plugins/text-input.ts";
 import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
@@ -29,7 +30,7 @@ import { registerHealth } from "./modules/health/routes.ts";
 import { createHealthService } from "./modules/health/service.ts";
 import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
 import { ClientCache } from "./modules/identity/client-cache.ts";
-import { KeyStore } from "./modules/identity/keystore.ts";
+import { KeyStore, keyStoreMetrics } from "./modules/identity/keystore.ts";
 import { identityRepo } from "./modules/identity/repo.ts";
 import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
 import { createIdentityService } from "./modules/identity/service.ts";
@@ -114,6 +115,7 @@ interface Shared {
   keystore: KeyStore;
   clients: ClientCache;
   listener: PgListener;
+  registry: Registry;
   isShuttingDown: () => boolean;
 }
 
@@ -131,6 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Keep-alive connections that are idle are closed at shutdown; busy ones finish first.
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    // Errors before any route, and from Node's HTTP parser: problem+json too.
+    frameworkErrors,
+    clientErrorHandler,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -139,8 +144,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   collectRouteTable(app);
 
   await app.register(problemPlugin);
+  await app.register(textInputPlugin);
   const idc = deps.identity.config;
-  const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000);
+  const registry = deps.registry ?? createRegistry();
+  const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000, keyStoreMetrics(registry));
   const listener = new PgListener(deps.pool, app.log);
   app.addHook("onReady", () => listener.start());
   app.addHook("preClose", () => listener.close());
@@ -150,7 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(requestContextPlugin, {
     authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients),
   });
-  await app.register(metricsPlugin, { registry: deps.registry ?? createRegistry() });
+  await app.register(metricsPlugin, { registry });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
   await app.register(idempotencyPlugin, { prisma: deps.prisma, kek: deps.identity.kek });
 
@@ -166,7 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  registerModules(app, deps, { keystore, clients, listener, isShuttingDown });
+  registerModules(app, deps, { keystore, clients, listener, registry, isShuttingDown });
   return app;
 }
 
@@ -193,6 +200,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     config: deps.identity.config,
     keystore,
     rateLimitPerMinute: deps.identity.tokenRateLimitPerMinute ?? 60,
+    registry: shared.registry,
   });
   registerOAuth(app, { service: identity });
   registerSigningKeyRotation(app, { service: identity });
@@ -200,6 +208,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     prisma,
     repo: satelliteRepo,
     rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000,
+    clientsChanged: () => clients.invalidate(),
   });
   registerSatellites(app, { service: satellites });
   app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });

@@ -75,7 +75,7 @@ export const EnvSchema = z.object({
     .optional(),
   /** How long a rotated-out client secret keeps working, seconds. */
   FM_SECRET_ROTATION_OVERLAP_S: z.coerce.number().int().min(0).default(3600),
-  /** Token requests allowed per client id per minute (per address: four times this). */
+  /** Refused token requests allowed per (address, client id) per minute (per address: four times this). */
   FM_TOKEN_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).default(60),
   /** Issuer URL of the OIDC provider whose tokens people use. Unset: people cannot call the API. */
   FM_OIDC_ISSUER: z.string().url().optional(),

@@ -24,7 +24,7 @@ export const AuditListQuerySchema = PageQuery.extend({
   resourceType: z.string().max(50).optional(),
   resourceId: z.string().max(200).optional(),
   requestId: z.string().max(128).optional(),
-  since: z.iso.datetime({ offset: true }).optional(),
-  until: z.iso.datetime({ offset: true }).optional(),
+  since: Timestamp.optional(),
+  until: Timestamp.optional(),
 });
 export type AuditListQuery = z.infer<typeof AuditListQuerySchema>;

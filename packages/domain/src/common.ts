@@ -7,7 +7,35 @@ export const Slug = z
   .regex(SLUG_PATTERN, "must match ^[a-z0-9][a-z0-9-]{0,62}$ (lower-case letters, digits and '-', at most 63)");
 
 export const Uuid = z.uuid();
-export const Timestamp = z.iso.datetime({ offset: true }).describe("RFC 3339 UTC timestamp");
+
+/**
+ * The instants both PostgreSQL's timestamptz and JavaScript's Date represent and print as
+ * RFC 3339 (a four-digit year once in UTC): `9999-12-31T23:59:59-14:00` is year 10000 in UTC.
+ */
+export const TIMESTAMP_MIN = "1900-01-01T00:00:00.000Z";
+export const TIMESTAMP_MAX = "9999-12-31T23:59:59.999Z";
+const TIMESTAMP_MIN_MS = Date.parse(TIMESTAMP_MIN);
+const TIMESTAMP_MAX_MS = Date.parse(TIMESTAMP_MAX);
+
+/** An RFC 3339 timestamp with an offset, within TIMESTAMP_MIN..TIMESTAMP_MAX once in UTC. */
+export const Timestamp = z.iso
+  .datetime({ offset: true })
+  .refine(
+    (v) => {
+      const ms = Date.parse(v);
+      return ms >= TIMESTAMP_MIN_MS && ms <= TIMESTAMP_MAX_MS;
+    },
+    { message: `must lie between ${TIMESTAMP_MIN} and ${TIMESTAMP_MAX}` },
+  )
+  .describe("RFC 3339 timestamp");
+
+/** How far ahead of the hub's clock an observation may claim to be (agents' clocks drift a little). */
+export const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** PostgreSQL's `integer` (int4): every integer the API stores in such a column stays within it. */
+export const INT4_MAX = 2_147_483_647;
+/** A NetBox object id (stored as int4). */
+export const NetboxId = z.number().int().positive().max(INT4_MAX);
 
 export const IdParams = z.strictObject({ id: Uuid });
 

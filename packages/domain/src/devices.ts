@@ -81,7 +81,7 @@ export const DeviceListQuerySchema = PageQuery.extend({
   nameExact: z.string().max(200).optional(),
   serial: z.string().max(100).optional(),
   tag: z.string().max(100).optional(),
-  updatedSince: z.iso.datetime({ offset: true }).optional(),
+  updatedSince: Timestamp.optional(),
   brief: bool
     .optional()
     .describe("true: each item is a DeviceBrief (name, site and states only), for tables of many devices"),

@@ -98,11 +98,18 @@ export const SatelliteCreatedSchema = SatelliteSchema.extend({ secrets: z.array(
   id: "SatelliteCreated",
 });
 
+/** What an agent may store with a heartbeat: every satellite listing carries it. */
+export const HEARTBEAT_MAX_REFLECTORS = 64;
+export const HEARTBEAT_MAX_BYTES = 16 * 1024;
+
 export const HeartbeatSchema = z
   .strictObject({
     reflectors: z
-      .record(z.string().max(100), z.number().min(0))
-      .describe("Seconds since each reflector store's last success")
+      .record(z.string().min(1).max(100), z.number().min(0).max(1e9))
+      .refine((r) => Object.keys(r).length <= HEARTBEAT_MAX_REFLECTORS, {
+        message: `at most ${HEARTBEAT_MAX_REFLECTORS} reflector stores`,
+      })
+      .describe(`Seconds since each reflector store's last success (at most ${HEARTBEAT_MAX_REFLECTORS})`)
       .default({}),
     version: z.string().max(100).optional(),
   })

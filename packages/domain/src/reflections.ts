@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Timestamp, Uuid } from "./common.ts";
+import { NetboxId, Timestamp, Uuid } from "./common.ts";
 import { CpuArchitecture, DeviceClass, NetboxDeviceStatus } from "./inventory.ts";
 
 /** Sources that push their whole view of a site (contract: "Reflection semantics"). */
@@ -8,6 +8,23 @@ export const ReflectionSource = z.enum(REFLECTION_SOURCES);
 export type ReflectionSource = z.infer<typeof ReflectionSource>;
 
 const Text = z.string().max(10_000).nullable();
+
+/**
+ * A list refinement: each item's key (when it has one) appears once; a repeat is reported at
+ * the repeating item's field, as a caller can find it.
+ */
+export function uniqueBy<T>(field: string, key: (item: T) => string | null | undefined) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const first = new Map<string, number>();
+    items.forEach((item, n) => {
+      const k = key(item);
+      if (k === null || k === undefined) return;
+      const at = first.get(k);
+      if (at === undefined) first.set(k, n);
+      else ctx.addIssue({ code: "custom", path: [n, field], message: `'${k}' repeats item ${at}: must be unique` });
+    });
+  };
+}
 
 /** One Ironic node as the OpenStack agent reports it (Ironic API field names, camelCased). */
 export const IronicItemSchema = z
@@ -27,7 +44,6 @@ export const IronicItemSchema = z
 export type IronicItem = z.infer<typeof IronicItemSchema>;
 
 const Name = z.string().min(1).max(200);
-const NetboxId = z.number().int().positive();
 
 /**
  * One NetBox device as the netbox agent reports it, with what it references (role with its
@@ -85,7 +101,8 @@ export const NetboxItemSchema = z
           netboxId: NetboxId.nullable(),
         }),
       )
-      .max(512),
+      .max(512)
+      .superRefine(uniqueBy("name", (i) => i.name)),
   })
   .meta({ id: "NetboxReflectionItem" });
 export type NetboxItem = z.infer<typeof NetboxItemSchema>;
@@ -149,6 +166,17 @@ export const ReflectionResultSchema = z
 export type ReflectionResult = z.infer<typeof ReflectionResultSchema>;
 
 export const ReflectionParams = z.strictObject({ site_id: Uuid, source: ReflectionSource });
+
+/**
+ * The field each item of a push must hold uniquely, as the hub stores it: a NetBox device's
+ * name (unique at the site), an Ironic node's UUID (unique in the fleet). SLURM and health
+ * items that repeat a name match one device once and report the rest as unmatched.
+ */
+export function uniqueItemField(source: ReflectionSource): "name" | "uuid" | undefined {
+  if (source === "netbox") return "name";
+  if (source === "ironic-overcloud" || source === "ironic-undercloud") return "uuid";
+  return undefined;
+}
 
 /** The item schema of a source. */
 export function itemSchemaFor(source: ReflectionSource): z.ZodType {

@@ -1,9 +1,8 @@
 import { z } from "zod";
-import { Slug, Timestamp, Uuid, PageQuery, listOf } from "./common.ts";
+import { NetboxId, Slug, Timestamp, Uuid, PageQuery, listOf } from "./common.ts";
 
 const SiteName = z.string().trim().min(1).max(200);
 const Region = z.string().trim().min(1).max(100);
-const NetboxId = z.number().int().positive();
 
 export const SiteSchema = z
   .object({

@@ -11,14 +11,23 @@ export const USER_DATA_MAX_BYTES = 64 * 1024;
  */
 export const GRES_PATTERN =
   /^[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5}(,[a-z][a-z0-9_]*(:[A-Za-z0-9_.-]+)?:[1-9][0-9]{0,5})*$/;
-const Gres = z.string().regex(GRES_PATTERN, "must be a GRES list such as gpu:8, gpu:h100:8 or gpu:h100:8,nic:2");
+export const GRES_MAX_LENGTH = 255;
+const Gres = z
+  .string()
+  .max(GRES_MAX_LENGTH)
+  .regex(GRES_PATTERN, "must be a GRES list such as gpu:8, gpu:h100:8 or gpu:h100:8,nic:2");
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Base64 text of at most USER_DATA_MAX_BYTES, with line breaks: anything longer is refused unread. */
+const USER_DATA_MAX_CHARS = Math.ceil(USER_DATA_MAX_BYTES / 3) * 4 * 2;
+/** One character class and a length check: linear in the input, nothing for a regex to backtrack over. */
+const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
+const isBase64 = (v: string): boolean => v.length % 4 === 0 && BASE64_CHARS.test(v);
 const UserData = z
   .string()
+  .max(USER_DATA_MAX_CHARS)
   .superRefine((v, ctx) => {
     const compact = v.replace(/\s+/g, "");
-    if (!BASE64.test(compact)) ctx.addIssue({ code: "custom", message: "must be valid base64" });
+    if (!isBase64(compact)) ctx.addIssue({ code: "custom", message: "must be valid base64" });
     else if (base64DecodedLength(compact) > USER_DATA_MAX_BYTES)
       ctx.addIssue({ code: "custom", message: `decodes to more than ${USER_DATA_MAX_BYTES} bytes` });
   })

@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import fp from "fastify-plugin";
 import FindMyWay from "find-my-way";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -29,6 +31,43 @@ export function sendProblem(
   return reply.code(status).type(PROBLEM_CONTENT_TYPE).serializer(JSON.stringify).send(body);
 }
 
+/**
+ * Errors Fastify meets before any route (a path that does not decode, a path parameter over
+ * its length): Fastify's `frameworkErrors` option, so they are problem+json like the rest.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("x-request-id", request.id);
+  if (err.code === "FST_ERR_MAX_PARAM_LENGTH")
+    void sendProblem(reply, 414, "URI Too Long", "uri_too_long", "A path segment is longer than any id or name");
+  else if (err.code === "FST_ERR_BAD_URL")
+    void sendProblem(reply, 400, "Bad Request", "bad_url", "The path is not valid percent-encoded UTF-8");
+  else void sendProblem(reply, 400, "Bad Request", "bad_request", "The request cannot be routed");
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (Fastify's `clientErrorHandler`
+ * option): headers over the size limit (431), a request that is not HTTP (400), a client too
+ * slow to send its request (408). The connection cannot continue: problem+json, then close.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, code, detail] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "headers_too_large", "The request headers are larger than the hub accepts"]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "request_timeout", "The request was not received in time"]
+        : [400, "malformed_http", "The request is not valid HTTP/1.1"];
+  const requestId = randomUUID();
+  const title = STATUS_CODES[status] ?? "Bad Request";
+  const body = JSON.stringify({ type: problemType(code), title, status, detail, code, requestId } satisfies Problem);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy();
+}
+
 /** Fastify's own client errors (body parsing, content type, size): status, stable code, title. */
 const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: string }> = {
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "payload_too_large", title: "Content Too Large" },
@@ -45,14 +84,47 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; title: stri
  * the connection, pool exhausted): the request may succeed later, so 503 rather than 500.
  */
 const UNAVAILABLE_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/**
+ * The same seen from the driver underneath (pg and the Prisma adapter pass these through): a
+ * socket refused or cut, SQLSTATE class 08 (connection exception) and 57P01-57P03 (the server
+ * terminated the session, is shutting down, or is not accepting connections yet).
+ */
+const DRIVER_UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+const DRIVER_UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Connection terminated due to connection timeout|terminating connection)/;
+
+/** The Prisma pg adapter's kinds for the same (`meta.driverAdapterError.cause.kind`). */
+const ADAPTER_UNAVAILABLE_KINDS = new Set([
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+]);
+
+const unavailableCode = (code: unknown): boolean =>
+  typeof code === "string" && (DRIVER_UNAVAILABLE_CODES.has(code) || code.startsWith("08"));
+
 function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return (
-    err instanceof Error &&
-    err.name === "PrismaClientKnownRequestError" &&
-    typeof code === "string" &&
-    UNAVAILABLE_CODES.has(code)
-  );
+  // The cause chain: Prisma wraps adapter errors, which wrap the driver's.
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (e.name === "PrismaClientKnownRequestError" && typeof code === "string" && UNAVAILABLE_CODES.has(code))
+      return true;
+    const adapter = (e as { meta?: { driverAdapterError?: { cause?: { kind?: string; code?: unknown } } } }).meta
+      ?.driverAdapterError?.cause;
+    if (adapter && (ADAPTER_UNAVAILABLE_KINDS.has(adapter.kind ?? "") || unavailableCode(adapter.code))) return true;
+    if (unavailableCode(code) || DRIVER_UNAVAILABLE_MESSAGES.test(e.message)) return true;
+  }
+  return false;
 }
 
 /**

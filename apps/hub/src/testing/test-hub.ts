@@ -72,6 +72,8 @@ export async function startProxiedTestHub(overrides: Partial<AppDeps> = {}): Pro
   const hub = await startTestHub({ databaseUrl: target.toString(), ...overrides });
   return {
     ...hub,
+    // The database behind the proxy, the one the hub uses (not the one startTestHub made).
+    database,
     proxy,
     async close() {
       await hub.close();

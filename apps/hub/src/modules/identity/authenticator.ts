@@ -92,7 +92,7 @@ export function createOAuthAuthenticator(
           audience: config.audience,
           algorithms: [SIGNING_ALG],
           typ: "at+jwt",
-          requiredClaims: ["exp", "iat", "jti", "sub", "client_id"],
+          requiredClaims: ["exp", "iat", "jti", "sub", "client_id", "client_instance"],
           clockTolerance: 5,
         },
       ));
@@ -101,7 +101,7 @@ export function createOAuthAuthenticator(
     }
     const clientId = String(claims.client_id);
     const state = await clients.get(clientId);
-    if (!state) throw invalid("the client of this token no longer exists");
+    if (!state || state.instance !== claims.client_instance) throw invalid("the client of this token no longer exists");
     if (state.revokedAt) throw invalid("the client of this token has been revoked");
     const scopes = new Set(
       String(claims.scope ?? "")

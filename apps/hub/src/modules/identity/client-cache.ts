@@ -12,6 +12,8 @@ import { identityRepo } from "./repo.ts";
 
 export interface ClientState {
   clientId: string;
+  /** Which client of that id: a client deleted and created again is another instance. */
+  instance: number;
   kind: string;
   scopes: string[];
   revokedAt: Date | null;
@@ -20,6 +22,13 @@ export interface ClientState {
 }
 
 const TTL_MS = 5000;
+
+/**
+ * The instance of a client that tokens carry (claim `client_instance`): its creation time in
+ * milliseconds. A satellite deleted and created again under the same name has new clients with
+ * the same ids but another instance, so tokens issued to the old ones stay refused.
+ */
+export const clientInstance = (client: { createdAt: Date }): number => client.createdAt.getTime();
 
 export class ClientCache {
   private entries = new Map<string, { state: ClientState | null; at: number }>();
@@ -46,6 +55,7 @@ export class ClientCache {
     const state: ClientState | null = row
       ? {
           clientId: row.clientId,
+          instance: clientInstance(row),
           kind: row.kind,
           scopes: row.scopes,
           revokedAt: row.revokedAt,

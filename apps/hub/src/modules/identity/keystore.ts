@@ -7,8 +7,9 @@ import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
 import type { FastifyBaseLogger } from "fastify";
 import type { PrismaClient } from "../../db/client.ts";
+import { Counter, type Registry } from "prom-client";
 import type { PgListener } from "../../lib/pg-listener.ts";
-import { SIGNING_KEYS_CHANNEL, identityRepo, type NewSigningKey } from "./repo.ts";
+import { SIGNING_KEYS_CHANNEL, identityRepo, type NewSigningKey, type SigningKeyRow } from "./repo.ts";
 import { decrypt, encrypt } from "../../lib/seal.ts";
 
 export const SIGNING_ALG = "EdDSA";
@@ -21,33 +22,77 @@ interface LoadedKey {
   retiredAt: Date | null;
 }
 
+/** A kid this hub could have made (`newKey`): anything else is refused without a look at the table. */
+const KID_PATTERN = /^\d{4}-\d{2}-\d{2}-[0-9a-f]{12}$/;
+
+/** Unknown kids reload the table at most this often, one reload at a time (single-flight). */
+export const KEY_RELOAD_MIN_INTERVAL_MS = 10_000;
+
+/** Retired keys are deleted once nothing they signed can still be valid: lifetime plus this margin. */
+const RETIRED_KEY_MARGIN_MS = 3600_000;
+
+export interface KeyStoreMetrics {
+  /** Reads of the signing key table. */
+  loads: Counter;
+  /** Private keys decrypted. */
+  decryptions: Counter;
+}
+
+export function keyStoreMetrics(registry: Registry): KeyStoreMetrics {
+  return {
+    loads: new Counter({
+      name: "fm_signing_key_loads_total",
+      help: "Reads of the signing key table (start, rotation, a token with a kid not seen yet)",
+      registers: [registry],
+    }),
+    decryptions: new Counter({
+      name: "fm_signing_key_decryptions_total",
+      help: "Signing private keys decrypted (a new current key)",
+      registers: [registry],
+    }),
+  };
+}
+
 export class KeyStore {
   private keys: LoadedKey[] = [];
+  private reloading: Promise<void> | undefined;
+  private lastLoadAt = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly kek: Buffer,
     /** Longest token lifetime: a retired key is published this long after retirement. */
     private readonly tokenLifetimeMs: number,
+    private readonly metrics?: KeyStoreMetrics,
   ) {}
 
-  /** Loads the keys, creating the first one on an empty database (safe against a racing replica). */
+  /**
+   * Loads the keys, creating the first one on an empty database (safe against a racing
+   * replica). Keys already loaded are kept as they are: only a key not seen before is
+   * imported, and a private key is decrypted only for a new current key.
+   */
   async load(): Promise<void> {
+    this.lastLoadAt = Date.now();
+    this.metrics?.loads.inc();
     let rows = await identityRepo.signingKeys(this.prisma);
     if (!rows.some((r) => r.retiredAt === null)) {
       await identityRepo.ensureCurrentSigningKey(this.prisma, () => this.newKey());
       rows = await identityRepo.signingKeys(this.prisma);
     }
+    const known = new Map(this.keys.map((k) => [k.kid, k]));
     this.keys = await Promise.all(
-      rows.map(async (r) => ({
-        kid: r.kid,
-        publicJwk: r.publicJwk as JWK,
-        publicKey: (await importJWK(r.publicJwk as JWK, SIGNING_ALG)) as CryptoKey,
-        privateKey: r.retiredAt
-          ? undefined
-          : ((await importJWK(JSON.parse(decrypt(this.kek, r.privateJwkEncrypted)) as JWK, SIGNING_ALG)) as CryptoKey),
-        retiredAt: r.retiredAt,
-      })),
+      rows.map(async (r) => {
+        const had = known.get(r.kid);
+        const privateKey = r.retiredAt ? undefined : (had?.privateKey ?? (await this.decryptPrivate(r)));
+        if (had) return { ...had, privateKey, retiredAt: r.retiredAt };
+        return {
+          kid: r.kid,
+          publicJwk: r.publicJwk as JWK,
+          publicKey: (await importJWK(r.publicJwk as JWK, SIGNING_ALG)) as CryptoKey,
+          privateKey,
+          retiredAt: r.retiredAt,
+        };
+      }),
     );
   }
 
@@ -69,6 +114,11 @@ export class KeyStore {
     listener.onReconnect(reload);
   }
 
+  private async decryptPrivate(r: SigningKeyRow): Promise<CryptoKey> {
+    this.metrics?.decryptions.inc();
+    return (await importJWK(JSON.parse(decrypt(this.kek, r.privateJwkEncrypted)) as JWK, SIGNING_ALG)) as CryptoKey;
+  }
+
   private async newKey(): Promise<NewSigningKey> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
     const kid = `${new Date().toISOString().slice(0, 10)}-${randomBytes(6).toString("hex")}`;
@@ -81,10 +131,19 @@ export class KeyStore {
     };
   }
 
-  /** Makes a new key current; the old one verifies (and is published) until its tokens expire. */
+  /**
+   * Makes a new key current; the old one verifies (and is published) until its tokens expire.
+   * Keys retired long enough ago that nothing they signed can be valid are deleted.
+   */
   async rotate(): Promise<string> {
     const data = await this.newKey();
-    await identityRepo.rotateSigningKey(this.prisma, data, new Date());
+    const now = new Date();
+    await identityRepo.rotateSigningKey(
+      this.prisma,
+      data,
+      now,
+      new Date(now.getTime() - this.tokenLifetimeMs - RETIRED_KEY_MARGIN_MS),
+    );
     await this.load();
     return data.kid;
   }
@@ -99,14 +158,21 @@ export class KeyStore {
     return this.keys.filter((k) => !k.retiredAt || k.retiredAt.getTime() + this.tokenLifetimeMs > now);
   }
 
-  /** The verification key for a kid, or undefined (unknown, or retired long enough ago). */
+  /**
+   * The verification key for a kid, or undefined (unknown, or retired long enough ago). A kid
+   * not loaded may be another replica's new key: the table is read again, but only for a kid
+   * this hub could have made, by one caller at a time, and at most every
+   * KEY_RELOAD_MIN_INTERVAL_MS, so forged kids cannot turn into database work.
+   */
   async verificationKey(kid: string | undefined): Promise<CryptoKey | undefined> {
-    let k = this.published().find((x) => x.kid === kid);
-    if (!k && kid) {
-      await this.load(); // another replica may have rotated
-      k = this.published().find((x) => x.kid === kid);
+    const find = () => this.published().find((x) => x.kid === kid)?.publicKey;
+    const k = find();
+    if (k || !kid || !KID_PATTERN.test(kid)) return k;
+    if (!this.reloading && Date.now() - this.lastLoadAt >= KEY_RELOAD_MIN_INTERVAL_MS) {
+      this.reloading = this.load().finally(() => (this.reloading = undefined));
     }
-    return k?.publicKey;
+    if (this.reloading) await this.reloading.catch(() => undefined);
+    return find();
   }
 
   jwks(): { keys: JWK[] } {

@@ -1,7 +1,8 @@
 /** The hub as an OAuth2 authorization server for machines, and its trust in an OIDC issuer for people. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as oidc from "openid-client";
-import { decodeProtectedHeader } from "jose";
+import { randomBytes, randomUUID } from "node:crypto";
+import { SignJWT, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import { TEST_ADMIN_SECRET } from "../../testing/test-hub.ts";
 import { clientToken } from "@fm/test-support/process";
 import { startIdentityTestHub, type IdentityTestHub } from "./identity-test-hub.ts";
@@ -89,7 +90,61 @@ describe("authorization server", () => {
     expect(jwks.keys.every((k) => k.d === undefined)).toBe(true); // public keys only
   });
 
-  it("rate-limits the token endpoint per client id", async () => {
+  it("a token with an unknown kid costs no decryption and at most one read of the key table", async () => {
+    const metric = async (name: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]);
+    };
+    const [loads, decryptions] = [
+      await metric("fm_signing_key_loads_total"),
+      await metric("fm_signing_key_decryptions_total"),
+    ];
+    expect(loads).toBeGreaterThan(0);
+    const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
+    const forged = (kid: string) =>
+      new SignJWT({ client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" })
+        .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid })
+        .setIssuer(url)
+        .setAudience("fleet-manager")
+        .setSubject("fleet-admin")
+        .setIssuedAt()
+        .setJti(randomUUID())
+        .setExpirationTime("5m")
+        .sign(privateKey);
+    const kids = Array.from({ length: 60 }, (_, i) =>
+      i % 2 ? `2026-01-01-${randomBytes(6).toString("hex")}` : `forged-${i}`,
+    );
+    const answers = await Promise.all(
+      kids.map(async (kid) => (await api("/api/v1/sites", { token: await forged(kid) })).status),
+    );
+    expect(answers.every((s) => s === 401)).toBe(true);
+    expect(await metric("fm_signing_key_loads_total")).toBeLessThanOrEqual(loads + 1);
+    expect(await metric("fm_signing_key_decryptions_total")).toBe(decryptions);
+  });
+
+  it("rotation deletes keys retired long enough ago that nothing they signed is still valid", async () => {
+    const stale = "2020-01-01-0123456789ab";
+    const { publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+    await t.hub.db.prisma.signingKey.create({
+      data: {
+        kid: stale,
+        alg: "EdDSA",
+        publicJwk: { ...(await exportJWK(publicKey)), kid: stale, alg: "EdDSA", use: "sig" },
+        privateJwkEncrypted: "unused",
+        createdAt: new Date("2020-01-01T00:00:00Z"),
+        retiredAt: new Date(Date.now() - 2 * 24 * 3600_000),
+      },
+    });
+    const rotated = await api("/api/v1/admin/signing-keys/rotate", { method: "POST", token: admin });
+    expect(rotated.status).toBe(200);
+    const kids = (await t.hub.db.prisma.signingKey.findMany({ select: { kid: true } })).map((k) => k.kid);
+    expect(kids).not.toContain(stale);
+    expect(kids).toContain(((await rotated.json()) as { kid: string }).kid);
+    // The key retired by this rotation still verifies what it signed.
+    expect((await api("/api/v1/sites", { token: admin })).status).toBe(200);
+  });
+
+  it("rate-limits refused token requests per address and client id", async () => {
     let limited: Response | undefined;
     for (let i = 0; i < 25 && !limited; i++) {
       const res = await fetch(`${url}/oauth/token`, {

@@ -64,11 +64,12 @@ export const identityRepo = {
   },
 
   /**
-   * Retires the current key and makes `key` current, atomically; every replica hears of it on
-   * commit (NOTIFY signing_keys) and reloads its keys.
+   * Retires the current key and makes `key` current, atomically, deleting keys retired before
+   * `forgetBefore`; every replica hears of it on commit (NOTIFY signing_keys) and reloads its keys.
    */
-  async rotateSigningKey(prisma: PrismaClient, key: NewSigningKey, at: Date): Promise<void> {
+  async rotateSigningKey(prisma: PrismaClient, key: NewSigningKey, at: Date, forgetBefore: Date): Promise<void> {
     await prisma.$transaction([
+      prisma.signingKey.deleteMany({ where: { retiredAt: { lt: forgetBefore } } }),
       prisma.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: at } }),
       prisma.signingKey.create({ data: key }),
       prisma.$executeRaw`SELECT pg_notify(${SIGNING_KEYS_CHANNEL}, ${key.kid})`,

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { errorResponses } from "../../lib/openapi.ts";
-import { OAuthError, type IdentityService } from "./service.ts";
+import { OAuthError, formFields, type IdentityService } from "./service.ts";
 
 function sendOAuthError(reply: FastifyReply, err: OAuthError) {
   reply.header("cache-control", "no-store").header("pragma", "no-cache").headers(err.headers);
@@ -42,7 +42,7 @@ export function registerOAuth(app: FastifyInstance, { service }: { service: Iden
       try {
         const token = await service.issueToken(request.ctx, {
           authorization: request.headers.authorization,
-          form: (request.body ?? {}) as Record<string, string>,
+          form: formFields(request.body),
           ip: request.ip,
         });
         reply.header("cache-control", "no-store").header("pragma", "no-cache");

@@ -113,6 +113,23 @@ describe("expected satellites and agents", () => {
     expect((await api("/api/v1/satellites/sys3-rev", { method: "DELETE", token: admin })).status).toBe(204);
     expect((await api("/api/v1/sites", { token: health })).status).toBe(401);
   });
+
+  it("a satellite deleted and created again under its name does not bring its old tokens back", async () => {
+    const before = await createSatellite("sys4-again", [inv.sites.stavanger]);
+    const old = await clientToken(url, "ironic-agent-sys4-again", before.openstack!);
+    expect((await api("/api/v1/satellites/sys4-again", { method: "DELETE", token: admin })).status).toBe(204);
+    await createSatellite("sys4-again", [inv.sites.keflavik]);
+    const refused = await api("/api/v1/sites", { token: old });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toContain("no longer exists");
+    // Nor does it write the new satellite's site with the old token.
+    const push = await api(`/api/v1/sites/${inv.sites.keflavik}/reflections/ironic-overcloud`, {
+      method: "PUT",
+      token: old,
+      body: JSON.stringify({ observedAt: new Date().toISOString(), complete: true, items: [] }),
+    });
+    expect(push.status).toBe(401);
+  });
 });
 
 describe("environments", () => {

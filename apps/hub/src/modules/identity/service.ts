@@ -5,14 +5,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
+import { Counter, type Registry } from "prom-client";
 import { FLEET_SCOPES, AGENT_KINDS, agentScope, type AgentKind } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { IdentityConfig } from "./authenticator.ts";
 import { SIGNING_ALG, type KeyStore } from "./keystore.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { clientInstance } from "./client-cache.ts";
+import { TokenRateLimiter } from "./rate-limit.ts";
 import type { IdentityRepo } from "./repo.ts";
-import { DUMMY_HASH, verifySecret } from "./secrets.ts";
+import { DUMMY_HASH, matchSecret } from "./secrets.ts";
 
 /** A token endpoint refusal as RFC 6749 5.2 words it (`{"error": …}`), which OAuth clients parse. */
 export class OAuthError extends Error {
@@ -46,8 +48,22 @@ export interface IdentityServiceDeps {
   repo: IdentityRepo;
   config: IdentityConfig;
   keystore: KeyStore;
-  /** Token requests per client id and minute; an address may make four times as many. */
+  /** Refused token requests per (address, client id) and minute; per address four times as many. */
   rateLimitPerMinute: number;
+  registry?: Registry;
+}
+
+/**
+ * The token request's parameters: a form (or a JSON object) of strings. Anything else (a JSON
+ * array, a number, a list as a credential) is an invalid_request naming the parameter.
+ */
+export function formFields(body: unknown): Record<string, string> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== "object" || Array.isArray(body))
+    throw new OAuthError(400, "invalid_request", "the request body must be a form of parameters");
+  for (const [name, value] of Object.entries(body))
+    if (typeof value !== "string") throw new OAuthError(400, "invalid_request", `parameter '${name}' must be a string`);
+  return body as Record<string, string>;
 }
 
 /** RFC 6749 2.3.1: the Basic credentials are form-urlencoded before base64. */
@@ -68,24 +84,29 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   }
 }
 
-export function createIdentityService({ prisma, repo, config, keystore, rateLimitPerMinute }: IdentityServiceDeps) {
-  const perClient = new RateLimiter(rateLimitPerMinute);
-  const perAddress = new RateLimiter(rateLimitPerMinute * 4);
+export function createIdentityService({
+  prisma,
+  repo,
+  config,
+  keystore,
+  rateLimitPerMinute,
+  registry,
+}: IdentityServiceDeps) {
+  const limiter = new TokenRateLimiter(rateLimitPerMinute);
+  const hashes = new Counter({
+    name: "fm_client_secret_hashes_total",
+    help: "scrypt computations the token endpoint made to check client secrets",
+    registers: registry ? [registry] : [],
+  });
 
   /** The client authenticated by the request, or an OAuthError, checked in RFC 6749's order. */
-  async function authenticateClient(ctx: RequestContext, request: TokenRequest) {
+  async function authenticateClient(ctx: RequestContext, request: TokenRequest, clientId: string | undefined) {
     const { form } = request;
     const basic = basicCredentials(request.authorization);
     if (basic === null) throw new OAuthError(401, "invalid_client", "malformed Basic credentials");
     if (basic && ((form.client_id !== undefined && form.client_id !== basic.id) || form.client_secret !== undefined))
       throw new OAuthError(400, "invalid_request", "use one client authentication method");
-    const clientId = basic?.id ?? form.client_id;
     const secret = basic?.secret ?? form.client_secret;
-    const wait = Math.max(perAddress.hit(request.ip), clientId ? perClient.hit(clientId) : 0);
-    if (wait > 0)
-      throw new OAuthError(429, "temporarily_unavailable", "too many token requests; retry later", {
-        "retry-after": String(wait),
-      });
     if (form.grant_type !== "client_credentials")
       throw new OAuthError(
         400,
@@ -95,19 +116,26 @@ export function createIdentityService({ prisma, repo, config, keystore, rateLimi
     if (!clientId || !secret) throw new OAuthError(401, "invalid_client", "client authentication is required");
 
     const client = await repo.findClient(prisma, clientId);
-    let ok = false;
-    if (!client || client.revokedAt) {
-      await verifySecret(secret, DUMMY_HASH); // same cost as a real check: no client enumeration by timing
-    } else {
-      ok = await verifySecret(secret, client.secretHash);
-      const previousValid = client.previousSecretExpiresAt && client.previousSecretExpiresAt > new Date();
-      if (!ok && client.previousSecretHash && previousValid) ok = await verifySecret(secret, client.previousSecretHash);
-    }
-    if (!ok || !client) {
+    const live = client && !client.revokedAt ? client : undefined;
+    const inOverlap =
+      live?.previousSecretHash && live.previousSecretExpiresAt && live.previousSecretExpiresAt > new Date();
+    // One scrypt computation whatever the client: an unknown client costs what a known one does
+    // (no enumeration by timing), and a client inside its rotation overlap, whose two hashes
+    // share one salt, what one without an overlap does (no telling a recent rotation).
+    const stored = live ? [live.secretHash, ...(inOverlap ? [live.previousSecretHash!] : [])] : [DUMMY_HASH];
+    const match = await matchSecret(secret, stored);
+    hashes.inc(match.hashes);
+    if (!live || match.index < 0) {
       ctx.log.warn({ clientId }, "token request with invalid client credentials");
       throw new OAuthError(401, "invalid_client", "unknown client, wrong secret, or revoked client");
     }
-    return client;
+    return live;
+  }
+
+  /** The client id a request names (Basic or form), if it names one: the rate limit's key. */
+  function namedClient(request: TokenRequest): string | undefined {
+    const basic = basicCredentials(request.authorization);
+    return basic ? basic.id : request.form.client_id;
   }
 
   return {
@@ -131,15 +159,34 @@ export function createIdentityService({ prisma, repo, config, keystore, rateLimi
 
     /** Issues an access token for a client credentials request; refusals are OAuthErrors. */
     async issueToken(ctx: RequestContext, request: TokenRequest): Promise<TokenResponse> {
-      const client = await authenticateClient(ctx, request);
-      const { scope } = request.form;
-      const requested = scope ? scope.split(" ").filter(Boolean) : client.scopes;
-      const denied = requested.filter((s) => !client.scopes.includes(s));
-      if (denied.length) throw new OAuthError(400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
+      const clientId = namedClient(request);
+      const wait = limiter.wait(request.ip, clientId);
+      if (wait > 0)
+        throw new OAuthError(429, "temporarily_unavailable", "too many refused token requests; retry later", {
+          "retry-after": String(wait),
+        });
+      let client: Awaited<ReturnType<typeof authenticateClient>>;
+      let requested: string[];
+      try {
+        client = await authenticateClient(ctx, request, clientId);
+        const { scope } = request.form;
+        requested = scope ? scope.split(" ").filter(Boolean) : client.scopes;
+        const denied = requested.filter((s) => !client.scopes.includes(s));
+        if (denied.length)
+          throw new OAuthError(400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
+      } catch (err) {
+        if (err instanceof OAuthError) limiter.refused(request.ip, clientId);
+        throw err;
+      }
+      limiter.succeeded(request.ip, client.clientId);
 
       const now = new Date();
       const { kid, privateKey } = keystore.current();
-      const token = await new SignJWT({ client_id: client.clientId, scope: requested.join(" ") })
+      const token = await new SignJWT({
+        client_id: client.clientId,
+        client_instance: clientInstance(client),
+        scope: requested.join(" "),
+      })
         .setProtectedHeader({ alg: SIGNING_ALG, typ: "at+jwt", kid })
         .setIssuer(config.issuer)
         .setAudience(config.audience)

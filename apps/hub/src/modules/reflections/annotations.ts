@@ -23,6 +23,8 @@ export interface SourceAdapter {
   changes(item: unknown): Changes;
   observedBefore(d: DeviceRow): boolean;
   observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
+  /** The Ironic node UUID an item carries: unique in the fleet, so another site may hold it. */
+  nodeUuid?(item: unknown): string;
 }
 
 class DeviceIndex {
@@ -79,6 +81,7 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
       };
     },
     observedBefore: (d) => d.ironicInstance === instance && d.ironicObservedAt !== null,
+    nodeUuid: (i) => (i as IronicItem).uuid,
   };
 }
 
@@ -156,8 +159,15 @@ export async function applyAnnotations(
   };
   const seen = new Set<string>();
   const entries: { id: string; changes: Changes }[] = [];
+  // A node another site's device holds (moved between sites, or a careless agent) cannot be
+  // recorded here as well: the item is reported unmatched until that site's agent lets it go.
+  const heldElsewhere = adapter.nodeUuid
+    ? await reflectionRepo.nodeUuidsHeldElsewhere(tx, siteId, items.map(adapter.nodeUuid))
+    : new Set<string>();
   for (const item of items) {
-    const device = adapter.match(item, index);
+    const device = heldElsewhere.has(adapter.nodeUuid?.(item).toLowerCase() ?? "")
+      ? undefined
+      : adapter.match(item, index);
     if (!device || seen.has(device.id)) {
       result.unmatched++;
       if (result.unmatchedItems.length < 100) result.unmatchedItems.push(adapter.key(item));

@@ -145,6 +145,15 @@ export const reflectionRepo = {
     );
   },
 
+  /** Which of these Ironic node UUIDs devices of other sites hold. */
+  async nodeUuidsHeldElsewhere(db: Db, siteId: string, uuids: string[]): Promise<Set<string>> {
+    if (!uuids.length) return new Set();
+    const rows = await db.$queryRaw<{ uuid: string }[]>`
+      SELECT ironic_node_uuid::text AS uuid FROM devices
+       WHERE ironic_node_uuid = ANY(${uuids}::uuid[]) AND site_id <> ${siteId}::uuid`;
+    return new Set(rows.map((r) => r.uuid));
+  },
+
   async netboxDevices(db: Db, siteId: string): Promise<NetboxDevice[]> {
     return db.device.findMany({ where: { siteId }, select: NETBOX_SELECT });
   },

@@ -18,7 +18,7 @@ export function registerReflections(app: FastifyInstance, { service }: { service
         summary: "A source's complete observed state for a site (its agent only: own satellite's sites, own source)",
         params: ReflectionParams,
         body: ReflectionBodySchema,
-        response: { 200: ReflectionResultSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        response: { 200: ReflectionResultSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
       },
     },
     async (request) => service.apply(request.ctx, request.params.site_id, request.params.source, request.body),

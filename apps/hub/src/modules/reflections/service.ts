@@ -6,7 +6,8 @@
  * that source's fields cleared (`missing`). A push older than the last accepted one for the
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
-import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
+import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, Unprocessable } from "@fm/domain";
+import { agentMayWriteSource, itemSchemaFor, uniqueItemField } from "@fm/domain";
 import type { NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
@@ -28,6 +29,17 @@ function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
           errors.push({ path: ["body", "items", n, ...issue.path].join("."), message: issue.message });
     return r.success ? r.data : undefined;
   });
+  const field = uniqueItemField(source);
+  if (field && !errors.length) {
+    const first = new Map<string, number>();
+    parsed.forEach((item, n) => {
+      const key = (item as Record<string, string>)[field]!;
+      const at = first.get(key);
+      if (at === undefined) first.set(key, n);
+      else if (errors.length < 50)
+        errors.push({ path: `body.items.${n}.${field}`, message: `'${key}' repeats item ${at}: must be unique` });
+    });
+  }
   if (errors.length)
     throw new BadRequest(
       "validation_failed",
@@ -59,6 +71,7 @@ export function createReflectionService({
       }
       const items = parseItems(source, body.items);
       const observedAt = new Date(body.observedAt);
+      checkClock(observedAt);
       const result = await prisma.$transaction(
         async (tx) => {
           const t0 = performance.now();
@@ -87,6 +100,17 @@ export function createReflectionService({
 
 /** Devices a push must write, and at least a tenth of the items, for the tables to be re-analysed. */
 const BULK_WRITE = 1000;
+
+/**
+ * An observation from the future means the agent's clock is ahead: stored, it would outlive
+ * every correct push after it (they would all look stale) until the clock caught up.
+ */
+function checkClock(observedAt: Date, now = Date.now()): void {
+  const aheadMs = observedAt.getTime() - now;
+  if (aheadMs <= MAX_CLOCK_SKEW_MS) return;
+  const detail = `observedAt is ${Math.round(aheadMs / 1000)} s ahead of the hub's clock (at most ${MAX_CLOCK_SKEW_MS / 1000} s allowed): the agent's clock is wrong, check its time synchronisation`;
+  throw new Unprocessable("clock_skew", detail, { errors: [{ path: "body.observedAt", message: detail }] });
+}
 
 async function checkNotStale(
   repo: ReflectionRepo,

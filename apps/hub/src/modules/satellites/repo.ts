@@ -1,5 +1,5 @@
 /** Expected satellites, the sites each serves, and its agents' OAuth2 clients (created and removed with it). */
-import { Conflict, agentScope, type AgentKind } from "@fm/domain";
+import { Conflict, NotFound, agentScope, type AgentKind } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -17,6 +17,9 @@ export interface NewSatellite {
   siteIds: string[];
   clients: { agent: AgentKind; clientId: string; secretHash: string }[];
 }
+
+/** The satellite (or its client) was removed by a concurrent request. */
+const vanished = () => new NotFound("satellite_not_found", "The satellite was removed meanwhile");
 
 export const satelliteRepo = {
   async list(db: Db, page: PageRequest): Promise<RowPage<SatelliteRow>> {
@@ -81,7 +84,9 @@ export const satelliteRepo = {
   },
 
   async delete(db: Db, id: string): Promise<void> {
-    await db.satellite.delete({ where: { id } }); // its clients go with it (cascade)
+    // Its clients go with it (cascade). Removed meanwhile by another request: not found.
+    const { count } = await db.satellite.deleteMany({ where: { id } });
+    if (!count) throw vanished();
   },
 
   /** A new current secret; the previous one stays valid until `previousValidUntil`. */
@@ -90,7 +95,7 @@ export const satelliteRepo = {
     clientId: string,
     secrets: { secretHash: string; previousSecretHash: string; previousValidUntil: Date },
   ): Promise<void> {
-    await db.oAuthClient.update({
+    const { count } = await db.oAuthClient.updateMany({
       where: { clientId },
       data: {
         secretHash: secrets.secretHash,
@@ -99,18 +104,25 @@ export const satelliteRepo = {
         updatedAt: new Date(),
       },
     });
+    if (!count) throw vanished();
   },
 
   /** Revoked, with no previous secret left to fall back on. */
   async revokeClient(db: Db, clientId: string): Promise<void> {
-    await db.oAuthClient.update({
+    const { count } = await db.oAuthClient.updateMany({
       where: { clientId },
       data: { revokedAt: new Date(), previousSecretHash: null, previousSecretExpiresAt: null, updatedAt: new Date() },
     });
+    if (!count) throw vanished();
   },
 
+  /** The agent's satellite may have been removed since its token was checked: not found, then. */
   async recordHeartbeat(db: Db, clientId: string, heartbeat: Prisma.InputJsonObject): Promise<void> {
-    await db.oAuthClient.update({ where: { clientId }, data: { lastHeartbeatAt: new Date(), heartbeat } });
+    const { count } = await db.oAuthClient.updateMany({
+      where: { clientId },
+      data: { lastHeartbeatAt: new Date(), heartbeat },
+    });
+    if (!count) throw vanished();
   },
 };
 export type SatelliteRepo = typeof satelliteRepo;

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
   AgentKindSchema,
+  HEARTBEAT_MAX_BYTES,
   HeartbeatSchema,
   SatelliteAgentParams,
   SatelliteCreateSchema,
@@ -119,6 +120,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
     "/api/v1/satellites/:name/agents/:agent/heartbeat",
     {
       config: { scope: "agent" },
+      bodyLimit: HEARTBEAT_MAX_BYTES,
       schema: {
         tags,
         summary: "An agent reports it is alive, with its reflectors' ages",

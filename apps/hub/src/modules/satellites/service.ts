@@ -2,6 +2,7 @@ import {
   AGENT_KINDS,
   Conflict,
   Forbidden,
+  HEARTBEAT_MAX_REFLECTORS,
   NotFound,
   Unprocessable,
   agentClientId,
@@ -17,6 +18,13 @@ import { generateSecret, hashSecret } from "../identity/secrets.ts";
 import { siteRepo } from "../sites/repo.ts";
 import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
+
+/** A stored heartbeat's reflector ages, at most HEARTBEAT_MAX_REFLECTORS of them (older rows were not bounded). */
+function reflectorAges(heartbeat: unknown): Record<string, number> | null {
+  const reflectors = (heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors;
+  if (!reflectors) return null;
+  return Object.fromEntries(Object.entries(reflectors).slice(0, HEARTBEAT_MAX_REFLECTORS));
+}
 
 export function toSatellite(s: SatelliteRow): Satellite {
   return {
@@ -36,7 +44,7 @@ export function toSatellite(s: SatelliteRow): Satellite {
           : null,
       lastTokenAt: isoOrNull(c.lastTokenAt),
       lastHeartbeatAt: isoOrNull(c.lastHeartbeatAt),
-      reflectorAgesSeconds: (c.heartbeat as { reflectors?: Record<string, number> } | null)?.reflectors ?? null,
+      reflectorAgesSeconds: reflectorAges(c.heartbeat),
     })),
   };
 }
@@ -70,11 +78,24 @@ export function createSatelliteService({
   prisma,
   repo,
   rotationOverlapMs,
+  clientsChanged,
 }: {
   prisma: PrismaClient;
   repo: SatelliteRepo;
   rotationOverlapMs: number;
+  /**
+   * Called once a revocation or removal has committed: this replica's cache of client state
+   * drops it at once, before the response, rather than when its NOTIFY arrives (other
+   * replicas still learn it from the NOTIFY).
+   */
+  clientsChanged?: () => void;
 }) {
+  async function committed<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    const result = await prisma.$transaction(work);
+    clientsChanged?.();
+    return result;
+  }
+
   async function load(db: Db, name: string): Promise<SatelliteRow> {
     const s = await repo.findByName(db, name);
     if (!s) throw notFound(name);
@@ -145,9 +166,10 @@ export function createSatelliteService({
     /** A new secret; the previous one keeps working for the overlap, so agents roll without downtime. */
     async rotateSecret(ctx: ChangeContext, name: string, agent: AgentKind) {
       const clientSecret = generateSecret();
-      const secretHash = await hashSecret(clientSecret);
       return prisma.$transaction(async (tx) => {
         const { c } = await client(tx, name, agent);
+        // The previous secret's salt: one hash checks a candidate against both during the overlap.
+        const secretHash = await hashSecret(clientSecret, c.secretHash);
         if (c.revokedAt)
           throw new Conflict(
             "client_revoked",
@@ -175,7 +197,7 @@ export function createSatelliteService({
 
     /** Revoked: no new tokens, and every token already issued fails from now on. */
     async revoke(ctx: ChangeContext, name: string, agent: AgentKind) {
-      return prisma.$transaction(async (tx) => {
+      return committed(async (tx) => {
         const { c } = await client(tx, name, agent);
         if (!c.revokedAt) {
           await repo.revokeClient(tx, c.clientId);
@@ -195,7 +217,7 @@ export function createSatelliteService({
     },
 
     async remove(ctx: ChangeContext, name: string) {
-      await prisma.$transaction(async (tx) => {
+      await committed(async (tx) => {
         const sat = await load(tx, name);
         await repo.delete(tx, sat.id);
         await recordChange(tx, ctx, {

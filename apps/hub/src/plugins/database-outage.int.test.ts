@@ -1,0 +1,75 @@
+/**
+ * The database goes away under the hub: every answer is a 503 with Retry-After (safe to retry),
+ * never an opaque 500, whether the request arrives during the outage or was in flight when it
+ * began, and the hub serves again once the database is back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { startProxiedTestHub, type TestHub } from "../testing/test-hub.ts";
+import type { TcpProxy } from "@fm/test-support/tcp-proxy";
+import { eventually } from "@fm/test-support/wait";
+
+let hub: TestHub & { proxy: TcpProxy };
+beforeAll(async () => {
+  hub = await startProxiedTestHub();
+  await hub.app.ready();
+});
+afterAll(() => hub.close());
+
+function expectUnavailable(res: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  expect(res.statusCode, res.body).toBe(503);
+  expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+}
+
+describe("database outage", () => {
+  it("the feed answers 503 with Retry-After while the database is unreachable, and serves again after", async () => {
+    expect((await hub.app.inject({ url: "/api/v1/feeds/inventory" })).statusCode).toBe(200);
+    await hub.proxy.cut();
+    try {
+      expectUnavailable(await hub.app.inject({ url: "/api/v1/feeds/inventory" }));
+      expectUnavailable(await hub.app.inject({ url: "/api/v1/feeds/inventory?wait=1" }));
+    } finally {
+      await hub.proxy.restore();
+    }
+    await eventually(async () =>
+      expect((await hub.app.inject({ url: "/api/v1/feeds/inventory" })).statusCode).toBe(200),
+    );
+  });
+
+  it("a write in flight when its connection is terminated answers 503, and nothing is half-written", async () => {
+    // The hub's database reached directly, not through the proxy.
+    const admin = new pg.Client({ connectionString: hub.database.url });
+    await admin.connect();
+    try {
+      // Hold the sites table so the write is surely in flight, waiting inside its transaction.
+      await admin.query("BEGIN; LOCK TABLE sites IN ACCESS EXCLUSIVE MODE");
+      // Promise.resolve sends the request now (an inject chain starts when it is awaited).
+      const write = Promise.resolve(
+        hub.app.inject({ method: "POST", url: "/api/v1/sites/", payload: { slug: "cut-0", name: "Cut 0" } }),
+      );
+      await eventually(async () => {
+        const { rows } = await admin.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        );
+        expect(rows[0].n).toBe(1);
+      });
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+      );
+      await admin.query("ROLLBACK");
+      expectUnavailable(await write);
+      const { rows } = await admin.query("SELECT count(*)::int AS n FROM sites WHERE slug LIKE 'cut-%'");
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await admin.end();
+    }
+    // The hub serves again with fresh connections, and the retried write goes through.
+    await eventually(async () =>
+      expect(
+        (await hub.app.inject({ method: "POST", url: "/api/v1/sites/", payload: { slug: "cut-0", name: "Cut 0" } }))
+          .statusCode,
+      ).toBe(201),
+    );
+  });
+});
