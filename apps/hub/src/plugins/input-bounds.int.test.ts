@@ -98,7 +98,7 @@ describe("timestamps", () => {
     const d = devices[1]!;
     await hub.db.prisma
       .$executeRaw`UPDATE devices SET ironic_observed_at = '10000-01-01T13:59:59Z' WHERE id = ${d.id}::uuid`;
-    const sql = await readFile(join(MIGRATIONS_DIR, "1764693000000_future_observations.sql"), "utf8");
+    const sql = await readFile(join(MIGRATIONS_DIR, "1764695200000_future_observations.sql"), "utf8");
     const db = new pg.Client({ connectionString: hub.database.url });
     await db.connect();
     try {

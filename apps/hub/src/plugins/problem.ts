@@ -6,7 +6,7 @@ import FindMyWay from "find-my-way";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { DomainError, ServiceUnavailable, problemType, type FieldError, type Problem } from "@fm/domain";
-import { traceIdOf } from "../lib/trace.ts";
+import { newTraceId, traceIdOf } from "../lib/trace.ts";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 
@@ -59,7 +59,17 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
         : [400, "malformed_http", "The request is not valid HTTP/1.1"];
   const requestId = randomUUID();
   const title = STATUS_CODES[status] ?? "Bad Request";
-  const body = JSON.stringify({ type: problemType(code), title, status, detail, code, requestId } satisfies Problem);
+  // No request was parsed, so no traceparent can be honoured: the answer starts a trace of its own.
+  const traceId = newTraceId();
+  const body = JSON.stringify({
+    type: problemType(code),
+    title,
+    status,
+    detail,
+    code,
+    requestId,
+    traceId,
+  } satisfies Problem);
   if (socket.writable)
     socket.write(
       `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
