@@ -3,9 +3,11 @@
  * server (NetBox 4.5's REST API, 1,000 per page). Reports the netbox agent's full read, the
  * hub's apply of the pushed view (first load: creates; again: unchanged; 1 % edited), and, as
  * the same-run baseline, the bare paginated NetBox reads the agent cannot avoid: devices,
- * interfaces, device types, cables, the MACs of interfaces without a primary MAC and the IPs of
- * management interfaces of devices without an OOB IP, in the same order and batches. Both
- * sides must have read the same pages (endpoint, filters, bytes): the benchmark stops if not.
+ * interfaces (whose link peers and connected endpoints carry the cable peers), device types,
+ * the MACs of interfaces without a primary MAC and the IPs of management interfaces of devices
+ * without an OOB IP, in the same order and batches. Both sides must have read the same pages
+ * (endpoint, filters, bytes): the benchmark stops if not. Also reported: NetBox requests per
+ * agent cycle, for a full read and for a quiet cycle (change-log poll, nothing changed).
  */
 import { pino } from "pino";
 import { NetboxClient, type NetboxDevice, type NetboxInterface } from "@fm/clients";
@@ -40,6 +42,16 @@ function recordingFetch() {
   return { fetch: fetcher, pages };
 }
 
+/** "devices 10, interfaces 80, ...": requests by endpoint. */
+function pagesByEndpoint(pages: string[]): string {
+  const n = new Map<string, number>();
+  for (const p of pages) {
+    const endpoint = p.replace(/^\/api\/([^?]+)\/\?.*$/, "$1");
+    n.set(endpoint, (n.get(endpoint) ?? 0) + 1);
+  }
+  return [...n].map(([e, k]) => `${e} ${k}`).join(", ");
+}
+
 /** The reads of the agent's full read, bare: no mapping, no push. */
 async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterId: number }): Promise<void> {
   const devices: NetboxDevice[] = await netbox.devices({
@@ -56,7 +68,6 @@ async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterI
     Array.from({ length: Math.ceil(list.length / 100) }, (_, k) => list.slice(k * 100, k * 100 + 100));
   await Promise.all([
     netbox.deviceTypes(),
-    netbox.cables({ site_id: scope.siteId }),
     (async () => {
       for (const b of batches(withoutMac)) await netbox.macAddresses({ interface_id: b });
     })(),
@@ -144,6 +155,26 @@ export async function netboxSync(
       "(n) NetBox sync, full read, 1 % of devices edited",
       s(edited.total),
       `NetBox read ${s(edited.read)}, hub push+apply ${s(edited.push)}; updated ${String(edited.r.updated)}`,
+    );
+    report(
+      "(n) NetBox requests per agent cycle, full read",
+      String(agentReads.pages.length),
+      pagesByEndpoint(agentReads.pages),
+    );
+    const quietSpec = netboxReflector(
+      { ...ctx, config: { ...ctx.config, NETBOX_RESYNC_INTERVAL_S: 3600 } } as unknown as AgentContext<never>,
+      netbox,
+      scope,
+    );
+    // The first list is a full read, the second reads NetBox's release once; the third is steady.
+    await quietSpec.list(signal);
+    await quietSpec.list(signal);
+    agentReads.pages.length = 0;
+    await quietSpec.list(signal);
+    report(
+      "(n) NetBox requests per agent cycle, quiet (change-log poll, nothing changed)",
+      String(agentReads.pages.length),
+      pagesByEndpoint(agentReads.pages),
     );
     const baseReads = recordingFetch();
     const bare = new NetboxClient({ url: nb.url, token: TOKEN, fetch: baseReads.fetch });

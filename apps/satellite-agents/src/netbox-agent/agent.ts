@@ -81,8 +81,10 @@ export const netboxAgent = loopAgent({
       pageSize: ctx.config.NETBOX_PAGE_SIZE,
     });
     const scope = await resolveScope(netbox, ctx.config.NETBOX_SITE ?? ctx.site.slug, ctx.config.NETBOX_CLUSTER);
+    // The release decides how the change log is filtered (NetboxClient.objectChanges).
+    const netboxVersion = await netbox.release();
     ctx.log.info(
-      { netboxSiteId: scope.siteId, netboxClusterId: scope.clusterId, store: "netbox-devices" },
+      { netboxVersion, netboxSiteId: scope.siteId, netboxClusterId: scope.clusterId, store: "netbox-devices" },
       "Starting reflector for NetBox",
     );
     return [reflector(netboxReflector(ctx, netbox, scope))];

@@ -1,10 +1,11 @@
 /**
  * Reading a site's devices from NetBox, with everything their reflection items are made of:
- * interfaces, device types, cable peers, MAC addresses kept apart from interfaces (NetBox 4.2+)
- * and management IPs. The mapping to items is pure (./mapping.ts).
+ * interfaces (whose `link_peers` and `connected_endpoints` give the cable peers, through patch
+ * panels too, so cables are not read), device types, MAC addresses kept apart from interfaces
+ * (NetBox 4.2+) and management IPs. The mapping to items is pure (./mapping.ts).
  */
 import { NetboxPermissionError, type NetboxClient, type NetboxDevice, type NetboxInterface } from "@fm/clients";
-import type { MapContext, Peer } from "./mapping.ts";
+import type { MapContext } from "./mapping.ts";
 
 export interface NetboxScope {
   siteId: number;
@@ -39,9 +40,8 @@ export async function readSite(
   const mine = all.filter((i) => deviceIds.has(i.device.id));
   const interfaces = new Map<number, NetboxInterface[]>();
   for (const i of mine) interfaces.set(i.device.id, [...(interfaces.get(i.device.id) ?? []), i]);
-  const [deviceTypes, cablePeers, macs, mgmtIps] = await Promise.all([
+  const [deviceTypes, macs, mgmtIps] = await Promise.all([
     netbox.deviceTypes(),
-    cablePeersOf(netbox, scope.siteId),
     macsOf(netbox, mine).catch((err: unknown) => {
       if (!(err instanceof NetboxPermissionError)) throw err;
       onMacPermissionDenied(err);
@@ -52,7 +52,7 @@ export async function readSite(
   return {
     devices,
     interfaces,
-    context: { deviceTypes: new Map(deviceTypes.map((t) => [t.id, t])), macs, cablePeers, mgmtIps },
+    context: { deviceTypes: new Map(deviceTypes.map((t) => [t.id, t])), macs, mgmtIps },
   };
 }
 
@@ -82,26 +82,6 @@ async function mgmtIpsOf(
       const dev = ip.assigned_object?.device?.id;
       const iface = dev !== undefined ? byDevice.get(dev)?.find((i) => i.id === ip.assigned_object_id) : undefined;
       if (dev !== undefined && iface?.mgmt_only && !out.has(dev)) out.set(dev, ip.address.split("/")[0]!);
-    }
-  }
-  return out;
-}
-
-/** Interface id → the far end of its cable, from the site's cables. */
-async function cablePeersOf(netbox: NetboxClient, siteId: number): Promise<Map<number, Peer>> {
-  const out = new Map<number, Peer>();
-  const end = (t: { object_type: string; object: unknown }) => {
-    const o = t.object as { id?: number; name?: string; device?: { name?: string } };
-    return t.object_type === "dcim.interface" && typeof o.id === "number" && o.name && o.device?.name
-      ? { id: o.id, peer: { device: o.device.name, name: o.name } }
-      : undefined;
-  };
-  for (const cable of await netbox.cables({ site_id: siteId })) {
-    const a = cable.a_terminations.map(end).filter((x) => x !== undefined);
-    const b = cable.b_terminations.map(end).filter((x) => x !== undefined);
-    if (a.length === 1 && b.length === 1) {
-      out.set(a[0]!.id, b[0]!.peer);
-      out.set(b[0]!.id, a[0]!.peer);
     }
   }
   return out;

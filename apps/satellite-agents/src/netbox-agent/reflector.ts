@@ -10,7 +10,10 @@
  * the change log vouches that it is still NetBox's view now.
  *
  * A token without view permission on MAC addresses gets one clear error per poll, and the
- * rest of the sync goes on (MACs then come from the interfaces' primary MAC).
+ * rest of the sync goes on (MACs then come from the interfaces' primary MAC). A token without
+ * view permission on the change log (core.view_objectchange) gets one clear error per poll too:
+ * edits then wait for the resync, and the view pushed between resyncs carries the time of the
+ * last full read, the last moment it is known to be NetBox's, as its observedAt.
  */
 import {
   NetboxApiError,
@@ -49,6 +52,8 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
   private view: NetboxView | undefined;
   private lastFullRead = 0;
   private lastPoll: Date | undefined;
+  /** Up to when the view is known to be NetBox's: the last full read, or the last change-log poll that found nothing. */
+  private vouchedAt: Date | undefined;
   private readonly unmapped = new Set<string>();
 
   constructor(private readonly deps: NetboxReflectorDeps) {}
@@ -57,9 +62,10 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
     const { now, resyncIntervalMs, log } = this.deps;
     const pollStart = new Date(now());
     let reason: string | undefined;
+    let vouched = true;
     if (!this.view) reason = "first read";
     else if (now() - this.lastFullRead >= resyncIntervalMs) reason = "resync interval";
-    else reason = await this.changedSince(this.lastPoll!, this.view);
+    else ({ reason, vouched } = await this.changedSince(this.lastPoll!, this.view));
     if (reason) {
       const t0 = performance.now();
       this.view = await this.fullRead();
@@ -69,12 +75,14 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
         "NetBox full read",
       );
     }
+    if (reason || vouched) this.vouchedAt = pollStart;
     this.lastPoll = pollStart;
     return this.view!.items;
   }
 
   push(items: NetboxItem[], observedAt: Date): Promise<Record<string, unknown>> {
-    return pushView(this.deps.hub, this.deps.site.id, "netbox", items, observedAt);
+    const at = this.vouchedAt && this.vouchedAt < observedAt ? this.vouchedAt : observedAt;
+    return pushView(this.deps.hub, this.deps.site.id, "netbox", items, at);
   }
 
   classifyListError(err: unknown): string {
@@ -83,32 +91,49 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
     return err instanceof NetboxApiError ? "netbox_http_error" : "list_failed";
   }
 
-  /** Did anything this site's view depends on change since `since`? What, if so. */
-  private async changedSince(since: Date, known: NetboxView): Promise<string | undefined> {
+  /**
+   * Did anything this site's view depends on change since `since`? What, if so; `vouched` is
+   * false when the change log could not be read, so nothing is known.
+   */
+  private async changedSince(since: Date, known: NetboxView): Promise<{ reason?: string; vouched: boolean }> {
     const { netbox, scope } = this.deps;
     const after = new Date(since.getTime() - OVERLAP_MS);
-    const changes = await netbox.objectChanges({ since: after, changedObjectType: WATCHED });
+    let changes;
+    try {
+      changes = await netbox.objectChanges({ since: after, changedObjectType: WATCHED });
+    } catch (err) {
+      if (!(err instanceof NetboxPermissionError)) throw err;
+      this.permissionDenied(
+        err,
+        "core.view_objectchange",
+        "NetBox edits wait for the full resync (NETBOX_RESYNC_INTERVAL_S)",
+        describeError(err),
+      );
+      return { vouched: false };
+    }
     const hit = changes.find((c) => relevant(c, known, scope.clusterId));
-    if (hit) return `${hit.changed_object_type} #${hit.changed_object_id} ${hit.action.value}`;
+    if (hit)
+      return { reason: `${hit.changed_object_type} #${hit.changed_object_id} ${hit.action.value}`, vouched: true };
     try {
       const macs = await netbox.macAddresses({ last_updated__gte: after });
       const mac = macs.find((m) => m.assigned_object_id !== null && known.interfaceIds.has(m.assigned_object_id));
-      if (mac) return `dcim.macaddress #${mac.id} edited`;
+      if (mac) return { reason: `dcim.macaddress #${mac.id} edited`, vouched: true };
     } catch (err) {
       if (!(err instanceof NetboxPermissionError)) throw err;
-      this.macPermissionDenied(
+      this.permissionDenied(
         err,
+        "dcim.view_macaddress",
         "MAC address edits wait for the full resync; grant view on dcim.macaddress",
         describeError(err),
       );
     }
-    return undefined;
+    return { vouched: true };
   }
 
   private async fullRead(): Promise<NetboxView> {
     const { netbox, scope, roles, log } = this.deps;
     const read = await readSite(netbox, scope, (err) =>
-      this.macPermissionDenied(err, "interfaces without a primary MAC are pushed without one"),
+      this.permissionDenied(err, "dcim.view_macaddress", "interfaces without a primary MAC are pushed without one"),
     );
     const items: NetboxItem[] = [];
     for (const d of read.devices) {
@@ -128,11 +153,11 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
     return { items, deviceIds: new Set(read.devices.map((d) => d.id)), interfaceIds };
   }
 
-  private macPermissionDenied(err: NetboxPermissionError, consequence: string, detail?: object): void {
+  private permissionDenied(err: NetboxPermissionError, permission: string, consequence: string, detail?: object): void {
     this.deps.metrics.errors.inc({ store: this.store, reason: "netbox_permission" });
     this.deps.log.error(
-      { store: this.store, objectType: err.objectType, ...(detail ? { err: detail } : {}) },
-      `NetBox token may not view MAC addresses (dcim.macaddress): ${consequence}`,
+      { store: this.store, objectType: err.objectType, permission, ...(detail ? { err: detail } : {}) },
+      `NetBox token lacks ${permission} (${err.objectType}): ${consequence}`,
     );
   }
 }

@@ -1,0 +1,116 @@
+/**
+ * The NetBox reflector against the NetBox test server at a given release: what it would push
+ * after a NetBox edit, with a token lacking the change-log permission, and across patch panels.
+ */
+import { Writable } from "node:stream";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { NetboxClient, type HubClient } from "@fm/clients";
+import type { NetboxItem } from "@fm/domain";
+import {
+  cableThroughPatchPanels,
+  realisticFleet,
+  startNetboxServer,
+  type NetboxServer,
+} from "@fm/test-support/netbox-server";
+import { createAgentMetrics } from "../runtime/metrics.ts";
+import { resolveScope } from "./agent.ts";
+import { NetboxReflector } from "./reflector.ts";
+
+const TOKEN = "0123456789abcdef0123456789abcdef01234567";
+const ROLES = { "gpu-node": "GPU_COMPUTE", "cpu-node": "CPU_BAREMETAL", hypervisor: "CPU_HYPERVISOR" } as const;
+
+let nb: NetboxServer | undefined;
+afterEach(async () => {
+  await nb?.stop();
+  nb = undefined;
+});
+
+/** A reflector of site iad1 / cluster iad1-compute, its log lines, and the pushes it makes to a recording hub. */
+async function reflectorAt(version: string) {
+  nb = await startNetboxServer({ token: TOKEN, version, data: realisticFleet({ sites: 1, devicesPerSite: 16 }) });
+  const netbox = new NetboxClient({ url: nb.url, token: TOKEN, backoffMs: 5, maxAttempts: 2 });
+  const lines: Array<Record<string, unknown>> = [];
+  const log = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
+  const pushes: Array<{ observedAt: string; items: unknown[] }> = [];
+  const hub = {
+    pushReflection: (_site: string, _source: string, body: { observedAt: string; items: unknown[] }) => {
+      pushes.push(body);
+      return Promise.resolve({ created: 0, updated: 0, unchanged: body.items.length, missing: 0, unmatched: [] });
+    },
+  } as unknown as HubClient;
+  const metrics = createAgentMetrics({ agent: "netbox", site: "iad1", satellite: "test" });
+  const reflector = new NetboxReflector({
+    hub,
+    netbox,
+    site: { id: "site-1" },
+    scope: await resolveScope(netbox, "iad1", "iad1-compute"),
+    roles: ROLES,
+    resyncIntervalMs: 3_600_000,
+    log,
+    metrics,
+    now: () => Date.now(),
+  });
+  return { nb: nb, reflector, lines, pushes, metrics };
+}
+
+const byId = (items: NetboxItem[], id: number) => items.find((i) => i.netboxId === id)!;
+
+describe("NetBox reflector", () => {
+  it.each(["4.2.0", "4.5.0", "4.5.3"])(
+    "NetBox %s: an operator's device edit between resyncs is in the next view",
+    async (version) => {
+      const { nb, reflector } = await reflectorAt(version);
+      const device = nb.data.devices.find((d) => d.cluster === 1)!;
+      expect(byId(await reflector.list(), device.id).serial).toBe(device.serial || null);
+      nb.edit("dcim.device", device.id, (d: { serial: string }) => (d.serial = "SN-REPLACED-1"));
+      expect(byId(await reflector.list(), device.id).serial).toBe("SN-REPLACED-1");
+    },
+  );
+
+  it("without core.view_objectchange: every poll logs the missing permission, and the view is pushed as of the last full read", async () => {
+    const { nb, reflector, lines, pushes, metrics } = await reflectorAt("4.5.0");
+    const first = await reflector.list();
+    const readAt = new Date();
+    await reflector.push(first, readAt);
+    nb.setDenied(["core.objectchange"]);
+    const again = await reflector.list();
+    expect(again).toEqual(first);
+    await reflector.push(again, new Date(readAt.getTime() + 60_000));
+    // Both carry the start of the full read: the second push claims nothing newer than the first.
+    expect(pushes[1]!.observedAt).toBe(pushes[0]!.observedAt);
+    expect(Date.parse(pushes[0]!.observedAt)).toBeLessThanOrEqual(readAt.getTime());
+    expect(lines.find((l) => l.level === 50)).toMatchObject({
+      permission: "core.view_objectchange",
+      msg: expect.stringContaining("NetBox edits wait for the full resync"),
+    });
+    const errors = await metrics.errors.get();
+    expect(errors.values.find((v) => v.labels.reason === "netbox_permission")?.value).toBe(1);
+  });
+
+  it("takes the peer of an uplink cabled through two patch panels from NetBox's connected endpoints", async () => {
+    const { nb, reflector } = await reflectorAt("4.5.0");
+    const uplink = nb.data.interfaces.find((i) => {
+      const d = nb.data.devices.find((x) => x.id === i.device)!;
+      return d.cluster === 1 && nb.data.cables.some((c) => c.a.includes(i.id));
+    })!;
+    const leafPort = nb.data.interfaces.find((i) =>
+      nb.data.cables.find((c) => c.a.includes(uplink.id))!.b.includes(i.id),
+    )!;
+    const leaf = nb.data.devices.find((d) => d.id === leafPort.device)!;
+    cableThroughPatchPanels(nb.data, uplink.id, "pp-r01");
+    const item = byId(await reflector.list(), uplink.device);
+    expect(item.interfaces.find((i) => i.name === uplink.name)).toMatchObject({
+      peerDevice: leaf.name,
+      peerInterface: leafPort.name,
+    });
+  });
+});
