@@ -1,3 +1,4 @@
+import type { DeviceClass } from "@fm/domain";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import type { Logger } from "pino";
@@ -79,6 +80,8 @@ export interface AppDeps {
   logger: Logger;
   /** A source that has not observed a device for this long makes it STALE (default 10 min). */
   staleAfterMs?: number;
+  /** The hub's NetBox role mapping (role slug -> device class), which wins over a push's (FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING). */
+  netboxRoleClasses?: Readonly<Record<string, DeviceClass>>;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -177,7 +180,14 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });
-  registerReflections(app, { service: createReflectionService({ prisma, repo: reflectionRepo, devices }) });
+  registerReflections(app, {
+    service: createReflectionService({
+      prisma,
+      repo: reflectionRepo,
+      devices,
+      roleClasses: deps.netboxRoleClasses ?? {},
+    }),
+  });
   registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
   registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });

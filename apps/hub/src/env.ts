@@ -1,5 +1,14 @@
 import { resolve } from "node:path";
 import { z } from "zod";
+import { DEVICE_CLASSES } from "@fm/domain";
+
+const safeJson = (v: string): unknown => {
+  try {
+    return JSON.parse(v);
+  } catch {
+    return undefined;
+  }
+};
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -95,6 +104,23 @@ export const EnvSchema = z.object({
       }
     })
     .default({ emailDomains: {}, groups: {} }),
+  /**
+   * JSON: NetBox device-role slug -> device class ({"gpu-node":"GPU_COMPUTE"}). The hub owns a
+   * role's device class: a role it maps gets this class, whatever a NetBox push says; a role it
+   * does not map keeps the class it was first pushed with. Default: {} (first push decides).
+   */
+  FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING: z
+    .string()
+    .transform((v, ctx) => {
+      const parsed = z.record(z.string().min(1), z.enum(DEVICE_CLASSES)).safeParse(safeJson(v));
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a JSON object of role slug -> one of ${DEVICE_CLASSES.join(", ")}`,
+      });
+      return z.NEVER;
+    })
+    .default({}),
   /** `none` turns authentication off (every caller is an admin): only for local development, and only on a loopback HOST. */
   FM_AUTH: z.enum(["oauth", "none"]).default("oauth"),
   /** pino log level. */
