@@ -3,9 +3,9 @@
  * server (NetBox 4.5's REST API, 1,000 per page). Reports the netbox agent's full read, the
  * hub's apply of the pushed view (first load: creates; again: unchanged; 1 % edited), and, as
  * the same-run baseline, the bare paginated NetBox reads the agent cannot avoid: devices,
- * interfaces (whose link peers and connected endpoints carry the cable peers), device types,
- * the MACs of interfaces without a primary MAC and the IPs of management interfaces of devices
- * without an OOB IP, in the same order and batches. Both sides must have read the same pages
+ * interfaces (whose link peers and connected endpoints carry the cable peers, and whose
+ * mac_addresses carry MACs without a primary), device types and the IPs of management
+ * interfaces of devices without an OOB IP, in the same order and batches. Both sides must have read the same pages
  * (endpoint, filters, bytes): the benchmark stops if not. Also reported: NetBox requests per
  * agent cycle, for a full read and for a quiet cycle (change-log poll, nothing changed).
  */
@@ -61,16 +61,12 @@ async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterI
   });
   const ids = new Set(devices.map((d) => d.id));
   const mine = (await netbox.interfaces({ site_id: scope.siteId })).filter((i) => ids.has(i.device.id));
-  const withoutMac = mine.filter((i) => !i.primary_mac_address && !i.mac_address).map((i) => i.id);
   const mgmt = new Set(mine.filter((i: NetboxInterface) => i.mgmt_only).map((i) => i.device.id));
   const withoutOob = devices.filter((d) => !d.oob_ip && mgmt.has(d.id)).map((d) => d.id);
   const batches = (list: number[]) =>
     Array.from({ length: Math.ceil(list.length / 100) }, (_, k) => list.slice(k * 100, k * 100 + 100));
   await Promise.all([
     netbox.deviceTypes(),
-    (async () => {
-      for (const b of batches(withoutMac)) await netbox.macAddresses({ interface_id: b });
-    })(),
     (async () => {
       for (const b of batches(withoutOob)) await netbox.ipAddresses({ device_id: b });
     })(),

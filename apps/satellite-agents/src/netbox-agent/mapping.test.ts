@@ -17,7 +17,6 @@ describe("NetBox → reflection item", () => {
     const out = toNetboxItem(device, [iface], {
       roles: { [device.role.slug]: "GPU_COMPUTE" },
       deviceTypes: new Map(),
-      macs: new Map(),
       mgmtIps: new Map(),
     });
     if (!("item" in out)) throw new Error(out.reason);
@@ -49,7 +48,7 @@ describe("NetBox → reflection item", () => {
       link_peers: [],
       link_peers_type: null,
     });
-    const ctx = { roles: {}, deviceTypes: new Map(), macs: new Map(), mgmtIps: new Map() };
+    const ctx = { roles: {}, deviceTypes: new Map(), mgmtIps: new Map() };
     const out = toNetboxItem(device, [ib], ctx);
     expect("item" in out && out.item.interfaces[0]!.ibGuid).toBe("a088:c203:00a1:b2c3");
     expect("item" in out && out.item.role.deviceClass).toBe("OTHER");

@@ -66,8 +66,6 @@ export function peerOf(iface: NetboxInterface): Peer | null {
 export interface MapContext {
   roles: RoleClassMapping;
   deviceTypes: Map<number, NetboxDeviceType>;
-  /** MAC by interface id from dcim.macaddress, for interfaces without a primary MAC. */
-  macs: Map<number, string>;
   /** BMC address by device id, from IP addresses on its management interface. */
   mgmtIps: Map<number, string>;
 }
@@ -111,7 +109,8 @@ export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[]
       bmcAddress: device.oob_ip ? stripPrefix(device.oob_ip.address) : (ctx.mgmtIps.get(device.id) ?? null),
       interfaces: interfaces.map((i) => {
         const peer = peerOf(i);
-        const mac = i.primary_mac_address?.mac_address ?? i.mac_address ?? ctx.macs.get(i.id) ?? null;
+        // The primary MAC; else (NetBox 4.2+ keeps MACs apart) the first MAC assigned to the interface.
+        const mac = i.primary_mac_address?.mac_address ?? i.mac_address ?? i.mac_addresses?.[0]?.mac_address ?? null;
         return {
           name: i.name.slice(0, 64),
           type: i.type.value.slice(0, 50),

@@ -1,10 +1,11 @@
 /**
  * Reading a site's devices from NetBox, with everything their reflection items are made of:
  * interfaces (whose `link_peers` and `connected_endpoints` give the cable peers, through patch
- * panels too, so cables are not read), device types, MAC addresses kept apart from interfaces
- * (NetBox 4.2+) and management IPs. The mapping to items is pure (./mapping.ts).
+ * panels too, so cables are not read; and whose `mac_addresses` list the MACs NetBox 4.2+ keeps
+ * apart, so those are not read either), device types and management IPs. The mapping to items
+ * is pure (./mapping.ts).
  */
-import { NetboxPermissionError, type NetboxClient, type NetboxDevice, type NetboxInterface } from "@fm/clients";
+import type { NetboxClient, NetboxDevice, NetboxInterface } from "@fm/clients";
 import type { MapContext } from "./mapping.ts";
 
 export interface NetboxScope {
@@ -21,15 +22,8 @@ export interface SiteRead {
   context: Omit<MapContext, "roles">;
 }
 
-/**
- * One full read. A token that may not view MAC addresses is reported through
- * `onMacPermissionDenied`, and interfaces without a primary MAC then go without one.
- */
-export async function readSite(
-  netbox: NetboxClient,
-  scope: NetboxScope,
-  onMacPermissionDenied: (err: NetboxPermissionError) => void,
-): Promise<SiteRead> {
+/** One full read. */
+export async function readSite(netbox: NetboxClient, scope: NetboxScope): Promise<SiteRead> {
   const devices = await netbox.devices({
     cluster_id: scope.clusterId,
     site_id: scope.siteId,
@@ -40,31 +34,12 @@ export async function readSite(
   const mine = all.filter((i) => deviceIds.has(i.device.id));
   const interfaces = new Map<number, NetboxInterface[]>();
   for (const i of mine) interfaces.set(i.device.id, [...(interfaces.get(i.device.id) ?? []), i]);
-  const [deviceTypes, macs, mgmtIps] = await Promise.all([
-    netbox.deviceTypes(),
-    macsOf(netbox, mine).catch((err: unknown) => {
-      if (!(err instanceof NetboxPermissionError)) throw err;
-      onMacPermissionDenied(err);
-      return new Map<number, string>();
-    }),
-    mgmtIpsOf(netbox, devices, interfaces),
-  ]);
+  const [deviceTypes, mgmtIps] = await Promise.all([netbox.deviceTypes(), mgmtIpsOf(netbox, devices, interfaces)]);
   return {
     devices,
     interfaces,
-    context: { deviceTypes: new Map(deviceTypes.map((t) => [t.id, t])), macs, mgmtIps },
+    context: { deviceTypes: new Map(deviceTypes.map((t) => [t.id, t])), mgmtIps },
   };
-}
-
-/** MACs of interfaces without a primary MAC, from dcim.macaddress. */
-async function macsOf(netbox: NetboxClient, ifaces: NetboxInterface[]): Promise<Map<number, string>> {
-  const missing = ifaces.filter((i) => !i.primary_mac_address && !i.mac_address).map((i) => i.id);
-  const out = new Map<number, string>();
-  for (let k = 0; k < missing.length; k += 100) {
-    for (const m of await netbox.macAddresses({ interface_id: missing.slice(k, k + 100) }))
-      if (m.assigned_object_id !== null && !out.has(m.assigned_object_id)) out.set(m.assigned_object_id, m.mac_address);
-  }
-  return out;
 }
 
 /** BMC addresses for devices without an OOB IP: the IP on their management-only interface. */

@@ -96,6 +96,19 @@ describe("NetBox reflector", () => {
     expect(errors.values.find((v) => v.labels.reason === "netbox_permission")?.value).toBe(1);
   });
 
+  it("takes an interface's MAC from its assigned MAC addresses when it has no primary one, reading no MAC list", async () => {
+    const { nb, reflector } = await reflectorAt("4.5.0");
+    const mac = nb.data.macAddresses.find((m) => {
+      const i = nb.data.interfaces.find((x) => x.id === m.interface);
+      return i && nb.data.devices.find((d) => d.id === i.device)?.cluster === 1;
+    })!;
+    const iface = nb.data.interfaces.find((i) => i.id === mac.interface)!;
+    iface.primary_mac_address = null;
+    const item = byId(await reflector.list(), iface.device);
+    expect(item.interfaces.find((i) => i.name === iface.name)?.macAddress).toBe(mac.mac_address.toUpperCase());
+    expect(nb.requests.filter((r) => r.path === "/api/dcim/mac-addresses/")).toHaveLength(0);
+  });
+
   it("takes the peer of an uplink cabled through two patch panels from NetBox's connected endpoints", async () => {
     const { nb, reflector } = await reflectorAt("4.5.0");
     const uplink = nb.data.interfaces.find((i) => {

@@ -10,7 +10,7 @@
  * the change log vouches that it is still NetBox's view now.
  *
  * A token without view permission on MAC addresses gets one clear error per poll, and the
- * rest of the sync goes on (MACs then come from the interfaces' primary MAC). A token without
+ * rest of the sync goes on (MACs come from the interfaces, which list theirs). A token without
  * view permission on the change log (core.view_objectchange) gets one clear error per poll too:
  * edits then wait for the resync, and the view pushed between resyncs carries the time of the
  * last full read, the last moment it is known to be NetBox's, as its observedAt.
@@ -132,9 +132,7 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
 
   private async fullRead(): Promise<NetboxView> {
     const { netbox, scope, roles, log } = this.deps;
-    const read = await readSite(netbox, scope, (err) =>
-      this.permissionDenied(err, "dcim.view_macaddress", "interfaces without a primary MAC are pushed without one"),
-    );
+    const read = await readSite(netbox, scope);
     const items: NetboxItem[] = [];
     for (const d of read.devices) {
       if (!(d.role.slug in roles) && !this.unmapped.has(d.role.slug)) {
