@@ -1,14 +1,22 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { DEVICE_CLASSES } from "@fm/domain";
+import { DEVICE_CLASSES, NetboxSettingsInputSchema } from "@fm/domain";
 
-const safeJson = (v: string): unknown => {
-  try {
-    return JSON.parse(v);
-  } catch {
-    return undefined;
-  }
-};
+/** A variable holding JSON of `schema`; `expected` names the form in the error. */
+function jsonOf<T extends z.ZodType>(schema: T, expected: string) {
+  return z.string().transform((v, ctx): z.output<T> => {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(v);
+    } catch {
+      doc = undefined;
+    }
+    const parsed = schema.safeParse(doc);
+    if (parsed.success) return parsed.data;
+    ctx.addIssue({ code: "custom", message: `must be ${expected}` });
+    return z.NEVER;
+  });
+}
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -105,22 +113,19 @@ export const EnvSchema = z.object({
     })
     .default({ emailDomains: {}, groups: {} }),
   /**
-   * JSON: NetBox device-role slug -> device class ({"gpu-node":"GPU_COMPUTE"}). The hub owns a
-   * role's device class: a role it maps gets this class, whatever a NetBox push says; a role it
-   * does not map keeps the class it was first pushed with. Default: {} (first push decides).
+   * JSON: NetBox device-role slug -> device class ({"gpu-node":"GPU_COMPUTE"}), the hub's
+   * configuration of the NetBox settings (with FM_NETBOX_DEVICE_FILTERS): applied at start when
+   * it differs from the configuration applied last; the admin API changes it in between.
    */
-  FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING: z
-    .string()
-    .transform((v, ctx) => {
-      const parsed = z.record(z.string().min(1), z.enum(DEVICE_CLASSES)).safeParse(safeJson(v));
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({
-        code: "custom",
-        message: `must be a JSON object of role slug -> one of ${DEVICE_CLASSES.join(", ")}`,
-      });
-      return z.NEVER;
-    })
-    .default({}),
+  FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING: jsonOf(
+    NetboxSettingsInputSchema.shape.deviceRoleClassMapping,
+    `a JSON object of role slug -> one of ${DEVICE_CLASSES.join(", ")}`,
+  ).default({}),
+  /** JSON: the NetBox clusters each site's netbox agent ingests: [{"site":"iad1","clusters":["iad1-compute"]}]. */
+  FM_NETBOX_DEVICE_FILTERS: jsonOf(
+    NetboxSettingsInputSchema.shape.deviceFilters,
+    'a JSON list of {"site": "<slug>", "clusters": ["<NetBox cluster name>", ...]}',
+  ).default([]),
   /** `none` turns authentication off (every caller is an admin): only for local development, and only on a loopback HOST. */
   FM_AUTH: z.enum(["oauth", "none"]).default("oauth"),
   /** pino log level. */

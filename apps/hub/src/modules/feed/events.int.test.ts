@@ -178,6 +178,12 @@ describe("feed event shapes", () => {
     await call("PUT", `${base}/${config.id}`, { image: "ubuntu-24.04-v2", flavor: "gpu.large", gres: "gpu:8" });
     await call("DELETE", `${base}/${config.id}`);
 
+    // The NetBox settings: one cluster more for the site.
+    await call("PUT", "/api/v1/netbox/settings", {
+      deviceFilters: [{ site: "evt-oslo", clusters: ["evt-compute"] }],
+      deviceRoleClassMapping: { "evt-gpu": "GPU_COMPUTE" },
+    });
+
     const written = (await feed()).filter((e) => e.requestId !== null);
     expect([...(await expectExactShapes(written))].sort()).toEqual([...INVENTORY_EVENT_TYPES].sort());
     const created = written.find((e) => e.type === "slurm_bootstrap_config.created");

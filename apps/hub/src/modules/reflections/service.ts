@@ -14,7 +14,8 @@ import type { DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
-import type { RoleClassMapping } from "./netbox-references.ts";
+import type { NetboxSettingsRepo } from "../netbox-settings/repo.ts";
+import { roleClassMapping } from "../netbox-settings/service.ts";
 import type { ReflectionRepo } from "./repo.ts";
 
 function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
@@ -41,13 +42,13 @@ export function createReflectionService({
   prisma,
   repo,
   devices,
-  roleClasses = {},
+  settings,
 }: {
   prisma: PrismaClient;
   repo: ReflectionRepo;
   devices: DeviceService;
-  /** The hub's NetBox role mapping (role slug -> device class), which wins over a push's. */
-  roleClasses?: RoleClassMapping;
+  /** The NetBox settings, whose role mapping (role slug -> device class) wins over a push's. */
+  settings: NetboxSettingsRepo;
 }) {
   return {
     async apply(
@@ -69,7 +70,15 @@ export function createReflectionService({
           await checkNotStale(repo, tx, siteId, source, observedAt);
           const result =
             source === "netbox"
-              ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt, roleClasses)
+              ? await applyNetbox(
+                  tx,
+                  ctx,
+                  devices,
+                  siteId,
+                  items as NetboxItem[],
+                  observedAt,
+                  await roleClassMapping(tx, settings),
+                )
               : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
           await repo.saveLastPush(tx, siteId, source, observedAt);
           ctx.log.info(

@@ -20,7 +20,9 @@ async function api<T>(path: string, init: RequestInit = {}, token = hub.adminTok
 }
 
 beforeAll(async () => {
-  hub = await startOAuthTestHub({ netboxRoleClasses: { "gpu-node": "GPU_COMPUTE" } });
+  hub = await startOAuthTestHub({
+    netboxSettings: { deviceFilters: [], deviceRoleClassMapping: { "gpu-node": "GPU_COMPUTE" } },
+  });
   for (const slug of ["bergen", "trondheim"]) {
     const site = await api<{ id: string }>("/api/v1/sites/", {
       method: "POST",
