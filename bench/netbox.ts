@@ -53,9 +53,9 @@ function pagesByEndpoint(pages: string[]): string {
 }
 
 /** The reads of the agent's full read, bare: no mapping, no push. */
-async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterId: number }): Promise<void> {
+async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterIds: number[] }): Promise<void> {
   const devices: NetboxDevice[] = await netbox.devices({
-    cluster_id: scope.clusterId,
+    cluster_id: scope.clusterIds,
     site_id: scope.siteId,
     exclude: "config_context",
   });
@@ -106,7 +106,7 @@ export async function netboxSync(
     });
     const agentReads = recordingFetch();
     const netbox = new NetboxClient({ url: nb.url, token: TOKEN, fetch: agentReads.fetch });
-    const scope = await resolveScope(netbox, slug, data.clusters[0]!.name);
+    const scope = await resolveScope(netbox, slug, [data.clusters[0]!.name]);
     const ctx = {
       config: {
         NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: MAPPING,
@@ -144,7 +144,7 @@ export async function netboxSync(
       s(again.total),
       `NetBox read ${s(again.read)}, hub push+apply ${s(again.push)}; unchanged ${String(again.r.unchanged)}`,
     );
-    const inCluster = data.devices.filter((d) => d.cluster === scope.clusterId);
+    const inCluster = data.devices.filter((d) => d.cluster !== null && scope.clusterIds.includes(d.cluster));
     for (const d of inCluster.slice(0, Math.ceil(inCluster.length / 100))) d.serial = `${d.serial}-X`;
     const edited = await cycle();
     report(

@@ -78,12 +78,12 @@ describe("NetBox → reflection item", () => {
         postchange_data: post,
         prechange_data: pre,
       }) as unknown as NetboxObjectChange;
-    expect(relevant(change("dcim.device", 10, {}), known, 1)).toBe(true);
-    expect(relevant(change("dcim.device", 99, { cluster: 1 }), known, 1)).toBe(true); // joins the cluster
-    expect(relevant(change("dcim.device", 99, { cluster: 2 }, { cluster: 2 }), known, 1)).toBe(false);
-    expect(relevant(change("dcim.interface", 555, { device: 10 }), known, 1)).toBe(true);
-    expect(relevant(change("dcim.interface", 555, { device: 11 }), known, 1)).toBe(false);
-    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 100 }), known, 1)).toBe(true);
-    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 101 }), known, 1)).toBe(false);
+    expect(relevant(change("dcim.device", 10, {}), known, [1])).toBe(true);
+    expect(relevant(change("dcim.device", 99, { cluster: 1 }), known, [1])).toBe(true); // joins the cluster
+    expect(relevant(change("dcim.device", 99, { cluster: 2 }, { cluster: 2 }), known, [1])).toBe(false);
+    expect(relevant(change("dcim.interface", 555, { device: 10 }), known, [1])).toBe(true);
+    expect(relevant(change("dcim.interface", 555, { device: 11 }), known, [1])).toBe(false);
+    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 100 }), known, [1])).toBe(true);
+    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 101 }), known, [1])).toBe(false);
   });
 });

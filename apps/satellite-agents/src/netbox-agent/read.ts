@@ -10,11 +10,12 @@ import type { MapContext } from "./mapping.ts";
 
 export interface NetboxScope {
   siteId: number;
-  clusterId: number;
+  /** The NetBox clusters whose devices at the site are ingested. */
+  clusterIds: number[];
 }
 
 export interface SiteRead {
-  /** The cluster's devices at the site. */
+  /** The clusters' devices at the site. */
   devices: NetboxDevice[];
   /** Their interfaces, by device id. */
   interfaces: Map<number, NetboxInterface[]>;
@@ -25,7 +26,7 @@ export interface SiteRead {
 /** One full read. */
 export async function readSite(netbox: NetboxClient, scope: NetboxScope): Promise<SiteRead> {
   const devices = await netbox.devices({
-    cluster_id: scope.clusterId,
+    cluster_id: scope.clusterIds,
     site_id: scope.siteId,
     exclude: "config_context",
   });

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { NetboxClient, type HubClient } from "@fm/clients";
-import type { NetboxItem } from "@fm/domain";
+import type { NetboxItem, NetboxSettings } from "@fm/domain";
 import {
   cableThroughPatchPanels,
   realisticFleet,
@@ -14,7 +14,7 @@ import {
   type NetboxServer,
 } from "@fm/test-support/netbox-server";
 import { createAgentMetrics } from "../runtime/metrics.ts";
-import { resolveScope } from "./agent.ts";
+import { resolveScope, siteSettings } from "./agent.ts";
 import { NetboxReflector } from "./reflector.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
@@ -48,18 +48,28 @@ async function reflectorAt(version: string) {
     },
   } as unknown as HubClient;
   const metrics = createAgentMetrics({ agent: "netbox", site: "iad1", satellite: "test" });
+  // The hub's NetBox settings, as an admin may change them between cycles.
+  const settings: NetboxSettings = {
+    deviceFilters: [{ site: "iad1", clusters: ["iad1-compute"] }],
+    deviceRoleClassMapping: { ...ROLES },
+    version: 1,
+    updatedAt: new Date().toISOString(),
+  };
+  (hub as unknown as { netboxSettings: () => Promise<NetboxSettings> }).netboxSettings = () =>
+    Promise.resolve(structuredClone(settings));
   const reflector = new NetboxReflector({
     hub,
     netbox,
     site: { id: "site-1" },
-    scope: await resolveScope(netbox, "iad1", "iad1-compute"),
-    roles: ROLES,
+    scope: await resolveScope(netbox, "iad1", ["iad1-compute"]),
+    settings: () => siteSettings(hub, "iad1", { NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: {} }),
+    resolveClusters: (clusters) => resolveScope(netbox, "iad1", clusters).then((s) => s.clusterIds),
     resyncIntervalMs: 3_600_000,
     log,
     metrics,
     now: () => Date.now(),
   });
-  return { nb: nb, reflector, lines, pushes, metrics };
+  return { nb: nb, reflector, lines, pushes, metrics, settings };
 }
 
 const byId = (items: NetboxItem[], id: number) => items.find((i) => i.netboxId === id)!;
@@ -94,6 +104,22 @@ describe("NetBox reflector", () => {
     });
     const errors = await metrics.errors.get();
     expect(errors.values.find((v) => v.labels.reason === "netbox_permission")?.value).toBe(1);
+  });
+
+  it("follows the hub's NetBox settings between cycles: a new role mapping and a new cluster, without a restart", async () => {
+    const { nb, reflector, settings } = await reflectorAt("4.5.0");
+    const gpu = nb.data.devices.find((d) => d.cluster === 1 && d.role === 1)!;
+    expect(byId(await reflector.list(), gpu.id).role.deviceClass).toBe("GPU_COMPUTE");
+    settings.deviceRoleClassMapping["gpu-node"] = "STORAGE";
+    expect(byId(await reflector.list(), gpu.id).role.deviceClass).toBe("STORAGE");
+
+    // A second cluster at the site: its devices are ingested from the next cycle on.
+    nb.data.clusters.push({ ...nb.data.clusters[0]!, id: 99, name: "iad1-storage" });
+    const moved = nb.data.devices.find((d) => d.cluster === 1 && d.id !== gpu.id)!;
+    nb.edit("dcim.device", moved.id, (d: { cluster: number }) => (d.cluster = 99));
+    expect((await reflector.list()).some((i) => i.netboxId === moved.id)).toBe(false);
+    settings.deviceFilters = [{ site: "iad1", clusters: ["iad1-compute", "iad1-storage"] }];
+    expect((await reflector.list()).some((i) => i.netboxId === moved.id)).toBe(true);
   });
 
   it("takes an interface's MAC from its assigned MAC addresses when it has no primary one, reading no MAC list", async () => {

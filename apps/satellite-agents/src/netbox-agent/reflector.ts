@@ -34,12 +34,22 @@ import { readSite, type NetboxScope } from "./read.ts";
 /** Clock skew and commit latency between NetBox's change time and our poll. */
 const OVERLAP_MS = 5_000;
 
+/** What the hub's NetBox settings say for this site. */
+export interface SiteSettings {
+  clusters: string[];
+  roles: RoleClassMapping;
+}
+
 export interface NetboxReflectorDeps {
   hub: HubClient;
   netbox: NetboxClient;
   site: Pick<Site, "id">;
+  /** The scope at start; the clusters follow the settings. */
   scope: NetboxScope;
-  roles: RoleClassMapping;
+  /** The hub's NetBox settings for this site, read every cycle (a new cluster or role needs no redeploy). */
+  settings: () => Promise<SiteSettings>;
+  /** NetBox cluster names or ids -> ids (a missing one throws). */
+  resolveClusters: (clusters: string[]) => Promise<number[]>;
   /** Full read at least this often, changes or not. */
   resyncIntervalMs: number;
   log: Logger;
@@ -55,15 +65,37 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
   /** Up to when the view is known to be NetBox's: the last full read, or the last change-log poll that found nothing. */
   private vouchedAt: Date | undefined;
   private readonly unmapped = new Set<string>();
+  private scope: NetboxScope;
+  private clusters: string | undefined;
+  private roles: RoleClassMapping = {};
 
-  constructor(private readonly deps: NetboxReflectorDeps) {}
+  constructor(private readonly deps: NetboxReflectorDeps) {
+    this.scope = deps.scope;
+  }
+
+  /** Follows the hub's settings: the reason for a full read when the clusters or the mapping changed. */
+  private async followSettings(): Promise<string | undefined> {
+    const s = await this.deps.settings();
+    const clusters = JSON.stringify([...s.clusters].sort());
+    const rolesChanged = JSON.stringify(s.roles) !== JSON.stringify(this.roles);
+    this.roles = s.roles;
+    if (this.clusters === undefined) this.clusters = clusters;
+    if (clusters !== this.clusters) {
+      this.scope = { ...this.scope, clusterIds: await this.deps.resolveClusters(s.clusters) };
+      this.clusters = clusters;
+      return "NetBox settings: clusters changed";
+    }
+    return rolesChanged && this.view ? "NetBox settings: role mapping changed" : undefined;
+  }
 
   async list(): Promise<NetboxItem[]> {
     const { now, resyncIntervalMs, log } = this.deps;
     const pollStart = new Date(now());
-    let reason: string | undefined;
+    let reason = await this.followSettings();
     let vouched = true;
-    if (!this.view) reason = "first read";
+    if (reason) {
+      // A full read follows the settings.
+    } else if (!this.view) reason = "first read";
     else if (now() - this.lastFullRead >= resyncIntervalMs) reason = "resync interval";
     else ({ reason, vouched } = await this.changedSince(this.lastPoll!, this.view));
     if (reason) {
@@ -96,7 +128,8 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
    * false when the change log could not be read, so nothing is known.
    */
   private async changedSince(since: Date, known: NetboxView): Promise<{ reason?: string; vouched: boolean }> {
-    const { netbox, scope } = this.deps;
+    const { netbox } = this.deps;
+    const scope = this.scope;
     const after = new Date(since.getTime() - OVERLAP_MS);
     let changes;
     try {
@@ -111,7 +144,7 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
       );
       return { vouched: false };
     }
-    const hit = changes.find((c) => relevant(c, known, scope.clusterId));
+    const hit = changes.find((c) => relevant(c, known, scope.clusterIds));
     if (hit)
       return { reason: `${hit.changed_object_type} #${hit.changed_object_id} ${hit.action.value}`, vouched: true };
     try {
@@ -131,7 +164,8 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
   }
 
   private async fullRead(): Promise<NetboxView> {
-    const { netbox, scope, roles, log } = this.deps;
+    const { netbox, log } = this.deps;
+    const { scope, roles } = this;
     const read = await readSite(netbox, scope);
     const items: NetboxItem[] = [];
     for (const d of read.devices) {
@@ -139,7 +173,7 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
         this.unmapped.add(d.role.slug);
         log.warn(
           { store: this.store, role: d.role.slug },
-          `NetBox role '${d.role.slug}' is not in NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: its devices get device class OTHER (no Ironic instance)`,
+          `NetBox role '${d.role.slug}' is not in the hub's role mapping (NetBox settings): its devices get device class OTHER (no Ironic instance)`,
         );
       }
       const interfaces = (read.interfaces.get(d.id) ?? []).sort((a, b) => a.name.localeCompare(b.name));
