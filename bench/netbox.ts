@@ -152,10 +152,11 @@ export async function netboxSync(
       s(edited.total),
       `NetBox read ${s(edited.read)}, hub push+apply ${s(edited.push)}; updated ${String(edited.r.updated)}`,
     );
+    const fullReadPages = [...agentReads.pages];
     report(
       "(n) NetBox requests per agent cycle, full read",
-      String(agentReads.pages.length),
-      pagesByEndpoint(agentReads.pages),
+      String(fullReadPages.length),
+      pagesByEndpoint(fullReadPages),
     );
     const quietSpec = netboxReflector(
       { ...ctx, config: { ...ctx.config, NETBOX_RESYNC_INTERVAL_S: 3600 } } as unknown as AgentContext<never>,
@@ -177,7 +178,7 @@ export async function netboxSync(
     const b0 = performance.now();
     await bareReads(bare, scope);
     const baseMs = performance.now() - b0;
-    const agent = [...agentReads.pages].sort();
+    const agent = [...fullReadPages].sort();
     const base = [...baseReads.pages].sort();
     if (agent.join("\n") !== base.join("\n"))
       throw new Error(
