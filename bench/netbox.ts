@@ -3,9 +3,11 @@
  * server (NetBox 4.5's REST API, 1,000 per page). Reports the netbox agent's full read, the
  * hub's apply of the pushed view (first load: creates; again: unchanged; 1 % edited), and, as
  * the same-run baseline, the bare paginated NetBox reads the agent cannot avoid: devices,
- * interfaces, device types, cables, the MACs of interfaces without a primary MAC and the IPs of
- * management interfaces of devices without an OOB IP, in the same order and batches. Both
- * sides must have read the same pages (endpoint, filters, bytes): the benchmark stops if not.
+ * interfaces (whose link peers and connected endpoints carry the cable peers, and whose
+ * mac_addresses carry MACs without a primary), device types and the IPs of management
+ * interfaces of devices without an OOB IP, in the same order and batches. Both sides must have read the same pages
+ * (endpoint, filters, bytes): the benchmark stops if not. Also reported: NetBox requests per
+ * agent cycle, for a full read and for a quiet cycle (change-log poll, nothing changed).
  */
 import { pino } from "pino";
 import { NetboxClient, type NetboxDevice, type NetboxInterface } from "@fm/clients";
@@ -40,26 +42,31 @@ function recordingFetch() {
   return { fetch: fetcher, pages };
 }
 
+/** "devices 10, interfaces 80, ...": requests by endpoint. */
+function pagesByEndpoint(pages: string[]): string {
+  const n = new Map<string, number>();
+  for (const p of pages) {
+    const endpoint = p.replace(/^\/api\/([^?]+)\/\?.*$/, "$1");
+    n.set(endpoint, (n.get(endpoint) ?? 0) + 1);
+  }
+  return [...n].map(([e, k]) => `${e} ${k}`).join(", ");
+}
+
 /** The reads of the agent's full read, bare: no mapping, no push. */
-async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterId: number }): Promise<void> {
+async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterIds: number[] }): Promise<void> {
   const devices: NetboxDevice[] = await netbox.devices({
-    cluster_id: scope.clusterId,
+    cluster_id: scope.clusterIds,
     site_id: scope.siteId,
     exclude: "config_context",
   });
   const ids = new Set(devices.map((d) => d.id));
   const mine = (await netbox.interfaces({ site_id: scope.siteId })).filter((i) => ids.has(i.device.id));
-  const withoutMac = mine.filter((i) => !i.primary_mac_address && !i.mac_address).map((i) => i.id);
   const mgmt = new Set(mine.filter((i: NetboxInterface) => i.mgmt_only).map((i) => i.device.id));
   const withoutOob = devices.filter((d) => !d.oob_ip && mgmt.has(d.id)).map((d) => d.id);
   const batches = (list: number[]) =>
     Array.from({ length: Math.ceil(list.length / 100) }, (_, k) => list.slice(k * 100, k * 100 + 100));
   await Promise.all([
     netbox.deviceTypes(),
-    netbox.cables({ site_id: scope.siteId }),
-    (async () => {
-      for (const b of batches(withoutMac)) await netbox.macAddresses({ interface_id: b });
-    })(),
     (async () => {
       for (const b of batches(withoutOob)) await netbox.ipAddresses({ device_id: b });
     })(),
@@ -99,7 +106,7 @@ export async function netboxSync(
     });
     const agentReads = recordingFetch();
     const netbox = new NetboxClient({ url: nb.url, token: TOKEN, fetch: agentReads.fetch });
-    const scope = await resolveScope(netbox, slug, data.clusters[0]!.name);
+    const scope = await resolveScope(netbox, slug, [data.clusters[0]!.name]);
     const ctx = {
       config: {
         NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: MAPPING,
@@ -137,7 +144,7 @@ export async function netboxSync(
       s(again.total),
       `NetBox read ${s(again.read)}, hub push+apply ${s(again.push)}; unchanged ${String(again.r.unchanged)}`,
     );
-    const inCluster = data.devices.filter((d) => d.cluster === scope.clusterId);
+    const inCluster = data.devices.filter((d) => d.cluster !== null && scope.clusterIds.includes(d.cluster));
     for (const d of inCluster.slice(0, Math.ceil(inCluster.length / 100))) d.serial = `${d.serial}-X`;
     const edited = await cycle();
     report(
@@ -145,12 +152,33 @@ export async function netboxSync(
       s(edited.total),
       `NetBox read ${s(edited.read)}, hub push+apply ${s(edited.push)}; updated ${String(edited.r.updated)}`,
     );
+    const fullReadPages = [...agentReads.pages];
+    report(
+      "(n) NetBox requests per agent cycle, full read",
+      String(fullReadPages.length),
+      pagesByEndpoint(fullReadPages),
+    );
+    const quietSpec = netboxReflector(
+      { ...ctx, config: { ...ctx.config, NETBOX_RESYNC_INTERVAL_S: 3600 } } as unknown as AgentContext<never>,
+      netbox,
+      scope,
+    );
+    // The first list is a full read, the second reads NetBox's release once; the third is steady.
+    await quietSpec.list(signal);
+    await quietSpec.list(signal);
+    agentReads.pages.length = 0;
+    await quietSpec.list(signal);
+    report(
+      "(n) NetBox requests per agent cycle, quiet (change-log poll, nothing changed)",
+      String(agentReads.pages.length),
+      pagesByEndpoint(agentReads.pages),
+    );
     const baseReads = recordingFetch();
     const bare = new NetboxClient({ url: nb.url, token: TOKEN, fetch: baseReads.fetch });
     const b0 = performance.now();
     await bareReads(bare, scope);
     const baseMs = performance.now() - b0;
-    const agent = [...agentReads.pages].sort();
+    const agent = [...fullReadPages].sort();
     const base = [...baseReads.pages].sort();
     if (agent.join("\n") !== base.join("\n"))
       throw new Error(

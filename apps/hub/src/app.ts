@@ -1,3 +1,4 @@
+import { EMPTY_NETBOX_SETTINGS, type NetboxSettingsInput } from "@fm/domain";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import type { Logger } from "pino";
@@ -38,6 +39,9 @@ import { jobRepo } from "./modules/jobs/repo.ts";
 import { registerJobs } from "./modules/jobs/routes.ts";
 import { createJobService } from "./modules/jobs/service.ts";
 import { reflectionRepo } from "./modules/reflections/repo.ts";
+import { netboxSettingsRepo } from "./modules/netbox-settings/repo.ts";
+import { registerNetboxSettings } from "./modules/netbox-settings/routes.ts";
+import { createNetboxSettingsService } from "./modules/netbox-settings/service.ts";
 import { registerReflections } from "./modules/reflections/routes.ts";
 import { createReflectionService } from "./modules/reflections/service.ts";
 import { satelliteRepo } from "./modules/satellites/repo.ts";
@@ -82,6 +86,12 @@ export interface AppDeps {
   logger: Logger;
   /** A source that has not observed a device for this long makes it STALE (default 10 min). */
   staleAfterMs?: number;
+  /**
+   * The NetBox settings of the hub's configuration (FM_NETBOX_DEVICE_FILTERS,
+   * FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING), applied when the app is ready if they differ from the
+   * configuration applied last; the admin API changes them in between.
+   */
+  netboxSettings?: NetboxSettingsInput;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -190,7 +200,19 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });
-  registerReflections(app, { service: createReflectionService({ prisma, repo: reflectionRepo, devices }) });
+  registerReflections(app, {
+    service: createReflectionService({ prisma, repo: reflectionRepo, devices, settings: netboxSettingsRepo }),
+  });
+  const netboxSettings = createNetboxSettingsService({ prisma, repo: netboxSettingsRepo });
+  registerNetboxSettings(app, { service: netboxSettings });
+  app.addHook("onReady", async () => {
+    const configuration = { id: "hub-configuration", kind: "local" as const, scopes: new Set<string>() };
+    const applied = await netboxSettings.applyConfigured(
+      { principal: configuration, requestId: "hub-start" },
+      deps.netboxSettings ?? EMPTY_NETBOX_SETTINGS,
+    );
+    if (applied) app.log.info("NetBox settings applied from the hub's configuration");
+  });
   registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
   registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });

@@ -1,6 +1,23 @@
 import { resolve } from "node:path";
 import { EnvironmentSchema } from "@fm/domain";
 import { z } from "zod";
+import { DEVICE_CLASSES, NetboxSettingsInputSchema } from "@fm/domain";
+
+/** A variable holding JSON of `schema`; `expected` names the form in the error. */
+function jsonOf<T extends z.ZodType>(schema: T, expected: string) {
+  return z.string().transform((v, ctx): z.output<T> => {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(v);
+    } catch {
+      doc = undefined;
+    }
+    const parsed = schema.safeParse(doc);
+    if (parsed.success) return parsed.data;
+    ctx.addIssue({ code: "custom", message: `must be ${expected}` });
+    return z.NEVER;
+  });
+}
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -96,6 +113,20 @@ export const EnvSchema = z.object({
       }
     })
     .default({ emailDomains: {}, groups: {} }),
+  /**
+   * JSON: NetBox device-role slug -> device class ({"gpu-node":"GPU_COMPUTE"}), the hub's
+   * configuration of the NetBox settings (with FM_NETBOX_DEVICE_FILTERS): applied at start when
+   * it differs from the configuration applied last; the admin API changes it in between.
+   */
+  FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING: jsonOf(
+    NetboxSettingsInputSchema.shape.deviceRoleClassMapping,
+    `a JSON object of role slug -> one of ${DEVICE_CLASSES.join(", ")}`,
+  ).default({}),
+  /** JSON: the NetBox clusters each site's netbox agent ingests: [{"site":"iad1","clusters":["iad1-compute"]}]. */
+  FM_NETBOX_DEVICE_FILTERS: jsonOf(
+    NetboxSettingsInputSchema.shape.deviceFilters,
+    'a JSON list of {"site": "<slug>", "clusters": ["<NetBox cluster name>", ...]}',
+  ).default([]),
   /** `none` turns authentication off (every caller is an admin): only for local development, and only on a loopback HOST. */
   FM_AUTH: z.enum(["oauth", "none"]).default("oauth"),
   /** pino log level. */

@@ -65,6 +65,10 @@ async function start() {
     pool: db.pool,
     logger,
     staleAfterMs: env.FM_STALE_AFTER_S * 1000,
+    netboxSettings: {
+      deviceFilters: env.FM_NETBOX_DEVICE_FILTERS,
+      deviceRoleClassMapping: env.FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING,
+    },
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

@@ -1,13 +1,14 @@
 /**
- * The inventory change feed: one event per change to a site, device role, device, job or
- * SLURM bootstrap config, in one total order. Each event type carries one data shape, defined
+ * The inventory change feed: one event per change to a site, device role or type, device, job,
+ * the NetBox settings or SLURM bootstrap config, in one total order. Each event type carries one data shape, defined
  * here; connectors parse the feed with these schemas, and the hub's writers are typed by them.
  */
 import { z } from "zod";
 import { Timestamp, Uuid } from "./common.ts";
 import { DeviceSchema } from "./devices.ts";
-import { DeviceRoleSchema } from "./inventory.ts";
+import { DeviceRoleSchema, DeviceTypeSchema } from "./inventory.ts";
 import { JobSchema } from "./jobs.ts";
+import { NetboxSettingsSchema } from "./netbox-settings.ts";
 import { SiteSchema } from "./sites.ts";
 import { SlurmBootstrapConfigSchema } from "./slurm-bootstrap.ts";
 
@@ -40,6 +41,9 @@ export const INVENTORY_EVENT_DATA = {
   "site.deleted": SiteSchema,
   "device_role.created": DeviceRoleEventDataSchema,
   "device_role.updated": DeviceRoleEventDataSchema,
+  "device_type.created": DeviceTypeSchema,
+  "device_type.updated": DeviceTypeSchema,
+  "netbox_settings.updated": NetboxSettingsSchema,
   "device.created": DeviceSchema,
   "device.updated": DeviceSchema,
   "job.created": JobSchema,

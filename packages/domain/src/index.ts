@@ -16,6 +16,7 @@ export * from "./device-conditions.ts";
 export * from "./device-status.ts";
 export * from "./devices.ts";
 export * from "./slurm-bootstrap.ts";
+export * from "./netbox-settings.ts";
 export * from "./topology.ts";
 export * from "./audit.ts";
 export * from "./feed.ts";

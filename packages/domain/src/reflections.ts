@@ -153,6 +153,22 @@ export const ReflectionBodySchema = z
   .meta({ id: "ReflectionPush" });
 export type ReflectionBody = z.infer<typeof ReflectionBodySchema>;
 
+/**
+ * A fleet-wide row (device role, device type) that a NetBox push disagreed with on a field the
+ * hub owns: a role's device class (the hub's role mapping, else the class it was created with)
+ * and a type's CPU architecture. The push's value is reported, not applied.
+ */
+export const SharedRowConflictSchema = z
+  .object({
+    resource: z.enum(["device_role", "device_type"]),
+    slug: z.string(),
+    field: z.enum(["deviceClass", "cpuArchitecture"]),
+    hub: z.string().describe("The value the hub keeps"),
+    pushed: z.string().describe("The value the push carried"),
+  })
+  .meta({ id: "SharedRowConflict" });
+export type SharedRowConflict = z.infer<typeof SharedRowConflictSchema>;
+
 export const ReflectionResultSchema = z
   .object({
     created: z.number().int(),
@@ -161,6 +177,10 @@ export const ReflectionResultSchema = z
     missing: z.number().int().describe("Devices this source observed before and no longer lists"),
     unmatched: z.number().int().describe("Items that match no device of the site"),
     unmatchedItems: z.array(z.string()).describe("Names or ids of the unmatched items (first 100)"),
+    conflicts: z
+      .array(SharedRowConflictSchema)
+      .optional()
+      .describe("NetBox pushes: values of fleet-wide rows the hub owns that the push disagreed with, not applied"),
   })
   .meta({ id: "ReflectionResult" });
 export type ReflectionResult = z.infer<typeof ReflectionResultSchema>;

@@ -160,8 +160,15 @@ describe("the NetBox stand-in answers with NetBox 4.5's shapes", () => {
     expect(
       (await get("/api/dcim/devices/", { authorization: "Token ffffffffffffffffffffffffffffffffffffffff" })).body,
     ).toEqual({ detail: "Invalid v1 token" });
-    // v2 tokens go with Bearer, v1 tokens with Token: the other keyword is refused.
-    expect((await get("/api/dcim/devices/", { authorization: `Bearer ${TOKEN}` })).status).toBe(403);
+    // 4.5 takes the version from the nbt_ prefix, not from the keyword: either keyword works.
+    expect((await get("/api/dcim/devices/", { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    expect((await get("/api/dcim/devices/", { authorization: "Bearer nbt_nodot" })).body).toEqual({
+      detail:
+        "Invalid authorization header: Could not parse key from v2 token. Did you mean to use 'Token' instead of 'Bearer'?",
+    });
+    expect((await get("/api/dcim/devices/", { authorization: `Token ${TOKEN} extra` })).body).toEqual({
+      detail: 'Invalid authorization header: Must be in the form "Bearer <key>.<token>" or "Token <token>"',
+    });
     expect(
       (
         await get("/api/dcim/devices/", {
@@ -211,6 +218,29 @@ describe("the NetBox stand-in answers with NetBox 4.5's shapes", () => {
     expect(((await get("/api/dcim/interfaces/?limit=0")).body.results as unknown[]).length).toBe(1000);
     expect(((await get("/api/dcim/interfaces/?limit=abc")).body.results as unknown[]).length).toBe(50);
     expect((await get("/api/dcim/devices/?offset=1000")).body).toMatchObject({ count: 120, results: [] });
+  });
+
+  it("cable type is the bare choice value; prechange/postchange data are {} when absent and without change-tracking keys", async () => {
+    const cable = await first("/api/dcim/cables/?limit=1");
+    expect(cable.type).toBe("mmf-om4");
+    const { device } = await sampleDevice();
+    nb.edit("dcim.device", device.id as number, "delete");
+    const change = await first(`/api/core/object-changes/?changed_object_id=${device.id as number}&action=delete`);
+    expect(change.postchange_data).toEqual({});
+    expect(change.prechange_data).not.toHaveProperty("last_updated");
+    expect(change.prechange_data).not.toHaveProperty("created");
+  });
+
+  it("nested objects carry no related-object counts, except the defaults of roles and locations", async () => {
+    const { device } = await sampleDevice();
+    expect(device.device_type).not.toHaveProperty("device_count");
+    expect((device.device_type as Record<string, unknown>).manufacturer).not.toHaveProperty("devicetype_count");
+    expect(device.rack).not.toHaveProperty("device_count");
+    expect(device.cluster).not.toHaveProperty("virtualmachine_count");
+    expect(device.role).toMatchObject({ device_count: 0, virtualmachine_count: 0 });
+    expect(device.location).toMatchObject({ rack_count: 0 });
+    const role = await first("/api/dcim/device-roles/?slug=gpu-node");
+    expect(role.device_count).toBe(nb.data.devices.filter((d) => d.role === role.id).length);
   });
 
   it("every fixture is checked", () => {

@@ -1,20 +1,21 @@
 /**
  * The netbox agent: NetBox is the source of truth for what hardware exists. One reflector
- * (./reflector.ts, store `netbox-devices`) pushes the site's devices in the configured NetBox
- * cluster, with their roles (device class from NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING), types,
- * locations, racks, interfaces (MACs, InfiniBand GUIDs from labels, cable peers) and BMC
- * addresses, to `PUT /sites/{id}/reflections/netbox/`, reading NetBox in full only when its
- * change log says something relevant changed.
+ * (./reflector.ts, store `netbox-devices`) pushes the site's devices in the NetBox clusters the
+ * hub's NetBox settings list for the site, with their roles (device class from the hub's role
+ * mapping), types, locations, racks, interfaces (MACs, InfiniBand GUIDs from labels, cable peers)
+ * and BMC addresses, to `PUT /sites/{id}/reflections/netbox/`, reading NetBox in full only when
+ * its change log says something relevant changed, or the settings did. NETBOX_CLUSTER and
+ * NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING are fallbacks for a hub that lists nothing for the site.
  */
 import { z } from "zod";
-import { NetboxClient } from "@fm/clients";
+import { NetboxClient, type HubClient } from "@fm/clients";
 import type { NetboxItem } from "@fm/domain";
 import { loopAgent, type AgentContext } from "../runtime/agent.ts";
 import { reflector, type ReflectorSpec } from "../runtime/reflector.ts";
 import { FatalSetupError } from "../runtime/setup-retry.ts";
 import { RoleClassMapping } from "./mapping.ts";
 import type { NetboxScope } from "./read.ts";
-import { NetboxReflector } from "./reflector.ts";
+import { NetboxReflector, type SiteSettings } from "./reflector.ts";
 
 const env = {
   NETBOX_URL: z.url().describe("NetBox base URL"),
@@ -22,9 +23,12 @@ const env = {
   NETBOX_CLUSTER: z
     .string()
     .min(1)
-    .describe("NetBox virtualization cluster (name or id) whose devices this deployment ingests"),
+    .optional()
+    .describe("Fallback NetBox cluster (name or id) when the hub's NetBox settings list none for the site"),
   NETBOX_SITE: z.string().min(1).optional().describe("NetBox site slug; default FM_SITE"),
-  NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: RoleClassMapping.describe("JSON: NetBox role slug → device class"),
+  NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: RoleClassMapping.describe(
+    "JSON: NetBox role slug → device class, below the hub's mapping (which wins)",
+  ),
   NETBOX_RESYNC_INTERVAL_S: z.coerce
     .number()
     .positive()
@@ -40,12 +44,14 @@ export function netboxReflector(
   netbox: NetboxClient,
   scope: NetboxScope,
 ): ReflectorSpec<NetboxItem> {
+  const netboxSite = ctx.config.NETBOX_SITE ?? ctx.site.slug;
   return new NetboxReflector({
     hub: ctx.hub,
     netbox,
     site: ctx.site,
     scope,
-    roles: ctx.config.NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING,
+    settings: () => siteSettings(ctx.hub, ctx.site.slug, ctx.config),
+    resolveClusters: (clusters) => resolveScope(netbox, netboxSite, clusters).then((s) => s.clusterIds),
     resyncIntervalMs: ctx.config.NETBOX_RESYNC_INTERVAL_S * 1000,
     log: ctx.log,
     metrics: ctx.metrics,
@@ -53,21 +59,43 @@ export function netboxReflector(
   });
 }
 
-/** The NetBox site and cluster this agent syncs; both must exist. */
-export async function resolveScope(netbox: NetboxClient, siteSlug: string, cluster: string): Promise<NetboxScope> {
+/** What the agent of one site follows: the hub's NetBox settings for it, over the agent's fallbacks. */
+export async function siteSettings(
+  hub: Pick<HubClient, "netboxSettings">,
+  siteSlug: string,
+  fallback: { NETBOX_CLUSTER?: string | undefined; NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: RoleClassMapping },
+): Promise<SiteSettings> {
+  const s = await hub.netboxSettings();
+  const filter = s.deviceFilters.find((f) => f.site === siteSlug);
+  return {
+    clusters: filter?.clusters ?? (fallback.NETBOX_CLUSTER ? [fallback.NETBOX_CLUSTER] : []),
+    roles: { ...fallback.NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING, ...s.deviceRoleClassMapping },
+  };
+}
+
+/** The NetBox site and clusters (names or ids) this agent syncs; all must exist. */
+export async function resolveScope(netbox: NetboxClient, siteSlug: string, clusters: string[]): Promise<NetboxScope> {
   const sites = await netbox.sites({ slug: siteSlug });
   if (sites.length !== 1)
     throw new FatalSetupError(
       `NetBox has no site with slug '${siteSlug}' (set NETBOX_SITE when it differs from FM_SITE)`,
     );
-  const clusters = /^\d+$/.test(cluster)
-    ? await netbox.clusters({ id: Number(cluster) })
-    : await netbox.clusters({ name: cluster });
-  if (clusters.length !== 1)
+  if (!clusters.length)
     throw new FatalSetupError(
-      `NetBox has no cluster '${cluster}' (NETBOX_CLUSTER): create it under Virtualization → Clusters (rollout guide, "Create the NetBox Cluster")`,
+      `no NetBox cluster to ingest for site '${siteSlug}': add the site to the hub's NetBox settings (FM_NETBOX_DEVICE_FILTERS, or PUT /api/v1/netbox/settings)`,
     );
-  return { siteId: sites[0]!.id, clusterId: clusters[0]!.id };
+  const ids = clusters.filter((c) => /^\d+$/.test(c)).map(Number);
+  const names = clusters.filter((c) => !/^\d+$/.test(c));
+  const found = [
+    ...(ids.length ? await netbox.clusters({ id: ids }) : []),
+    ...(names.length ? await netbox.clusters({ name: names }) : []),
+  ];
+  const missing = clusters.filter((c) => !found.some((f) => String(f.id) === c || f.name === c));
+  if (missing.length)
+    throw new FatalSetupError(
+      `NetBox has no cluster ${missing.map((c) => `'${c}'`).join(", ")}: create it under Virtualization → Clusters (rollout guide, "Create the NetBox Cluster")`,
+    );
+  return { siteId: sites[0]!.id, clusterIds: [...new Set(found.map((f) => f.id))].sort((a, b) => a - b) };
 }
 
 export const netboxAgent = loopAgent({
@@ -80,9 +108,12 @@ export const netboxAgent = loopAgent({
       timeoutMs: ctx.config.FM_HTTP_TIMEOUT_MS,
       pageSize: ctx.config.NETBOX_PAGE_SIZE,
     });
-    const scope = await resolveScope(netbox, ctx.config.NETBOX_SITE ?? ctx.site.slug, ctx.config.NETBOX_CLUSTER);
+    const settings = await siteSettings(ctx.hub, ctx.site.slug, ctx.config);
+    const scope = await resolveScope(netbox, ctx.config.NETBOX_SITE ?? ctx.site.slug, settings.clusters);
+    // The release decides how the change log is filtered (NetboxClient.objectChanges).
+    const netboxVersion = await netbox.release();
     ctx.log.info(
-      { netboxSiteId: scope.siteId, netboxClusterId: scope.clusterId, store: "netbox-devices" },
+      { netboxVersion, netboxSiteId: scope.siteId, netboxClusterIds: scope.clusterIds, store: "netbox-devices" },
       "Starting reflector for NetBox",
     );
     return [reflector(netboxReflector(ctx, netbox, scope))];

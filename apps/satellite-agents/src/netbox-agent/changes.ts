@@ -26,7 +26,7 @@ export interface NetboxView {
 }
 
 /** Is this change-log record about something in (or entering) this site's view? */
-export function relevant(c: NetboxObjectChange, known: NetboxView, clusterId: number): boolean {
+export function relevant(c: NetboxObjectChange, known: NetboxView, clusterIds: readonly number[]): boolean {
   const data = [c.prechange_data, c.postchange_data].filter((d): d is Record<string, unknown> => d !== null);
   const ref = (v: unknown) =>
     typeof v === "number"
@@ -36,7 +36,7 @@ export function relevant(c: NetboxObjectChange, known: NetboxView, clusterId: nu
         : undefined;
   switch (c.changed_object_type) {
     case "dcim.device":
-      return known.deviceIds.has(c.changed_object_id) || data.some((d) => ref(d.cluster) === clusterId);
+      return known.deviceIds.has(c.changed_object_id) || data.some((d) => clusterIds.includes(ref(d.cluster) ?? -1));
     case "dcim.interface":
       return known.interfaceIds.has(c.changed_object_id) || data.some((d) => known.deviceIds.has(ref(d.device) ?? -1));
     case "dcim.macaddress":

@@ -48,7 +48,16 @@ describe("NetBox pre-rollout check", () => {
     });
     expect(findings.filter((f) => f.severity === "fail")).toEqual([]);
     expect(findings.map((f) => f.check)).toEqual(
-      expect.arrayContaining(["site", "cluster", "devices", "status", "roles", "config-context", "permissions"]),
+      expect.arrayContaining([
+        "site",
+        "cluster",
+        "devices",
+        "status",
+        "roles",
+        "custom-fields",
+        "config-context",
+        "permissions",
+      ]),
     );
     const r = await cli(["--site", "iad1", "--cluster", "iad1-compute"], {
       NETBOX_URL: nb.url,
@@ -86,5 +95,45 @@ describe("NetBox pre-rollout check", () => {
     const usage = await cli(["--site", "iad1"], env);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("usage:");
+  });
+
+  it("names each read permission the token lacks, and an undefined platform_class custom field, with one request per permission", async () => {
+    const before = nb.requests.length;
+    nb.setDenied(["core.objectchange", "virtualization.cluster", "extras.configcontext", "dcim.macaddress"]);
+    try {
+      const findings = await checkNetboxSite(new NetboxClient({ url: nb.url, token: TOKEN }), {
+        site: "iad1",
+        cluster: "iad1-compute",
+        mapping: MAPPING,
+      });
+      const perms = findings.filter((f) => f.check === "permissions" && f.severity !== "ok").map((f) => f.message);
+      expect(perms).toEqual([
+        expect.stringMatching(/^the token lacks virtualization\.view_cluster: /),
+        expect.stringMatching(/^the token lacks extras\.view_configcontext: /),
+        expect.stringMatching(/^the token lacks core\.view_objectchange: .*full resync/),
+        expect.stringMatching(/^the token lacks dcim\.view_macaddress: /),
+      ]);
+      expect(findings.find((f) => f.message.includes("dcim.view_macaddress"))!.severity).toBe("warn");
+      // Without the cluster read the scope cannot be checked: nothing is reported about it.
+      expect(findings.some((f) => f.check === "cluster")).toBe(false);
+    } finally {
+      nb.setDenied([]);
+    }
+    // One request per probed list, whatever the number of objects (a MAC probe used to walk every page).
+    const probes = nb.requests.slice(before).filter((r) => r.path === "/api/dcim/mac-addresses/");
+    expect(probes).toHaveLength(1);
+
+    nb.data.customFields["dcim.device"] = [];
+    for (const d of nb.data.devices) delete d.custom_fields.platform_class;
+    const findings = await checkNetboxSite(new NetboxClient({ url: nb.url, token: TOKEN }), {
+      site: "iad1",
+      cluster: "iad1-compute",
+      mapping: MAPPING,
+    });
+    expect(findings).toContainEqual({
+      severity: "fail",
+      check: "custom-fields",
+      message: expect.stringContaining("custom field 'platform_class' is not defined on dcim.device"),
+    });
   });
 });

@@ -4,7 +4,8 @@
  * is enabled. Pure checks over the NetBox client; `check-cli.ts` prints them and sets the exit
  * code.
  */
-import { NetboxMacAddressSchema, NetboxPermissionError, type NetboxClient, type NetboxDevice } from "@fm/clients";
+import { z } from "zod";
+import { NetboxPermissionError, type NetboxClient, type NetboxDevice } from "@fm/clients";
 import type { RoleClassMapping } from "./mapping.ts";
 
 export type Severity = "ok" | "warn" | "fail";
@@ -28,13 +29,103 @@ export async function checkNetboxSite(
 ): Promise<Finding[]> {
   const out: Finding[] = [];
   const add: Add = (severity, check, message) => out.push({ severity, check, message });
+  const status = await netbox.status();
+  add("ok", "netbox", `NetBox ${status["netbox-version"]} answers and accepts the token`);
+  const denied = await checkPermissions(netbox, add);
+  if (SCOPE_READS.some((r) => denied.has(r))) return out;
   const devices = await checkScope(netbox, opts, add);
   if (!devices) return out;
   checkStatuses(devices, add);
   checkRoles(devices, opts.mapping, add);
+  checkCustomFields(devices[0]!, add);
   await checkConfigContext(netbox, devices, add);
-  await checkMacPermission(netbox, devices[0]!, add);
   return out;
+}
+
+/**
+ * The reads the netbox agent and the workflows make, by model permission (rollout guide,
+ * "Required NetBox Object Permissions", plus the change log the agent polls). `warn`: the agent
+ * works without it, degraded as `without` says.
+ */
+export const READ_PERMISSIONS: ReadonlyArray<{
+  permission: string;
+  path: string;
+  severity: "fail" | "warn";
+  without: string;
+}> = [
+  { permission: "dcim.view_site", path: "dcim/sites", severity: "fail", without: "the agent cannot find its site" },
+  { permission: "dcim.view_device", path: "dcim/devices", severity: "fail", without: "no device is ingested" },
+  { permission: "dcim.view_interface", path: "dcim/interfaces", severity: "fail", without: "no interface is ingested" },
+  { permission: "dcim.view_devicetype", path: "dcim/device-types", severity: "fail", without: "the full read fails" },
+  {
+    permission: "virtualization.view_cluster",
+    path: "virtualization/clusters",
+    severity: "fail",
+    without: "the agent cannot find its cluster",
+  },
+  {
+    permission: "ipam.view_ipaddress",
+    path: "ipam/ip-addresses",
+    severity: "fail",
+    without: "BMC addresses on management interfaces are not read",
+  },
+  {
+    permission: "extras.view_configcontext",
+    path: "extras/config-contexts",
+    severity: "fail",
+    without: "the workflows cannot read the hardware settings they enforce",
+  },
+  { permission: "extras.view_tag", path: "extras/tags", severity: "fail", without: "enrolment cannot attach tags" },
+  {
+    permission: "core.view_objectchange",
+    path: "core/object-changes",
+    severity: "fail",
+    without: "the agent cannot poll the change log: NetBox edits wait for the full resync (NETBOX_RESYNC_INTERVAL_S)",
+  },
+  {
+    permission: "dcim.view_macaddress",
+    path: "dcim/mac-addresses",
+    severity: "warn",
+    without: "MAC address edits wait for the full resync",
+  },
+];
+/** Without these the scope (site, cluster, devices) cannot be checked at all. */
+const SCOPE_READS = ["dcim.view_site", "virtualization.view_cluster", "dcim.view_device"];
+
+/** One request per permission (the first object of each list), each missing one reported by name. */
+async function checkPermissions(netbox: NetboxClient, add: Add): Promise<Set<string>> {
+  const denied = new Set<string>();
+  await Promise.all(
+    READ_PERMISSIONS.map(async (r) => {
+      try {
+        await netbox.firstPage(r.path, z.unknown());
+      } catch (err) {
+        if (!(err instanceof NetboxPermissionError)) throw err;
+        denied.add(r.permission);
+      }
+    }),
+  );
+  for (const r of READ_PERMISSIONS)
+    if (denied.has(r.permission)) add(r.severity, "permissions", `the token lacks ${r.permission}: ${r.without}`);
+  const granted = READ_PERMISSIONS.filter((r) => !denied.has(r.permission)).map((r) => r.permission);
+  if (granted.length) add("ok", "permissions", `the token has ${granted.join(", ")}`);
+  return denied;
+}
+
+/**
+ * The `platform_class` custom field the workflows write must be defined on devices: NetBox lists
+ * every defined custom field in a device (null when unset), and since 4.4.10 it drops an
+ * undefined one from a write without an error.
+ */
+function checkCustomFields(device: NetboxDevice, add: Add): void {
+  if ("platform_class" in device.custom_fields)
+    add("ok", "custom-fields", "custom field 'platform_class' is defined on dcim.device");
+  else
+    add(
+      "fail",
+      "custom-fields",
+      "custom field 'platform_class' is not defined on dcim.device: create it (Customization → Custom Fields) or enrolment cannot record a device's platform class",
+    );
 }
 
 /** NetBox answers, the site and cluster exist, and the cluster has devices at the site (else undefined). */
@@ -43,9 +134,6 @@ async function checkScope(
   opts: { site: string; cluster: string },
   add: Add,
 ): Promise<NetboxDevice[] | undefined> {
-  const status = await netbox.status();
-  add("ok", "netbox", `NetBox ${String(status["netbox-version"] ?? "?")} answers and accepts the token`);
-
   const sites = await netbox.sites({ slug: opts.site });
   if (sites.length !== 1) {
     add("fail", "site", `no NetBox site with slug '${opts.site}'`);
@@ -130,20 +218,5 @@ async function checkConfigContext(netbox: NetboxClient, devices: NetboxDevice[],
     if (missing.length)
       add("fail", "config-context", `${group} (e.g. ${d.name ?? d.id}): config context lacks ${missing.join(", ")}`);
     else add("ok", "config-context", `${group}: ${REQUIRED_CONTEXT_KEYS.join(", ")} present`);
-  }
-}
-
-/** The token may view MAC addresses (a warning otherwise: the agent works, MAC edits wait). */
-async function checkMacPermission(netbox: NetboxClient, device: NetboxDevice, add: Add): Promise<void> {
-  try {
-    await netbox.list("dcim/mac-addresses", NetboxMacAddressSchema, { limit: 1, device_id: device.id });
-    add("ok", "permissions", "the token may view MAC addresses (dcim.macaddress)");
-  } catch (err) {
-    if (!(err instanceof NetboxPermissionError)) throw err;
-    add(
-      "warn",
-      "permissions",
-      "the token may not view MAC addresses (dcim.macaddress): MAC edits will wait for the full resync",
-    );
   }
 }

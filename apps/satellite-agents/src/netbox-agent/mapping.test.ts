@@ -17,8 +17,6 @@ describe("NetBox → reflection item", () => {
     const out = toNetboxItem(device, [iface], {
       roles: { [device.role.slug]: "GPU_COMPUTE" },
       deviceTypes: new Map(),
-      macs: new Map(),
-      cablePeers: new Map(),
       mgmtIps: new Map(),
     });
     if (!("item" in out)) throw new Error(out.reason);
@@ -50,7 +48,7 @@ describe("NetBox → reflection item", () => {
       link_peers: [],
       link_peers_type: null,
     });
-    const ctx = { roles: {}, deviceTypes: new Map(), macs: new Map(), cablePeers: new Map(), mgmtIps: new Map() };
+    const ctx = { roles: {}, deviceTypes: new Map(), mgmtIps: new Map() };
     const out = toNetboxItem(device, [ib], ctx);
     expect("item" in out && out.item.interfaces[0]!.ibGuid).toBe("a088:c203:00a1:b2c3");
     expect("item" in out && out.item.role.deviceClass).toBe("OTHER");
@@ -80,12 +78,12 @@ describe("NetBox → reflection item", () => {
         postchange_data: post,
         prechange_data: pre,
       }) as unknown as NetboxObjectChange;
-    expect(relevant(change("dcim.device", 10, {}), known, 1)).toBe(true);
-    expect(relevant(change("dcim.device", 99, { cluster: 1 }), known, 1)).toBe(true); // joins the cluster
-    expect(relevant(change("dcim.device", 99, { cluster: 2 }, { cluster: 2 }), known, 1)).toBe(false);
-    expect(relevant(change("dcim.interface", 555, { device: 10 }), known, 1)).toBe(true);
-    expect(relevant(change("dcim.interface", 555, { device: 11 }), known, 1)).toBe(false);
-    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 100 }), known, 1)).toBe(true);
-    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 101 }), known, 1)).toBe(false);
+    expect(relevant(change("dcim.device", 10, {}), known, [1])).toBe(true);
+    expect(relevant(change("dcim.device", 99, { cluster: 1 }), known, [1])).toBe(true); // joins the cluster
+    expect(relevant(change("dcim.device", 99, { cluster: 2 }, { cluster: 2 }), known, [1])).toBe(false);
+    expect(relevant(change("dcim.interface", 555, { device: 10 }), known, [1])).toBe(true);
+    expect(relevant(change("dcim.interface", 555, { device: 11 }), known, [1])).toBe(false);
+    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 100 }), known, [1])).toBe(true);
+    expect(relevant(change("dcim.macaddress", 7, { assigned_object_id: 101 }), known, [1])).toBe(false);
   });
 });

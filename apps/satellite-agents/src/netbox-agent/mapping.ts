@@ -42,22 +42,30 @@ export interface Peer {
   name: string;
 }
 
-/** An interface's cable peer: NetBox's own link_peers, else the cable's far terminations. */
-export function peerOf(iface: NetboxInterface, cablePeers: Map<number, Peer>): Peer | null {
-  if (iface.link_peers_type === "dcim.interface") {
-    const p = iface.link_peers[0] as { name?: unknown; device?: { name?: unknown } } | undefined;
-    if (p && typeof p.name === "string" && typeof p.device?.name === "string")
-      return { device: p.device.name, name: p.name };
-  }
-  return cablePeers.get(iface.id) ?? null;
+/** The interface at the far end of `ends`, when it is one (a brief interface with its device). */
+function interfacePeer(type: string | null | undefined, ends: unknown[] | null | undefined): Peer | null {
+  if (type !== "dcim.interface") return null;
+  const p = ends?.[0] as { name?: unknown; device?: { name?: unknown } } | undefined;
+  return p && typeof p.name === "string" && typeof p.device?.name === "string"
+    ? { device: p.device.name, name: p.name }
+    : null;
+}
+
+/**
+ * An interface's cable peer: the interface its cable reaches (`link_peers`), else the interface
+ * at the end of its path through patch panels (`connected_endpoints`; `link_peers` are then the
+ * panel's front port).
+ */
+export function peerOf(iface: NetboxInterface): Peer | null {
+  return (
+    interfacePeer(iface.link_peers_type, iface.link_peers) ??
+    interfacePeer(iface.connected_endpoints_type, iface.connected_endpoints)
+  );
 }
 
 export interface MapContext {
   roles: RoleClassMapping;
   deviceTypes: Map<number, NetboxDeviceType>;
-  /** MAC by interface id from dcim.macaddress, for interfaces without a primary MAC. */
-  macs: Map<number, string>;
-  cablePeers: Map<number, Peer>;
   /** BMC address by device id, from IP addresses on its management interface. */
   mgmtIps: Map<number, string>;
 }
@@ -100,8 +108,9 @@ export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[]
       tags: device.tags.map((t) => t.slug),
       bmcAddress: device.oob_ip ? stripPrefix(device.oob_ip.address) : (ctx.mgmtIps.get(device.id) ?? null),
       interfaces: interfaces.map((i) => {
-        const peer = peerOf(i, ctx.cablePeers);
-        const mac = i.primary_mac_address?.mac_address ?? i.mac_address ?? ctx.macs.get(i.id) ?? null;
+        const peer = peerOf(i);
+        // The primary MAC; else (NetBox 4.2+ keeps MACs apart) the first MAC assigned to the interface.
+        const mac = i.primary_mac_address?.mac_address ?? i.mac_address ?? i.mac_addresses?.[0]?.mac_address ?? null;
         return {
           name: i.name.slice(0, 64),
           type: i.type.value.slice(0, 50),

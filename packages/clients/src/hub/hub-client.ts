@@ -16,6 +16,8 @@ import type { z } from "zod";
 import {
   DeviceListSchema,
   DeviceSchema,
+  NetboxSettingsSchema,
+  type NetboxSettings,
   JobListSchema,
   JobSchema,
   type Job,
@@ -182,6 +184,11 @@ export class HubClient {
   /** The site with this slug, or undefined. */
   async findSite(slug: string): Promise<Site | undefined> {
     return (await this.listSites({ slug, limit: 1 })).items[0];
+  }
+
+  /** The NetBox settings every netbox agent follows: clusters per site, role -> device class. */
+  netboxSettings(): Promise<NetboxSettings> {
+    return this.request("GET", "/api/v1/netbox/settings", NetboxSettingsSchema, {}).then((r) => r.body);
   }
 
   /** Device roles, with `inUse`/`deviceCount` counted at `site` when given. */

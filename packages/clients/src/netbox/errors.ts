@@ -43,6 +43,23 @@ export class NetboxAuthenticationError extends NetboxApiError {
   }
 }
 
+/**
+ * A custom field NetBox does not define for the object type. NetBox >= 4.4.10 drops such a field
+ * from a write and answers 200, so a write of it is refused here instead of reporting a change
+ * that was never stored.
+ */
+export class NetboxUndefinedCustomFieldError extends Error {
+  constructor(
+    readonly field: string,
+    readonly objectType: string,
+  ) {
+    super(
+      `NetBox does not define the custom field '${field}' on ${objectType}: create it (Customization → Custom Fields, object type ${objectType}) before Fleet Manager records it`,
+    );
+    this.name = "NetboxUndefinedCustomFieldError";
+  }
+}
+
 /** No answer from NetBox (connection refused or reset, DNS, timeout) after every attempt. */
 export class NetboxUnavailableError extends SourceUnavailableError {}
 
@@ -56,9 +73,24 @@ export class NetboxMissingTagsError extends Error {
   }
 }
 
-/** Details NetBox (DRF) gives for authentication, as opposed to authorization, failures. */
+/**
+ * Details NetBox gives for authentication, as opposed to authorization, failures: DRF's own
+ * (no credentials, 4.2's "Invalid token header. ...") and NetBox's TokenAuthentication at 4.2
+ * and 4.5 (netbox/netbox/api/authentication.py: malformed header, unparsable v2 token, unknown
+ * token, allowed-IP refusal, disabled, expired, inactive user).
+ */
 const AUTHENTICATION_FAILURE =
-  /^(Authentication credentials were not provided|Invalid (v[12] )?token|Token expired|Token disabled|User inactive|Invalid token header|Source IP .* is not allowed)/i;
+  /^(Authentication credentials were not provided|Invalid (v[12] )?token|Invalid token header|Invalid authorization header|Token (expired|disabled)|User inactive|Source IP .* is not (permitted|allowed)|Client IP address could not be determined)/i;
+
+/** What to do about an authentication failure, by its detail. */
+function authenticationHint(detail: string, token: string): string {
+  if (/^(Source|Client) IP/i.test(detail))
+    return "the token's Allowed IPs in NetBox do not admit this client's address (as NetBox sees it, behind any proxy)";
+  if (/^Invalid (authorization|token) header/i.test(detail))
+    return "the Authorization header is malformed: a v1 token is sent as `Token <40 hex>`, a v2 token as `Bearer nbt_<key>.<secret>` (NetBox >= 4.5)";
+  const scheme = token.startsWith("nbt_") ? "a v2 token (Bearer nbt_...)" : "a v1 token (Token ...)";
+  return `NetBox rejected ${scheme}`;
+}
 
 /** The error for a NetBox answer that is not a success, by status and detail. */
 export function netboxError(
@@ -71,11 +103,10 @@ export function netboxError(
   const detail = netboxErrorMessage(text) ?? answer.statusText;
   const pathOnly = path.replace(/\?.*$/, "");
   if (status === 401 || (status === 403 && AUTHENTICATION_FAILURE.test(detail))) {
-    const scheme = netbox.token.startsWith("nbt_") ? "a v2 token (Bearer nbt_...)" : "a v1 token (Token ...)";
     return new NetboxAuthenticationError(
       status,
       text,
-      `${method} ${pathOnly} -> ${status} ${detail} (NetBox at ${netbox.url} rejected ${scheme})`,
+      `${method} ${pathOnly} -> ${status} ${detail} (NetBox at ${netbox.url}: ${authenticationHint(detail, netbox.token)})`,
     );
   }
   if (status === 403) {

@@ -7,7 +7,9 @@ export {
   NetboxMissingTagsError,
   NetboxPermissionError,
   NetboxUnavailableError,
+  NetboxUndefinedCustomFieldError,
   netboxErrorMessage,
   objectTypeForPath,
 } from "./errors.ts";
 export type { NetboxWriteResult } from "./writes.ts";
+export { netboxReleaseAtLeast } from "./release.ts";

@@ -131,7 +131,9 @@ describe("NetboxClient reads", () => {
       nb.data.interfaces.filter((i) => d.find((x) => x.id === i.device)!.site === 2).length,
     );
     expect((await client.ipAddresses({ device_id: gpu.id })).length).toBe(2); // primary and out-of-band
-    expect((await client.cables({ device_id: gpu.id })).length).toBe(2); // the two uplinks
+    const cables = await client.cables({ device_id: gpu.id });
+    expect(cables).toHaveLength(2); // the two uplinks
+    expect(cables[0]!.type).toBe("mmf-om4"); // the bare choice value, as NetBox renders it
   });
 
   it("surfaces NetBox's 400 for a bad filter value at once, without retrying", async () => {

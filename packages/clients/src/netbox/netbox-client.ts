@@ -23,6 +23,7 @@
 import { z } from "zod";
 import { describeParseError, noAnswer, parseBody, retryAfterMs, sendWithRetries } from "../http/http.ts";
 import { NetboxApiError, NetboxUnavailableError, netboxError } from "./errors.ts";
+import { netboxReleaseAtLeast } from "./release.ts";
 import {
   NetboxCableSchema,
   NetboxClusterSchema,
@@ -101,6 +102,7 @@ interface RequestOptions {
 export class NetboxClient {
   readonly url: string;
   private readonly opts: Required<Omit<NetboxClientOptions, "url">>;
+  private releaseOnce: Promise<string> | undefined;
 
   constructor(opts: NetboxClientOptions) {
     const url = opts.url.replace(/\/+$/, "").replace(/\/api$/, "");
@@ -219,22 +221,61 @@ export class NetboxClient {
   }
 
   /**
-   * Change-log records from `since` on (inclusive), oldest first. NetBox >= 4.1 serves them from
-   * core (/api/core/object-changes/). Ascending time keeps offset pagination stable while
-   * changes keep arriving: new records land after the last page instead of shifting all pages.
+   * Change-log records from `since` on (inclusive), oldest first, of the given object types
+   * ("dcim.device") or of all. NetBox >= 4.1 serves them from core (/api/core/object-changes/).
+   * Ascending time keeps offset pagination stable while changes keep arriving: new records land
+   * after the last page instead of shifting all pages.
+   *
+   * `changed_object_type` takes one value from NetBox 4.1.0 to 4.5.2 (the last of a repeated
+   * parameter; several since 4.5.3): asked for several types, an older NetBox is asked for all
+   * changes and the types are filtered here, so none is silently left out.
    */
-  objectChanges(opts: { since: Date; changedObjectType?: string | string[] }): Promise<NetboxObjectChange[]> {
-    return this.list("core/object-changes", NetboxObjectChangeSchema, {
+  async objectChanges(opts: { since: Date; changedObjectType?: string | string[] }): Promise<NetboxObjectChange[]> {
+    const types = opts.changedObjectType === undefined ? undefined : [opts.changedObjectType].flat();
+    const filterHere = types !== undefined && types.length > 1 && !netboxReleaseAtLeast(await this.release(), "4.5.3");
+    const changes = await this.list("core/object-changes", NetboxObjectChangeSchema, {
       time_after: opts.since,
-      changed_object_type: opts.changedObjectType,
+      changed_object_type: filterHere ? undefined : types,
       ordering: "time",
     });
+    return filterHere ? changes.filter((c) => types.includes(c.changed_object_type)) : changes;
   }
 
   /** GET /api/status/: NetBox, Django and Python versions, plugins, RQ workers. */
   async status(): Promise<NetboxStatus> {
     const { body, status, text } = await this.request("GET", "/api/status/", z.unknown(), { idempotent: true });
     return parseObject(NetboxStatusSchema, body, "GET", "/api/status/", status, text);
+  }
+
+  /** NetBox's release ("4.5.0"), read from /api/status/ once per client (again after a failure). */
+  release(): Promise<string> {
+    this.releaseOnce ??= this.status().then(
+      (s) => s["netbox-version"],
+      (err: unknown) => {
+        this.releaseOnce = undefined;
+        throw err;
+      },
+    );
+    return this.releaseOnce;
+  }
+
+  /**
+   * The first page of a list, `limit` objects at most, and the list's total: one request, for
+   * probes (does the token may view this, is there anything) that must not walk every page.
+   */
+  async firstPage<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    filters: NetboxFilters = {},
+    limit = 1,
+  ): Promise<{ count: number; results: Array<z.infer<S>> }> {
+    const apiPath = normalizePath(path);
+    const query = toQuery({ ...filters, limit });
+    const { body, status, text } = await this.request("GET", apiPath, PageSchema, { query, idempotent: true });
+    return {
+      count: body.count,
+      results: body.results.map((raw) => parseObject(schema, raw, "GET", apiPath, status, text)),
+    };
   }
 
   // -------------------------------------------------------------------------------------------

@@ -3,7 +3,13 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { realisticFleet, startNetboxServer, type NetboxServer } from "@fm/test-support/netbox-server";
 import { startHttpFront } from "../testing/http-front.ts";
-import { NetboxApiError, NetboxClient, NetboxMissingTagsError, NetboxUnavailableError } from "./index.ts";
+import {
+  NetboxApiError,
+  NetboxClient,
+  NetboxMissingTagsError,
+  NetboxUnavailableError,
+  NetboxUndefinedCustomFieldError,
+} from "./index.ts";
 
 const V1 = "0123456789abcdef0123456789abcdef01234567";
 
@@ -107,6 +113,41 @@ describe("NetboxClient writes", () => {
     expect(await client.objectChanges({ since: new Date(Date.now() + 60_000) })).toEqual([]);
     // Device reads reflect the writes' last_updated.
     expect((await client.devices({ last_updated__gte: since })).map((d) => d.id)).toEqual([deviceId]);
+  });
+});
+
+describe("NetboxClient against NetBox 4.5.0, which drops an undefined custom field from a write and answers 200", () => {
+  it("setPlatformClass refuses, naming the field, instead of reporting a change NetBox never stored", async () => {
+    const nb45 = await startNetboxServer({
+      token: V1,
+      version: "4.5.0",
+      data: realisticFleet({ sites: 1, devicesPerSite: 6 }),
+    });
+    try {
+      const c = new NetboxClient({ url: nb45.url, token: V1, backoffMs: 5 });
+      nb45.data.customFields["dcim.device"] = ["burn_in_passed"];
+      const device = nb45.data.devices[0]!;
+      delete device.custom_fields.platform_class;
+      const err = await c.setPlatformClass(device.id, "gb300-nvl72").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(NetboxUndefinedCustomFieldError);
+      expect((err as Error).message).toContain("custom field 'platform_class' on dcim.device");
+      expect(nb45.requests.filter((r) => r.method === "PATCH")).toHaveLength(0);
+
+      // Defined when read, deleted before the PATCH: NetBox answers 200 without it, and that is caught too.
+      nb45.data.customFields["dcim.device"] = ["platform_class", "burn_in_passed"];
+      device.custom_fields.platform_class = null;
+      const patch = c.patch.bind(c);
+      c.patch = ((...args: Parameters<typeof patch>) => {
+        nb45.data.customFields["dcim.device"] = ["burn_in_passed"];
+        return patch(...args);
+      }) as typeof c.patch;
+      expect(await c.setPlatformClass(device.id, "gb300-nvl72").catch((e: unknown) => e)).toBeInstanceOf(
+        NetboxUndefinedCustomFieldError,
+      );
+      expect(device.custom_fields.platform_class).toBeUndefined();
+    } finally {
+      await nb45.stop();
+    }
   });
 });
 

@@ -207,7 +207,9 @@ export type NetboxInterface = z.infer<typeof NetboxInterfaceSchema>;
 const GenericObject = z.looseObject({ object_type: z.string(), object_id: Id, object: z.unknown() });
 export const NetboxCableSchema = z.looseObject({
   ...common,
-  type: Choice.nullable(),
+  // Not a {value, label} ChoiceField: the serializer leaves `type` to DRF, which renders the
+  // model's bare choice value ("mmf-om4"), null or "" when unset (SOURCES.md S18).
+  type: z.string().nullable(),
   a_terminations: z.array(GenericObject),
   b_terminations: z.array(GenericObject),
   status: Choice,
@@ -257,6 +259,7 @@ export const NetboxObjectChangeSchema = z.looseObject({
   changed_object: z.unknown().optional(),
   object_repr: z.string(),
   message: z.string().optional(), // 4.4
+  // `{}` where there is none (a create's prechange, a delete's postchange); null before 4.1.
   prechange_data: z.record(z.string(), z.unknown()).nullable(),
   postchange_data: z.record(z.string(), z.unknown()).nullable(),
 });

@@ -3,7 +3,7 @@
  * repeat neither bumps last_updated nor adds a change record. Read and write are not atomic;
  * the PATCH carries the whole new value, so it may be retried.
  */
-import { NetboxMissingTagsError } from "./errors.ts";
+import { NetboxMissingTagsError, NetboxUndefinedCustomFieldError } from "./errors.ts";
 import type { NetboxClient } from "./netbox-client.ts";
 import { NetboxDeviceSchema, NetboxInterfaceSchema, type NetboxDevice, type NetboxInterface } from "./schemas.ts";
 
@@ -29,14 +29,20 @@ export async function setPlatformClass(
   value: string | null,
 ): Promise<NetboxWriteResult<NetboxDevice>> {
   const device = await client.device(id);
-  // NetBox lists every custom field of the object type (null when unset); when platform_class
-  // is not defined the PATCH below fails with NetBox's own 400, which names the field.
+  // NetBox lists every custom field defined for the object type (null when unset). One it does
+  // not list is undefined: NetBox >= 4.4.10 would drop it from the PATCH and answer 200 (4.2
+  // answered 400), so it is refused here, by name.
+  if (!("platform_class" in device.custom_fields))
+    throw new NetboxUndefinedCustomFieldError("platform_class", "dcim.device");
   if (device.custom_fields.platform_class === value) return { changed: false, object: device };
   // A PATCH of custom_fields merges into the stored ones: other custom fields are kept.
-  return {
-    changed: true,
-    object: await client.patch("dcim/devices", id, NetboxDeviceSchema, { custom_fields: { platform_class: value } }),
-  };
+  const object = await client.patch("dcim/devices", id, NetboxDeviceSchema, {
+    custom_fields: { platform_class: value },
+  });
+  // Deleted between the read and the PATCH: NetBox answered 200 without storing it.
+  if (object.custom_fields.platform_class !== value)
+    throw new NetboxUndefinedCustomFieldError("platform_class", "dcim.device");
+  return { changed: true, object };
 }
 
 export async function addDeviceTags(

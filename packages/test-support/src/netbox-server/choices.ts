@@ -42,12 +42,6 @@ export const CABLE_STATUS: Record<string, string> = {
   planned: "Planned",
   decommissioning: "Decommissioning",
 };
-export const CABLE_TYPE: Record<string, string> = {
-  cat6: "CAT6",
-  "mmf-om4": "Multimode Fiber (OM4)",
-  smf: "Singlemode Fiber",
-  "dac-passive": "Direct Attach Copper (Passive)",
-};
 export const LENGTH_UNIT: Record<string, string> = { m: "Meters", cm: "Centimeters", ft: "Feet", in: "Inches" };
 export const FACE: Record<string, string> = { front: "Front", rear: "Rear" };
 export const AIRFLOW: Record<string, string> = {

@@ -22,6 +22,7 @@ import {
   nestedTags,
 } from "./nested.ts";
 import type { DeviceRecord, DeviceRoleRecord, DeviceTypeRecord, SiteRecord } from "./store.ts";
+import { atLeast } from "./status.ts";
 import type { Json, View } from "./view.ts";
 
 function renderDeviceType(v: View, t: DeviceTypeRecord): Json {
@@ -104,7 +105,7 @@ function renderDevice(v: View, d: DeviceRecord): Json {
     id: d.id,
     url: v.api(`dcim/devices/${d.id}/`),
     display_url: v.ui(`dcim/devices/${d.id}/`),
-    display: deviceDisplay(d),
+    display: deviceDisplay(v.data, d),
     name: d.name,
     device_type: type ? briefDeviceType(v, type) : null,
     role: role ? briefRole(v, role) : null,
@@ -170,9 +171,14 @@ function patchDevice(v: View, row: DeviceRecord, body: Record<string, unknown>):
       return { custom_fields: ["Invalid data. Expected a dictionary, but got " + typeof body.custom_fields + "."] };
     const known = v.data.customFields["dcim.device"] ?? [];
     const unknown = Object.keys(body.custom_fields).filter((k) => !known.includes(k));
-    if (unknown.length) return { custom_fields: unknown.map((k) => `Unknown field name '${k}' in custom field data.`) };
+    // CustomFieldsMixin.clean() (S16): up to 4.4.9 an undefined field is a ValidationError, which
+    // DRF renders under Django's non-field key; since 4.4.10 clean() drops it, and the PATCH
+    // answers 200 having stored nothing for it.
+    if (unknown.length && !atLeast(v.release, "4.4.10"))
+      return { __all__: [`Unknown field name '${unknown[0]}' in custom field data.`] };
     // A PATCH merges into the stored custom field data (CustomFieldsDataField, partial update).
-    customFieldsNext = { ...row.custom_fields, ...body.custom_fields };
+    const merged: Record<string, unknown> = { ...row.custom_fields, ...body.custom_fields };
+    customFieldsNext = Object.fromEntries(Object.entries(merged).filter(([k]) => known.includes(k)));
   }
   let tagsNext: number[] | undefined;
   if ("tags" in body) {

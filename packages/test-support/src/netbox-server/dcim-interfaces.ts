@@ -17,18 +17,18 @@ import {
   nestedTags,
 } from "./nested.ts";
 import type { DeviceRecord, InterfaceRecord, MacAddressRecord } from "./store.ts";
+import { farEnds, termination, traceFrom } from "./paths.ts";
 import type { Json, View } from "./view.ts";
 
 function renderInterface(v: View, i: InterfaceRecord): Json {
   const d = v.device(i.device);
-  const link = v.cableOf().get(i.id);
-  const peers = link
-    ? (link.end === "A" ? link.cable.b : link.cable.a).map((id) => v.iface(id)).filter((p): p is InterfaceRecord => !!p)
-    : [];
+  const link = farEnds(v, { type: "dcim.interface", id: i.id });
+  const peers = (link?.far ?? []).map((t) => termination(v, t)).filter((p) => p !== null);
   const macs = v.macsOf().get(i.id) ?? [];
   const primaryMac = i.primary_mac_address != null ? v.mac(i.primary_mac_address) : undefined;
-  // A direct interface-to-interface cable is a complete, active path whose far end is the peer.
-  const endpoints = peers.length ? peers.map((p) => briefInterface(v, p)) : null;
+  // The path's far end: the cable's peer, or the interface behind one or more patch panels (paths.ts).
+  const path = link ? traceFrom(v, i) : undefined;
+  const endpoints = path?.endpoints.length ? path.endpoints.map((p) => briefInterface(v, p)) : null;
   return {
     id: i.id,
     url: v.api(`dcim/interfaces/${i.id}/`),
@@ -70,15 +70,15 @@ function renderInterface(v: View, i: InterfaceRecord): Json {
     cable: link ? briefCable(v, link.cable) : null,
     cable_end: link ? link.end : null,
     wireless_link: null,
-    link_peers: peers.map((p) => briefInterface(v, p)),
-    link_peers_type: peers.length ? "dcim.interface" : null,
+    link_peers: peers,
+    link_peers_type: peers.length ? link!.far[0]!.type : null,
     wireless_lans: [],
     vrf: null,
     l2vpn_termination: null,
     connected_endpoints: endpoints,
     connected_endpoints_type: endpoints ? "dcim.interface" : null,
     // `obj._path and obj._path.is_complete and obj._path.is_active`: None without a path.
-    connected_endpoints_reachable: endpoints ? true : null,
+    connected_endpoints_reachable: path ? path.active : null,
     owner: null,
     tags: nestedTags(v, i.tags),
     custom_fields: customFields(v, "dcim.interface", i.custom_fields),

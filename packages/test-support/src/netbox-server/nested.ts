@@ -1,7 +1,14 @@
 /**
  * What every representation embeds: custom fields, tags, `display`, and the brief ("nested")
- * representations of related objects, each serializer's Meta.brief_fields (SOURCES.md S2, S3,
- * S10 in fixtures/netbox/).
+ * representations of related objects, each serializer's Meta.brief_fields at v4.5.0 (SOURCES.md
+ * S2, S3 in fixtures/netbox/).
+ *
+ * Counts in brief fields: a nested object is not annotated (only the list's own queryset is), so
+ * a `RelatedObjectCountField` or an `IntegerField(read_only=True)` without a default raises
+ * AttributeError on read and DRF skips the field (Field.get_attribute, `not required` ->
+ * SkipField): a nested device type, rack, cluster or cluster type carries no count. An
+ * `IntegerField(read_only=True, default=0)` renders its default: a nested role says
+ * `device_count: 0`, a nested location `rack_count: 0`, whatever the real numbers (S12).
  */
 import type {
   CableRecord,
@@ -15,6 +22,7 @@ import type {
   LocationRecord,
   MacAddressRecord,
   ManufacturerRecord,
+  NetboxData,
   RackRecord,
   SiteRecord,
   TagRecord,
@@ -54,7 +62,6 @@ export function briefSite(v: View, s: SiteRecord): Json {
   };
 }
 export function briefLocation(v: View, l: LocationRecord): Json {
-  const rackCount = v.count("racksPerLocation", v.data.racks, (r) => r.location).get(l.id) ?? 0;
   return {
     id: l.id,
     url: v.api(`dcim/locations/${l.id}/`),
@@ -62,23 +69,14 @@ export function briefLocation(v: View, l: LocationRecord): Json {
     name: l.name,
     slug: l.slug,
     description: l.description,
-    rack_count: rackCount,
+    rack_count: 0, // IntegerField(default=0), not annotated when nested
     _depth: 0,
   };
 }
 export function briefRack(v: View, r: RackRecord): Json {
-  const deviceCount = v.count("devicesPerRack", v.data.devices, (d) => d.rack).get(r.id) ?? 0;
-  return {
-    id: r.id,
-    url: v.api(`dcim/racks/${r.id}/`),
-    display: r.name,
-    name: r.name,
-    description: r.description,
-    device_count: deviceCount,
-  };
+  return { id: r.id, url: v.api(`dcim/racks/${r.id}/`), display: r.name, name: r.name, description: r.description };
 }
 export function briefManufacturer(v: View, m: ManufacturerRecord): Json {
-  const n = v.count("typesPerManufacturer", v.data.deviceTypes, (t) => t.manufacturer).get(m.id) ?? 0;
   return {
     id: m.id,
     url: v.api(`dcim/manufacturers/${m.id}/`),
@@ -86,12 +84,10 @@ export function briefManufacturer(v: View, m: ManufacturerRecord): Json {
     name: m.name,
     slug: m.slug,
     description: m.description,
-    devicetype_count: n,
   };
 }
 export function briefDeviceType(v: View, t: DeviceTypeRecord): Json {
   const m = v.manufacturer(t.manufacturer);
-  const n = v.count("devicesPerType", v.data.devices, (d) => d.device_type).get(t.id) ?? 0;
   return {
     id: t.id,
     url: v.api(`dcim/device-types/${t.id}/`),
@@ -100,11 +96,9 @@ export function briefDeviceType(v: View, t: DeviceTypeRecord): Json {
     model: t.model,
     slug: t.slug,
     description: t.description,
-    device_count: n,
   };
 }
 export function briefRole(v: View, r: DeviceRoleRecord): Json {
-  const n = v.count("devicesPerRole", v.data.devices, (d) => d.role).get(r.id) ?? 0;
   return {
     id: r.id,
     url: v.api(`dcim/device-roles/${r.id}/`),
@@ -112,13 +106,13 @@ export function briefRole(v: View, r: DeviceRoleRecord): Json {
     name: r.name,
     slug: r.slug,
     description: r.description,
-    device_count: n,
+    // IntegerField(read_only=True, default=0): the default, not the count, when nested.
+    device_count: 0,
     virtualmachine_count: 0,
     _depth: 0,
   };
 }
 export function briefClusterType(v: View, t: ClusterTypeRecord): Json {
-  const n = v.count("clustersPerType", v.data.clusters, (c) => c.type).get(t.id) ?? 0;
   return {
     id: t.id,
     url: v.api(`virtualization/cluster-types/${t.id}/`),
@@ -126,7 +120,6 @@ export function briefClusterType(v: View, t: ClusterTypeRecord): Json {
     name: t.name,
     slug: t.slug,
     description: t.description,
-    cluster_count: n,
   };
 }
 export function briefCluster(v: View, c: ClusterRecord): Json {
@@ -136,14 +129,13 @@ export function briefCluster(v: View, c: ClusterRecord): Json {
     display: c.name,
     name: c.name,
     description: c.description,
-    virtualmachine_count: 0,
   };
 }
 export function briefDevice(v: View, d: DeviceRecord): Json {
   return {
     id: d.id,
     url: v.api(`dcim/devices/${d.id}/`),
-    display: deviceDisplay(d),
+    display: deviceDisplay(v.data, d),
     name: d.name,
     description: d.description,
   };
@@ -191,8 +183,14 @@ export function briefInterface(v: View, i: InterfaceRecord): Json {
   };
 }
 
-// `display`: each model's __str__.
-export const deviceDisplay = (d: DeviceRecord) => d.name ?? `Unnamed device (${d.id})`;
+// `display`: each model's __str__ (S12).
+/** Device.__str__: `name (asset_tag)`, `name`, else `Manufacturer Model (asset_tag)` or `Manufacturer Model (pk)`. */
+export function deviceDisplay(data: NetboxData, d: DeviceRecord): string {
+  if (d.name) return d.asset_tag ? `${d.name} (${d.asset_tag})` : d.name;
+  const t = data.deviceTypes.find((x) => x.id === d.device_type);
+  const m = t && data.manufacturers.find((x) => x.id === t.manufacturer);
+  return `${m?.name ?? ""} ${t?.model ?? ""} (${d.asset_tag ?? d.id})`;
+}
 /** ComponentModel.__str__: the label joins the name once set (e.g. an InfiniBand GUID). */
 export const componentDisplay = (i: InterfaceRecord) => (i.label ? `${i.name} (${i.label})` : i.name);
 export const cableDisplay = (c: CableRecord) => c.label || `#${c.id}`;

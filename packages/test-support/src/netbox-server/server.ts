@@ -25,7 +25,15 @@ import { extrasEndpoints } from "./extras.ts";
 import { FilterError } from "./filters.ts";
 import { ipamEndpoints } from "./ipam.ts";
 import { order, paginate } from "./paging.ts";
-import { API_VERSION, NETBOX_VERSION, PYTHON_VERSION, statusBody } from "./status.ts";
+import {
+  NETBOX_VERSION,
+  PYTHON_VERSION,
+  apiVersion,
+  atLeast,
+  parseRelease,
+  statusBody,
+  type NetboxRelease,
+} from "./status.ts";
 import { emptyNetboxData, netboxTime, type NetboxData } from "./store.ts";
 import { View } from "./view.ts";
 import { virtualizationEndpoints } from "./virtualization.ts";
@@ -75,6 +83,13 @@ export interface StartNetboxServerOptions {
   publicUrl?: string;
   /** Clock for writes (last_updated, object change time). */
   now?: () => Date;
+  /**
+   * The NetBox release to answer as (default 4.5.0): "4.2.0", "4.5.0", "4.5.3", ... Decides
+   * authentication, the change-log type filter and undefined custom fields (see where each is used).
+   */
+  version?: string;
+  /** The token's allowed IPs: a request from elsewhere fails authentication (127.0.0.1 is this machine). */
+  tokenAllowedIps?: string[];
 }
 
 /** What one request needs to know of the server. */
@@ -85,6 +100,9 @@ interface Context {
   requests: NetboxRequestLog[];
   publicUrl: string | undefined;
   now: () => Date;
+  version: string;
+  release: NetboxRelease;
+  allowedIps: string[] | undefined;
 }
 
 function send(
@@ -93,12 +111,13 @@ function send(
   body: unknown,
   requestId: string,
   extra: Record<string, string> = {},
+  release: NetboxRelease = parseRelease(NETBOX_VERSION),
 ) {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(text),
-    "api-version": API_VERSION,
+    "api-version": apiVersion(release),
     "x-request-id": requestId,
     vary: "Accept, Cookie, Origin",
     allow: "GET, PATCH, HEAD, OPTIONS",
@@ -107,16 +126,47 @@ function send(
   res.end(text);
 }
 
-/** DRF TokenAuthentication.authenticate(), with NetBox 4.5's two keywords: the failure's detail, or undefined. */
-function authenticate(tokens: Set<string>, header: string | undefined): string | undefined {
+/**
+ * NetBox's TokenAuthentication.authenticate() at the server's release: the failure's detail, or
+ * undefined. A header with another keyword is ignored, so the request is anonymous and DRF says
+ * no credentials were provided.
+ * - Before 4.5 (S6): only `Token <key>`; DRF's header messages; "Invalid token".
+ * - 4.5 (S15, `netbox/netbox/api/authentication.py` at v4.5.0): `Token` or `Bearer`, either with
+ *   a v1 key or a v2 `nbt_<key>.<secret>` (the prefix, not the keyword, decides the version);
+ *   "Invalid authorization header: ..." for a malformed header or an unparsable v2 token;
+ *   "Invalid v1 token" / "Invalid v2 token".
+ * Both check the token's allowed IPs after finding it: "Source IP <ip> is not permitted to
+ * authenticate using this token."
+ */
+function authenticate(
+  release: NetboxRelease,
+  tokens: Set<string>,
+  header: string | undefined,
+  source: { ip: string; allowed: string[] | undefined },
+): string | undefined {
   const parts = (header ?? "").trim().split(/\s+/).filter(Boolean);
   const keyword = parts[0]?.toLowerCase();
-  if (keyword !== "token" && keyword !== "bearer") return "Authentication credentials were not provided.";
-  if (parts.length === 1) return "Invalid token header. No credentials provided.";
-  if (parts.length > 2) return "Invalid token header. Token string should not contain spaces.";
-  const value = parts[1]!;
-  if (keyword === "token") return !value.startsWith("nbt_") && tokens.has(value) ? undefined : "Invalid v1 token";
-  return value.startsWith("nbt_") && tokens.has(value) ? undefined : "Invalid v2 token";
+  const v45 = atLeast(release, "4.5.0");
+  const none = "Authentication credentials were not provided.";
+  if (keyword !== "token" && !(v45 && keyword === "bearer")) return none;
+  let failure: string | undefined;
+  if (!v45) {
+    if (parts.length === 1) return "Invalid token header. No credentials provided.";
+    if (parts.length > 2) return "Invalid token header. Token string should not contain spaces.";
+    failure = tokens.has(parts[1]!) ? undefined : "Invalid token";
+  } else {
+    if (parts.length !== 2)
+      return 'Invalid authorization header: Must be in the form "Bearer <key>.<token>" or "Token <token>"';
+    const value = parts[1]!;
+    const version = value.startsWith("nbt_") ? 2 : 1;
+    if (version === 2 && !value.slice(4).includes("."))
+      return "Invalid authorization header: Could not parse key from v2 token. Did you mean to use 'Token' instead of 'Bearer'?";
+    failure = tokens.has(value) ? undefined : `Invalid v${version} token`;
+  }
+  if (failure) return failure;
+  if (source.allowed && !source.allowed.includes(source.ip))
+    return `Source IP ${source.ip} is not permitted to authenticate using this token.`;
+  return undefined;
 }
 
 const notAllowed = (method: string) => ({ detail: `Method "${method}" not allowed.` });
@@ -139,12 +189,13 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     res.end();
     return;
   }
-  const authError = authenticate(ctx.tokens, req.headers.authorization);
-  if (authError) return send(res, 403, { detail: authError }, requestId);
+  const ip = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  const authError = authenticate(ctx.release, ctx.tokens, req.headers.authorization, { ip, allowed: ctx.allowedIps });
+  if (authError) return send(res, 403, { detail: authError }, requestId, {}, ctx.release);
 
   if (url.pathname === "/api/status/") {
     if (method !== "GET" && method !== "HEAD") return send(res, 405, notAllowed(method), requestId);
-    return send(res, 200, statusBody(), requestId);
+    return send(res, 200, statusBody(ctx.version), requestId, {}, ctx.release);
   }
 
   const match = /^\/api\/([a-z-]+\/[a-z-]+)\/(?:(\d+)\/)?$/.exec(url.pathname);
@@ -153,11 +204,11 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   if (ctx.denied.has(ep.objectType))
     return send(res, 403, { detail: "You do not have permission to perform this action." }, requestId);
 
-  const v = new View(ctx.data, base);
+  const v = new View(ctx.data, base, ctx.release);
   if (match[2] === undefined) {
     if (method !== "GET" && method !== "HEAD") return send(res, 405, notAllowed(method), requestId);
     const list = renderList(v, ep, url);
-    return send(res, list.status, list.body, requestId);
+    return send(res, list.status, list.body, requestId, {}, ctx.release);
   }
 
   const row = ep.rows(ctx.data).find((r) => r.id === Number(match[2]));
@@ -169,7 +220,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
     requestId,
   });
   if (patched.status === 400) return send(res, 400, patched.body, requestId);
-  return send(res, 200, ep.render(new View(ctx.data, base), row), requestId);
+  return send(res, 200, ep.render(new View(ctx.data, base, ctx.release), row), requestId, {}, ctx.release);
 }
 
 /** A list page: the endpoint's rows filtered by the query, ordered, paged; 400 for a bad filter value. */
@@ -218,6 +269,9 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     requests: [],
     publicUrl: opts.publicUrl,
     now: opts.now ?? (() => new Date()),
+    version: opts.version ?? NETBOX_VERSION,
+    release: parseRelease(opts.version ?? NETBOX_VERSION),
+    allowedIps: opts.tokenAllowedIps,
   };
   const server: Server = createServer((req, res) => {
     handle(ctx, req, res).catch((err: unknown) => serverError(res, err));

@@ -119,12 +119,33 @@ export interface InterfaceRecord extends Timestamps, Taggable {
   primary_mac_address: number | null;
   mark_connected: boolean;
 }
+/** A patch panel's front port; 4.5 maps it to rear port positions (PortMapping), here to one. */
+export interface FrontPortRecord extends Timestamps {
+  id: number;
+  device: number;
+  name: string;
+  rear_port: number;
+  rear_port_position: number;
+  description: string;
+}
+export interface RearPortRecord extends Timestamps {
+  id: number;
+  device: number;
+  name: string;
+  positions: number;
+  description: string;
+}
+/** What a cable end terminates on: an interface unless the cable says otherwise. */
+export type TerminationType = "dcim.interface" | "dcim.frontport" | "dcim.rearport";
 export interface CableRecord extends Timestamps, Taggable {
   id: number;
+  /** A plain CharField with choices, null when unset (the model's `null=True`). */
   type: string | null;
-  /** Interface ids on the A and B ends. */
+  /** Termination ids on the A and B ends: interfaces, or the ports `a_type`/`b_type` name. */
   a: number[];
   b: number[];
+  a_type?: TerminationType;
+  b_type?: TerminationType;
   status: string;
   label: string;
   color: string;
@@ -188,6 +209,8 @@ export interface NetboxData {
   tags: TagRecord[];
   devices: DeviceRecord[];
   interfaces: InterfaceRecord[];
+  frontPorts: FrontPortRecord[];
+  rearPorts: RearPortRecord[];
   cables: CableRecord[];
   macAddresses: MacAddressRecord[];
   ipAddresses: IpAddressRecord[];
@@ -212,6 +235,8 @@ export function emptyNetboxData(): NetboxData {
     tags: [],
     devices: [],
     interfaces: [],
+    frontPorts: [],
+    rearPorts: [],
     cables: [],
     macAddresses: [],
     ipAddresses: [],

@@ -1,15 +1,17 @@
 /** What rendering reads: the store seen from one request, with its URL base and reverse indexes. */
+import { NETBOX_VERSION, parseRelease, type NetboxRelease } from "./status.ts";
 import type { CableRecord, IpAddressRecord, MacAddressRecord, NetboxData } from "./store.ts";
 
 /** A rendered object. */
 export type Json = Record<string, unknown>;
 
-/** Per-request view of the store: absolute URL base plus lazily built reverse indexes. */
+/** Per-request view of the store: absolute URL base, the release answered as, lazily built reverse indexes. */
 export class View {
   private memo = new Map<string, unknown>();
   constructor(
     readonly data: NetboxData,
     readonly base: string,
+    readonly release: NetboxRelease = parseRelease(NETBOX_VERSION),
   ) {}
 
   api(path: string): string {
@@ -40,9 +42,18 @@ export class View {
   cableOf(): Map<number, { cable: CableRecord; end: "A" | "B" }> {
     return this.cached("cableOf", () => {
       const m = new Map<number, { cable: CableRecord; end: "A" | "B" }>();
+      for (const [key, link] of this.cableAt())
+        if (key.startsWith("dcim.interface:")) m.set(Number(key.split(":")[1]), link);
+      return m;
+    });
+  }
+  /** "dcim.frontport:12" (any termination) -> the cable it is on, and which end. */
+  cableAt(): Map<string, { cable: CableRecord; end: "A" | "B" }> {
+    return this.cached("cableAt", () => {
+      const m = new Map<string, { cable: CableRecord; end: "A" | "B" }>();
       for (const c of this.data.cables) {
-        for (const i of c.a) m.set(i, { cable: c, end: "A" });
-        for (const i of c.b) m.set(i, { cable: c, end: "B" });
+        for (const i of c.a) m.set(`${c.a_type ?? "dcim.interface"}:${i}`, { cable: c, end: "A" });
+        for (const i of c.b) m.set(`${c.b_type ?? "dcim.interface"}:${i}`, { cable: c, end: "B" });
       }
       return m;
     });

@@ -57,7 +57,7 @@ export function applyPatch(
       action: "update",
       changed_object_type: ep.objectType,
       changed_object_id: rec.id,
-      object_repr: "device" in rec ? componentDisplay(rec) : deviceDisplay(rec),
+      object_repr: "device" in rec ? componentDisplay(rec) : deviceDisplay(data, rec),
       prechange_data: before,
       postchange_data: after,
     });
@@ -94,7 +94,7 @@ export function operatorEdit(
   const rec = rows.find((r) => r.id === id);
   if (!rec) throw new Error(`no ${objectType} ${id}`);
   const before = serializeObject(data, objectType, rec);
-  const repr = "device" in rec ? componentDisplay(rec) : deviceDisplay(rec);
+  const repr = "device" in rec ? componentDisplay(rec) : deviceDisplay(data, rec);
   if (mutate === "delete") {
     if (objectType !== "dcim.device") throw new Error("only devices are deleted here");
     deleteDevice(data, id);
@@ -123,11 +123,20 @@ const changed = (time: string, type: string, id: number, repr: string, action: "
   object_repr: repr,
 });
 
-/** Deletes a device with its interfaces, their MAC addresses and the cables on them. */
+/** Deletes a device with its interfaces and ports, their MAC addresses and the cables on them. */
 function deleteDevice(data: NetboxData, id: number): void {
   const ifaces = new Set(data.interfaces.filter((i) => i.device === id).map((i) => i.id));
   data.devices = data.devices.filter((d) => d.id !== id);
   data.interfaces = data.interfaces.filter((i) => !ifaces.has(i.id));
   data.macAddresses = data.macAddresses.filter((m) => m.interface === null || !ifaces.has(m.interface));
-  data.cables = data.cables.filter((c) => !c.a.some((x) => ifaces.has(x)) && !c.b.some((x) => ifaces.has(x)));
+  const ports = new Set([
+    ...data.frontPorts.filter((p) => p.device === id).map((p) => `dcim.frontport:${p.id}`),
+    ...data.rearPorts.filter((p) => p.device === id).map((p) => `dcim.rearport:${p.id}`),
+    ...[...ifaces].map((i) => `dcim.interface:${i}`),
+  ]);
+  data.frontPorts = data.frontPorts.filter((p) => p.device !== id);
+  data.rearPorts = data.rearPorts.filter((p) => p.device !== id);
+  const on = (ids: number[], type: string | undefined) =>
+    ids.some((x) => ports.has(`${type ?? "dcim.interface"}:${x}`));
+  data.cables = data.cables.filter((c) => !on(c.a, c.a_type) && !on(c.b, c.b_type));
 }

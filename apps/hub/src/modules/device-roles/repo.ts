@@ -65,18 +65,32 @@ export const deviceRoleRepo = {
     return db.deviceRole.findUnique({ where: { slug } });
   },
 
-  async createRole(db: Db, data: DeviceRoleData): Promise<DeviceRoleRow> {
-    return db.deviceRole.create({ data });
+  /** Creates the role unless its slug exists (INSERT ... ON CONFLICT DO NOTHING): the new row, or null. */
+  async createRoleIfAbsent(db: Db, data: DeviceRoleData): Promise<DeviceRoleRow | null> {
+    const { count } = await db.deviceRole.createMany({ data: [data], skipDuplicates: true });
+    return count ? db.deviceRole.findUnique({ where: { slug: data.slug } }) : null;
   },
 
   async updateRole(db: Db, id: string, data: Omit<DeviceRoleData, "slug">): Promise<DeviceRoleRow> {
     return db.deviceRole.update({ where: { id }, data });
   },
 
-  /** Creates the type or brings it up to date; returns its id. */
-  async upsertType(db: Db, data: DeviceTypeData): Promise<string> {
-    const { slug, ...fields } = data;
-    return (await db.deviceType.upsert({ where: { slug }, update: fields, create: data })).id;
+  async findTypeBySlug(db: Db, slug: string): Promise<DeviceTypeRow | null> {
+    return db.deviceType.findUnique({ where: { slug } });
+  },
+
+  /** Creates the type unless its slug exists (INSERT ... ON CONFLICT DO NOTHING): the new row, or null. */
+  async createTypeIfAbsent(db: Db, data: DeviceTypeData): Promise<DeviceTypeRow | null> {
+    const { count } = await db.deviceType.createMany({ data: [data], skipDuplicates: true });
+    return count ? db.deviceType.findUnique({ where: { slug: data.slug } }) : null;
+  },
+
+  async updateType(
+    db: Db,
+    id: string,
+    data: Pick<DeviceTypeData, "manufacturer" | "model" | "netboxId">,
+  ): Promise<DeviceTypeRow> {
+    return db.deviceType.update({ where: { id }, data });
   },
 };
 export type DeviceRoleRepo = typeof deviceRoleRepo;

@@ -90,7 +90,7 @@ describe("feed event shapes", () => {
     };
     const [netbox, openstack, workflow] = await Promise.all([token("netbox"), token("openstack"), token("workflow")]);
 
-    // NetBox: a new role and two devices, then the role renamed (role and devices updated).
+    // NetBox: a new role, type and two devices, then the role and type renamed (role, type and devices updated).
     const item = (n: number, roleName: string): NetboxItem => ({
       netboxId: 9000 + n,
       name: `evt-gpu-${n}`,
@@ -98,7 +98,14 @@ describe("feed event shapes", () => {
       assetTag: null,
       status: "staged",
       role: { slug: "evt-gpu", name: roleName, netboxId: 77, deviceClass: "GPU_COMPUTE" },
-      deviceType: null,
+      // Renamed with the role: device_type.created, then device_type.updated.
+      deviceType: {
+        slug: "evt-tray",
+        manufacturer: "NVIDIA",
+        model: `${roleName} tray`,
+        cpuArchitecture: "aarch64",
+        netboxId: 78,
+      },
       location: null,
       rack: { name: "E01", netboxId: 70 },
       rackPosition: n,
@@ -170,6 +177,12 @@ describe("feed event shapes", () => {
     });
     await call("PUT", `${base}/${config.id}`, { image: "ubuntu-24.04-v2", flavor: "gpu.large", gres: "gpu:8" });
     await call("DELETE", `${base}/${config.id}`);
+
+    // The NetBox settings: one cluster more for the site.
+    await call("PUT", "/api/v1/netbox/settings", {
+      deviceFilters: [{ site: "evt-oslo", clusters: ["evt-compute"] }],
+      deviceRoleClassMapping: { "evt-gpu": "GPU_COMPUTE" },
+    });
 
     const written = (await feed()).filter((e) => e.requestId !== null);
     expect([...(await expectExactShapes(written))].sort()).toEqual([...INVENTORY_EVENT_TYPES].sort());

@@ -17,7 +17,7 @@ import { recordChanges } from "../changes/recorder.ts";
 import { deviceRepo, type DeviceBase } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { storedStatus } from "../devices/state.ts";
-import { upsertReferences, type References } from "./netbox-references.ts";
+import { upsertReferences, type References, type RoleClassMapping } from "./netbox-references.ts";
 import { NETBOX_COLUMNS, reflectionRepo, type NetboxDevice, type NetboxInterface } from "./repo.ts";
 
 /** Interfaces as one comparable value: NetBox's order and MAC case do not count. */
@@ -213,6 +213,7 @@ export async function applyNetbox(
   siteId: string,
   items: NetboxItem[],
   observedAt: Date,
+  roleClasses: RoleClassMapping,
 ): Promise<ReflectionResult> {
   const result: ReflectionResult = {
     created: 0,
@@ -222,7 +223,8 @@ export async function applyNetbox(
     unmatched: 0,
     unmatchedItems: [],
   };
-  const refs = await upsertReferences(tx, ctx, siteId, items);
+  const refs = await upsertReferences(tx, ctx, siteId, items, roleClasses);
+  result.conflicts = refs.conflicts;
   // Narrow read of every device of the site: what matching and comparing need. Full rows (with
   // relations) are read only for the devices that change.
   const existing = await reflectionRepo.netboxDevices(tx, siteId);

@@ -16,6 +16,8 @@ import type { DeviceService } from "../devices/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
+import type { NetboxSettingsRepo } from "../netbox-settings/repo.ts";
+import { roleClassMapping } from "../netbox-settings/service.ts";
 import type { ReflectionRepo } from "./repo.ts";
 
 function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
@@ -53,10 +55,13 @@ export function createReflectionService({
   prisma,
   repo,
   devices,
+  settings,
 }: {
   prisma: PrismaClient;
   repo: ReflectionRepo;
   devices: DeviceService;
+  /** The NetBox settings, whose role mapping (role slug -> device class) wins over a push's. */
+  settings: NetboxSettingsRepo;
 }) {
   return {
     async apply(
@@ -79,13 +84,33 @@ export function createReflectionService({
           await checkNotStale(repo, tx, siteId, source, observedAt);
           const result =
             source === "netbox"
-              ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt)
+              ? await applyNetbox(
+                  tx,
+                  ctx,
+                  devices,
+                  siteId,
+                  items as NetboxItem[],
+                  observedAt,
+                  await roleClassMapping(tx, settings),
+                )
               : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
           await repo.saveLastPush(tx, siteId, source, observedAt);
           ctx.log.info(
-            { siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) },
+            {
+              siteId,
+              source,
+              ...result,
+              unmatchedItems: undefined,
+              conflicts: result.conflicts?.length,
+              ms: Math.round(performance.now() - t0),
+            },
             "reflection applied",
           );
+          if (result.conflicts?.length)
+            ctx.log.warn(
+              { siteId, source, conflicts: result.conflicts },
+              "NetBox push disagreed with fleet-wide rows the hub owns: not applied",
+            );
           return result;
         },
         { timeout: 120_000, maxWait: 10_000 },

@@ -11,6 +11,7 @@ import {
   NetboxAuthenticationError,
   NetboxMissingTagsError,
   NetboxPermissionError,
+  NetboxUndefinedCustomFieldError,
   SlurmApiError,
 } from "@fm/clients";
 
@@ -25,6 +26,7 @@ export const sourceRejected = (message: string) => ApplicationFailure.nonRetryab
  */
 function classify(err: unknown): never {
   if (err instanceof NetboxMissingTagsError) throw badInput(err.message);
+  if (err instanceof NetboxUndefinedCustomFieldError) throw notConfigured(err.message);
   // NetBox answers a bad or expired token with 403: a rotation in progress, retried.
   if (err instanceof NetboxAuthenticationError) throw err;
   if (err instanceof NetboxPermissionError) throw sourceRejected(err.message);

@@ -1,0 +1,100 @@
+/**
+ * The NetBox settings (which clusters each site's netbox agent ingests, and the role -> device
+ * class mapping), held by the hub: from its configuration at start (FM_NETBOX_DEVICE_FILTERS,
+ * FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING, applied when they differ from the configuration last
+ * applied) and through the admin API. Every change is audited and in the feed. A change of the
+ * mapping re-classes the roles it names at once (audited, feed), since the hub owns a role's
+ * device class.
+ */
+import { NetboxSettingsSchema, type DeviceClass, type NetboxSettings, type NetboxSettingsInput } from "@fm/domain";
+import type { Db, PrismaClient } from "../../db/client.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
+import type { ChangeContext } from "../../lib/context.ts";
+import { recordChanges, type Change } from "../changes/recorder.ts";
+import { deviceRoleRepo } from "../device-roles/repo.ts";
+import type { NetboxSettingsRepo, NetboxSettingsRow } from "./repo.ts";
+
+export function toNetboxSettings(
+  row: Pick<NetboxSettingsRow, "deviceFilters" | "deviceRoleClassMapping" | "version" | "updatedAt"> | null,
+): NetboxSettings {
+  return NetboxSettingsSchema.parse({
+    deviceFilters: row?.deviceFilters ?? [],
+    deviceRoleClassMapping: row?.deviceRoleClassMapping ?? {},
+    version: row?.version ?? 0,
+    updatedAt: (row?.updatedAt ?? new Date(0)).toISOString(),
+  });
+}
+
+/** The hub's role mapping, as reflections apply it. */
+export async function roleClassMapping(db: Db, repo: NetboxSettingsRepo): Promise<Record<string, DeviceClass>> {
+  return toNetboxSettings(await repo.get(db)).deviceRoleClassMapping;
+}
+
+export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaClient; repo: NetboxSettingsRepo }) {
+  async function write(
+    ctx: ChangeContext,
+    input: NetboxSettingsInput,
+    configured?: NetboxSettingsInput,
+  ): Promise<NetboxSettings> {
+    return prisma.$transaction(async (tx) => {
+      const current = await repo.lock(tx);
+      const before = toNetboxSettings(current);
+      const same =
+        canonicalJson(before.deviceFilters) === canonicalJson(input.deviceFilters) &&
+        canonicalJson(before.deviceRoleClassMapping) === canonicalJson(input.deviceRoleClassMapping);
+      if (same && !configured) return before;
+      const row = await repo.save(tx, input, same ? current.version : current.version + 1, configured);
+      const after = toNetboxSettings(row);
+      const changes: Change[] = [];
+      if (!same)
+        changes.push({
+          resourceType: "netbox_settings",
+          resourceId: "netbox",
+          siteId: null,
+          verb: "updated",
+          before,
+          after,
+        });
+      for (const [slug, deviceClass] of Object.entries(input.deviceRoleClassMapping)) {
+        const role = await deviceRoleRepo.findRoleBySlug(tx, slug);
+        if (!role || role.deviceClass === deviceClass) continue;
+        const updated = await deviceRoleRepo.updateRole(tx, role.id, {
+          name: role.name,
+          deviceClass,
+          netboxId: role.netboxId,
+        });
+        const summary = (r: typeof role) => ({ id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass });
+        changes.push({
+          resourceType: "device_role",
+          resourceId: role.id,
+          siteId: null,
+          verb: "updated",
+          before: summary(role),
+          after: summary(updated),
+        });
+      }
+      await recordChanges(tx, ctx, changes);
+      return after;
+    });
+  }
+
+  return {
+    async get(): Promise<NetboxSettings> {
+      return toNetboxSettings(await repo.get(prisma));
+    },
+
+    /** Replaces the settings (admin API). */
+    async put(ctx: ChangeContext, input: NetboxSettingsInput): Promise<NetboxSettings> {
+      return write(ctx, input);
+    },
+
+    /** At start: the configuration's settings, when they differ from the configuration last applied. */
+    async applyConfigured(ctx: ChangeContext, configured: NetboxSettingsInput): Promise<boolean> {
+      const row = await repo.get(prisma);
+      if (row?.configured && canonicalJson(row.configured) === canonicalJson(configured)) return false;
+      await write(ctx, configured, configured);
+      return true;
+    },
+  };
+}
+export type NetboxSettingsService = ReturnType<typeof createNetboxSettingsService>;
