@@ -110,7 +110,7 @@ export class SlurmClient {
   }
 
   /**
-   * Drains a node with a reason, or resumes it (`POST /node/{name}`, v0.0.40+; setting a state is
+   * Drains a node with a reason, or undrains it (`POST /node/{name}`, v0.0.40+; setting a state is
    * idempotent, so it is retried like a read). With an older API version it throws without
    * sending anything: 22.05's slurmrestd has no node update, use `scontrol update` there.
    */

@@ -84,21 +84,21 @@ describe.each([
     });
   });
 
-  it("drains and resumes a node through POST /node/{name} with an update_node_msg", async () => {
+  it("drains and undrains a node through POST /node/{name} with an update_node_msg", async () => {
     const { fetch, calls } = recordingFetch(() => ({
       status: 200,
       body: { errors: [], warnings: [], meta: meta(release) },
     }));
     const c = client(fetch);
     await c.updateNode("gpu002", { state: "DRAIN", reason: "fleet-manager cordon: RMA 7" });
-    await c.updateNode("gpu002", { state: "RESUME" });
+    await c.updateNode("gpu002", { state: "UNDRAIN" });
     expect(calls.map((x) => [x.method, x.url, x.body])).toEqual([
       [
         "POST",
         `http://slurm.test:6820/slurm/${apiVersion}/node/gpu002`,
         { state: ["DRAIN"], reason: "fleet-manager cordon: RMA 7" },
       ],
-      ["POST", `http://slurm.test:6820/slurm/${apiVersion}/node/gpu002`, { state: ["RESUME"] }],
+      ["POST", `http://slurm.test:6820/slurm/${apiVersion}/node/gpu002`, { state: ["UNDRAIN"] }],
     ]);
   });
 
@@ -119,7 +119,7 @@ describe.each([
       },
     }));
     const err = await client(fetch)
-      .updateNode("gpu009", { state: "RESUME" })
+      .updateNode("gpu009", { state: "UNDRAIN" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SlurmApiError);
     expect((err as SlurmApiError).errorNumbers).toEqual([2015]);
@@ -131,7 +131,7 @@ describe("node update on v0.0.38 (Slurm 22.05)", () => {
   it("refuses without sending anything: that slurmrestd has no node update", async () => {
     const { fetch, calls } = recordingFetch(() => ({ status: 405, body: {} }));
     const c = new SlurmClient({ baseUrl: "http://slurm.test:6820", user: "root", token: () => "jwt", fetch });
-    await expect(c.updateNode("gpu001", { state: "RESUME" })).rejects.toThrow(/v0\.0\.38 cannot update nodes/);
+    await expect(c.updateNode("gpu001", { state: "UNDRAIN" })).rejects.toThrow(/v0\.0\.38 cannot update nodes/);
     expect(calls).toEqual([]);
   });
 });

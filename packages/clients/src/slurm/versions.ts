@@ -12,7 +12,7 @@
  * - Node: v0.0.38 has `state` a lower-case string ("idle") and `state_flags` (["DRAIN"]); v0.0.40+
  *   has `state` an upper-case list, base state first (["IDLE", "DRAIN"]), and no `state_flags`;
  *   `partitions` a list in both. Node update (drain, resume) is `POST /slurm/v0.0.4x/node/{name}`
- *   with an `update_node_msg` {state: ["DRAIN"], reason} from v0.0.40 on; 22.05's v0.0.38 has no
+ *   with an `update_node_msg` {state: ["DRAIN"], reason} or {state: ["UNDRAIN"]} from v0.0.40 on; 22.05's v0.0.38 has no
  *   such route (405). Sources, SchedMD's OpenAPI documents as slurmrestd generates them:
  *   v0.0.40 from Slurm 25.05.0 (jontk/slurm-client openapi-specs/slurm-v0.0.40.json), v0.0.41 from
  *   24.05.8 and v0.0.43 from 25.05.8 (SlinkyProject/slurm-client api/v004x/slurm-openapi.gen.json):
@@ -106,12 +106,16 @@ export function canUpdateNode(apiVersion: string): boolean {
   return compareVersions(apiVersion, "v0.0.40") >= 0;
 }
 
-/** What a node update sets: drained with a reason, or resumed (drain cleared). */
-export type SlurmNodeUpdate = { state: "DRAIN"; reason: string } | { state: "RESUME" };
+/**
+ * What a node update sets: drained with a reason, or undrained. UNDRAIN clears the drain and
+ * nothing else (scontrol(1)): a node SLURM itself has set DOWN stays down, where RESUME would
+ * return it to service.
+ */
+export type SlurmNodeUpdate = { state: "DRAIN"; reason: string } | { state: "UNDRAIN" };
 
 /** The `update_node_msg` body of `POST /node/{name}` (v0.0.40+). */
 export function updateNodeBody(update: SlurmNodeUpdate): unknown {
-  return update.state === "DRAIN" ? { state: ["DRAIN"], reason: update.reason } : { state: ["RESUME"] };
+  return update.state === "DRAIN" ? { state: ["DRAIN"], reason: update.reason } : { state: ["UNDRAIN"] };
 }
 
 /** "v0.0.40" vs "v0.0.39": -1, 0, 1. */
