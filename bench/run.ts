@@ -13,8 +13,9 @@
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
  * 10. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
+ * 11. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -24,6 +25,7 @@ import autocannon from "autocannon";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
+import { slurmCycle } from "./slurm.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
@@ -263,6 +265,7 @@ if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);
 if (!only || only === "netbox") await netboxSync(report);
+if (!only || only === "slurm") await slurmCycle(report);
 if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
