@@ -14,9 +14,10 @@
  * 10. schema-driven fuzzing of every operation over HTTP vs valid reads at the same concurrency (fuzz.ts)
  *
  * 11. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
- * 12. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
+ * 12. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
+ * 13. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs|fuzz|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|fuzz|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -26,6 +27,7 @@ import autocannon from "autocannon";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
+import { slurmCycle } from "./slurm.ts";
 import { netboxSync } from "./netbox.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
@@ -341,6 +343,7 @@ if (!only || only === "sites") await sitesList();
 if (!only || only === "devices") await devicesList();
 if (!only || only === "ironic") await ironicCycle(report);
 if (!only || only === "netbox") await netboxSync(report);
+if (!only || only === "slurm") await slurmCycle(report);
 if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);

@@ -21,6 +21,7 @@ import { CommonConfigSchema, loadConfig, satelliteName } from "../apps/satellite
 import type { ProcessDefinition } from "../apps/satellite-agents/src/runtime/shell.ts";
 import { netboxAgent } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
 import { openstackAgent } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
+import { slurmAgent } from "../apps/satellite-agents/src/slurm-agent/agent.ts";
 import { workflowAgent } from "../apps/satellite-agents/src/workflow-agent/agent.ts";
 import { temporalWorker } from "../apps/satellite-agents/src/temporal-worker/worker.ts";
 import { REPO_ROOT } from "@fm/test-support/process";
@@ -57,6 +58,7 @@ const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env:
     "netbox-agent": agentProcess(netboxAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "openstack-agent": agentProcess(openstackAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "workflow-agent": agentProcess(workflowAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    "slurm-agent": agentProcess(slurmAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
   };
 /** Variables the schema requires: those with neither a default nor optional. */
@@ -119,7 +121,12 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
 
 describe.each([
   ["fleet-manager-hub", HUB, HUB_EXAMPLE, ["api", "netbox-agent"]],
-  ["fleet-manager-satellite", SATELLITE, SATELLITE_EXAMPLE, ["openstack-agent", "workflow-agent", "temporal-worker"]],
+  [
+    "fleet-manager-satellite",
+    SATELLITE,
+    SATELLITE_EXAMPLE,
+    ["openstack-agent", "workflow-agent", "temporal-worker", "slurm-agent"],
+  ],
 ])("%s with the guide's example values", (_name, chart, example, components) => {
   let manifests: Manifest[];
   beforeAll(async () => {
@@ -310,6 +317,22 @@ describe("values the render refuses, naming them", () => {
     });
     expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
     expect(error).toContain("/fleetManager/satellite/openstack/slurm/network");
+  });
+
+  it("the SLURM agent without the slurmrestd URL it reads; disabled, it renders no Deployment nor client secret", async () => {
+    const error = await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => {
+      v.fleetManager.satellite.openstack.slurm.enabled = false;
+      v.fleetManager.satellite.temporalWorker.slurm.baseUrl = "";
+    });
+    expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    values.fleetManager.satellite.slurmAgent.enabled = false;
+    const file = join(scratch, "no-slurm-agent.json");
+    await writeFile(file, JSON.stringify(values));
+    const ms = await render(SATELLITE, file);
+    expect(deployments(ms).map((d) => d.metadata.labels!["app.kubernetes.io/component"])).not.toContain("slurm-agent");
+    const clients = ms.find((m) => m.metadata.name === "fleet-manager-satellite-hub-clients")!;
+    expect(clients.spec.data.map((d: { secretKey: string }) => d.secretKey)).not.toContain("slurm");
   });
 
   it("a deploy kernel without its ramdisk", async () => {

@@ -9,6 +9,7 @@ import { runProcess, type ProcessDefinition } from "./runtime/shell.ts";
 
 const PROCESSES: Record<string, () => Promise<ProcessDefinition<z.ZodRawShape>>> = {
   openstack: async () => (await import("./openstack-agent/agent.ts")).openstackAgent,
+  slurm: async () => (await import("./slurm-agent/agent.ts")).slurmAgent,
   netbox: async () => (await import("./netbox-agent/agent.ts")).netboxAgent,
   workflow: async () => (await import("./workflow-agent/agent.ts")).workflowAgent,
   "temporal-worker": async () => (await import("./temporal-worker/worker.ts")).temporalWorker,

@@ -111,6 +111,15 @@ export type NetboxItem = z.infer<typeof NetboxItemSchema>;
 export const SlurmItemSchema = z
   .strictObject({
     name: z.string().min(1).max(200),
+    device: z
+      .string()
+      .min(1)
+      .max(200)
+      .nullable()
+      .optional()
+      .describe(
+        "The device this node is, by name, when the node's name is not the device's (the agent's deviceNamePrefix); null: no device by name. Absent: the node's name",
+      ),
     state: z.string().max(40).nullable(),
     flags: z.array(z.string().max(40)).max(50),
     reason: Text,

@@ -3,3 +3,4 @@ export * from "./slurm-client.ts";
 export * from "./types.ts";
 export { SLURM_ERRNO, SlurmApiError, SlurmUnavailableError, type SlurmErrorEntry } from "./errors.ts";
 export { expandHostlist } from "./hostlist.ts";
+export { canUpdateNode, type SlurmNodeUpdate } from "./versions.ts";

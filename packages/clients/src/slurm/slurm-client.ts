@@ -34,7 +34,17 @@ import {
   type SlurmNode,
   type SlurmPing,
 } from "./types.ts";
-import { RawJobSchema, RawNodeSchema, normaliseJob, normaliseNode, normalisePing, submitBody } from "./versions.ts";
+import {
+  RawJobSchema,
+  RawNodeSchema,
+  canUpdateNode,
+  normaliseJob,
+  normaliseNode,
+  normalisePing,
+  submitBody,
+  updateNodeBody,
+  type SlurmNodeUpdate,
+} from "./versions.ts";
 
 export interface SlurmClientOptions {
   /** slurmrestd's base URL, e.g. http://slurm.example:6820 */
@@ -97,6 +107,24 @@ export class SlurmClient {
     const path = "/nodes";
     const body = await this.parsed("GET", path, NodesResponseSchema, { idempotent: true });
     return body.nodes.map((raw) => normaliseNode(this.parseItem(RawNodeSchema, raw, "GET", path, "node")));
+  }
+
+  /**
+   * Drains a node with a reason, or undrains it (`POST /node/{name}`, v0.0.40+; setting a state is
+   * idempotent, so it is retried like a read). With an older API version it throws without
+   * sending anything: 22.05's slurmrestd has no node update, use `scontrol update` there.
+   */
+  async updateNode(name: string, update: SlurmNodeUpdate): Promise<void> {
+    if (!canUpdateNode(this.apiVersion))
+      throw new Error(`slurmrestd ${this.apiVersion} cannot update nodes (v0.0.40 and later can)`);
+    const { json } = await this.request("POST", `/node/${encodeURIComponent(name)}`, {
+      body: updateNodeBody(update),
+      idempotent: true,
+    });
+    // A 200 may still carry errors (slurmrestd's openapi_resp {errors, warnings, meta}).
+    const errors = parseErrors(json);
+    if (errors.length)
+      throw new SlurmApiError(200, errors, `POST ${this.fullPath(`/node/${name}`)}: ${errorSummary(errors)}`);
   }
 
   /**

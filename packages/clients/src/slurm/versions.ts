@@ -9,6 +9,15 @@
  *   cleaned up reads "COMPLETING") and a list in v0.0.40+ (["FAILED", "COMPLETING"]); exit_code
  *   is the raw wait status in v0.0.38 (exit 3 -> 768, SIGTERM -> 15) and
  *   {status, return_code, signal} in v0.0.40+; times are epoch seconds or {set, number}.
+ * - Node: v0.0.38 has `state` a lower-case string ("idle") and `state_flags` (["DRAIN"]); v0.0.40+
+ *   has `state` an upper-case list, base state first (["IDLE", "DRAIN"]), and no `state_flags`;
+ *   `partitions` a list in both. Node update (drain, resume) is `POST /slurm/v0.0.4x/node/{name}`
+ *   with an `update_node_msg` {state: ["DRAIN"], reason} or {state: ["UNDRAIN"]} from v0.0.40 on; 22.05's v0.0.38 has no
+ *   such route (405). Sources, SchedMD's OpenAPI documents as slurmrestd generates them:
+ *   v0.0.40 from Slurm 25.05.0 (jontk/slurm-client openapi-specs/slurm-v0.0.40.json), v0.0.41 from
+ *   24.05.8 and v0.0.43 from 25.05.8 (SlinkyProject/slurm-client api/v004x/slurm-openapi.gen.json):
+ *   schemas `v0.0.4x_node` (state: array of node states, reason: string, partitions:
+ *   csv_string = array of strings) and `v0.0.4x_update_node_msg` (state: array, reason: string).
  */
 import { z } from "zod";
 import { expandHostlist } from "./hostlist.ts";
@@ -92,8 +101,25 @@ export function normaliseNode(n: z.infer<typeof RawNodeSchema>): SlurmNode {
   };
 }
 
+/** Whether slurmrestd's API `apiVersion` can update a node (drain, resume): v0.0.40 and later. */
+export function canUpdateNode(apiVersion: string): boolean {
+  return compareVersions(apiVersion, "v0.0.40") >= 0;
+}
+
+/**
+ * What a node update sets: drained with a reason, or undrained. UNDRAIN clears the drain and
+ * nothing else (scontrol(1)): a node SLURM itself has set DOWN stays down, where RESUME would
+ * return it to service.
+ */
+export type SlurmNodeUpdate = { state: "DRAIN"; reason: string } | { state: "UNDRAIN" };
+
+/** The `update_node_msg` body of `POST /node/{name}` (v0.0.40+). */
+export function updateNodeBody(update: SlurmNodeUpdate): unknown {
+  return update.state === "DRAIN" ? { state: ["DRAIN"], reason: update.reason } : { state: ["UNDRAIN"] };
+}
+
 /** "v0.0.40" vs "v0.0.39": -1, 0, 1. */
-function compareVersions(a: string, b: string): number {
+export function compareVersions(a: string, b: string): number {
   const pa = a.slice(1).split(".").map(Number);
   const pb = b.slice(1).split(".").map(Number);
   for (let i = 0; i < 3; i++) {

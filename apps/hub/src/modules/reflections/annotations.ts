@@ -1,7 +1,7 @@
 /**
  * Ironic, SLURM and health reflections annotate devices NetBox created: items are matched to
- * devices (Ironic: node UUID, then name, then serial; SLURM: node name, then device name;
- * health: device name), and only what changed is written, in bulk, through the device service
+ * devices (Ironic: node UUID, then name, then serial; SLURM: node name, then the device the agent
+ * names or else the node's own name; health: device name), and only what changed is written, in bulk, through the device service
  * (history, audit, feed). Devices the source observed before and no longer lists have that
  * source's fields cleared (`missing`).
  */
@@ -96,7 +96,12 @@ const slurm: SourceAdapter = {
     { field: "slurmObservedAt", type: "timestamptz" },
   ],
   key: (i) => (i as SlurmItem).name,
-  match: (i, idx) => idx.bySlurm.get((i as SlurmItem).name) ?? idx.byName.get((i as SlurmItem).name),
+  // The node recorded on a device first, then the device the agent names (deviceNamePrefix), or the node's own name.
+  match: (i, idx) => {
+    const n = i as SlurmItem;
+    const byName = n.device === undefined ? n.name : n.device;
+    return idx.bySlurm.get(n.name) ?? (byName === null ? undefined : idx.byName.get(byName));
+  },
   changes: (i) => {
     const n = i as SlurmItem;
     return {

@@ -195,6 +195,24 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
     });
   });
 
+  it("matches a SLURM node to the device the agent names (deviceNamePrefix), or to none when it names none", async () => {
+    const [, , c, d] = devices;
+    const res = await push(
+      "slurm",
+      [
+        { name: "n-c", device: c!.name, state: "IDLE", flags: ["DRAIN"], reason: "operator", partitions: ["gpu"] },
+        // Named like a device, but the agent says it is none (its name lacks the prefix).
+        { name: d!.name, device: null, state: "IDLE", flags: [], reason: null, partitions: ["gpu"] },
+      ],
+      next(),
+      slurmAgent,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ updated: 1, unmatched: 1, unmatchedItems: [d!.name] });
+    expect((await device(c!.id)).slurm).toMatchObject({ nodeName: "n-c", state: "IDLE", stateFlags: ["DRAIN"] });
+    expect((await device(d!.id)).slurm.nodeName).toBeNull();
+  });
+
   it("lets an agent write only its own source at its own satellite's sites, and validates items", async () => {
     expect((await push("slurm", [], next(), openstack)).status).toBe(403);
     expect((await push("ironic-overcloud", [], next(), slurmAgent)).status).toBe(403);
