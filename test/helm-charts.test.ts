@@ -252,6 +252,17 @@ describe("names the runbook's commands use", () => {
       { name: "sys1-ice2", sites: ["keflavik"], environment: "prod" },
       { name: "sys2-sta1", sites: ["stavanger"], environment: "prod" },
     ]);
+    // The NetBox allowlist and role mapping are the hub's configuration (rollout guide).
+    const hubEnv = (name: string) => JSON.parse(containerOf(api).env.find((e) => e.name === name)!.value!) as unknown;
+    expect(hubEnv("FM_NETBOX_DEVICE_FILTERS")).toEqual([
+      { site: "keflavik", clusters: ["sys1-ice2"] },
+      { site: "stavanger", clusters: ["sys2-sta1"] },
+    ]);
+    expect(hubEnv("FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING")).toEqual({
+      "gpu-node": "GPU_COMPUTE",
+      "cpu-node": "CPU_BAREMETAL",
+      hypervisor: "CPU_HYPERVISOR",
+    });
   });
 
   it("satellite: fleet-manager-satellite-<component>, clients templated from satelliteName, temporal.host generated", async () => {

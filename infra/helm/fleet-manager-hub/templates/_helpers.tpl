@@ -50,3 +50,16 @@ capabilities:
 {{- end -}}
 {{- $out | toJson -}}
 {{- end }}
+
+{{- /* The hub's NetBox settings (FM_NETBOX_DEVICE_FILTERS): the clusters each site's agent ingests. */ -}}
+{{- define "fm-hub.netboxDeviceFilters" -}}
+{{- $bySite := dict -}}
+{{- range .Values.fleetManager.hub.netboxAgent.deviceFilters -}}
+{{- $_ := set $bySite .site (append (get $bySite .site | default list) (.cluster | toString)) -}}
+{{- end -}}
+{{- $out := list -}}
+{{- range $site := keys $bySite | sortAlpha -}}
+{{- $out = append $out (dict "site" $site "clusters" (get $bySite $site)) -}}
+{{- end -}}
+{{- $out | toJson -}}
+{{- end }}
