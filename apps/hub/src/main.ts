@@ -65,6 +65,7 @@ async function start() {
     pool: db.pool,
     logger,
     staleAfterMs: env.FM_STALE_AFTER_S * 1000,
+    siteSilenceAfterMs: env.FM_SITE_SILENCE_AFTER_S * 1000,
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

@@ -11,6 +11,7 @@ import type { NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } f
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { DeviceService } from "../devices/service.ts";
+import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
@@ -63,11 +64,23 @@ export function createReflectionService({
           const t0 = performance.now();
           await requireSite(tx, siteId);
           await checkNotStale(repo, tx, siteId, source, observedAt);
+          const unmatchedKeys: string[] = [];
           const result =
             source === "netbox"
               ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt)
-              : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
+              : await applyAnnotations(
+                  tx,
+                  ctx,
+                  devices,
+                  adapterFor(source),
+                  source,
+                  siteId,
+                  items,
+                  observedAt,
+                  unmatchedKeys,
+                );
           await repo.saveLastPush(tx, siteId, source, observedAt);
+          await reconcileDiscrepancies(tx, siteId, new Date(), { source, keys: unmatchedKeys });
           ctx.log.info(
             { siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) },
             "reflection applied",
