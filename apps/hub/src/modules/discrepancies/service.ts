@@ -21,7 +21,7 @@ import type { RequestContext } from "../../lib/context.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
 import { keysetList } from "../../lib/paging.ts";
 import { requireSite } from "../sites/repo.ts";
-import { discrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
+import { discrepancyRepo, type DiscrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
 
 /** What a push says about unmatched items: its source, and the key of every item matching no device. */
 export interface PushedUnmatched {
@@ -95,7 +95,7 @@ function toDiscrepancy(row: ReportRow): Discrepancy {
 
 export interface DiscrepancyServiceDeps {
   prisma: PrismaClient;
-  repo: typeof discrepancyRepo;
+  repo: DiscrepancyRepo;
   /** A device no source has observed for this long is `unobserved` (FM_STALE_AFTER_S). */
   staleAfterMs: number;
   now?: () => Date;
