@@ -1,11 +1,13 @@
 /**
  * Baseline for the sites-list benchmark: bare Fastify + pg running the same SQL the hub's
  * GET /api/v1/sites/ runs (one page in id order and an exact count, in parallel) and answering
- * the same JSON, with no validation, no Prisma, no plugins. Run as its own process:
+ * the same JSON (with each site's sources' silence, from the same reflection_state rows), with no
+ * validation, no Prisma, no plugins. Run as its own process:
  * DATABASE_URL, PORT.
  */
 import Fastify from "fastify";
 import pg from "pg";
+import { DEFAULT_SITE_SILENCE_AFTER_MS, siteReporting, siteSources } from "@fm/domain";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 /** The hub's representation of a site, field for field and in its order, so both answer the same bytes. */
@@ -31,7 +33,20 @@ app.get("/api/v1/sites", async (request) => {
     pool.query("SELECT count(*)::int AS n FROM sites"),
   ]);
   const more = rows.rows.length > limit;
-  const items = (more ? rows.rows.slice(0, limit) : rows.rows) as { id: string }[];
+  const page = (more ? rows.rows.slice(0, limit) : rows.rows) as { id: string }[];
+  // Each site's last accepted push per source, and the silence the hub derives from it.
+  const pushes = await pool.query<{ site_id: string; source: string; applied_at: Date }>(
+    "SELECT site_id, source, applied_at FROM reflection_state WHERE site_id = ANY($1::uuid[])",
+    [page.map((s) => s.id)],
+  );
+  const now = new Date();
+  const items = page.map((site) => {
+    const own = pushes.rows
+      .filter((p) => p.site_id === site.id)
+      .map((p) => ({ source: p.source, appliedAt: p.applied_at }));
+    const sources = siteSources(own, now, DEFAULT_SITE_SILENCE_AFTER_MS);
+    return { ...site, sources, conditions: [siteReporting(sources, DEFAULT_SITE_SILENCE_AFTER_MS)] };
+  });
   return {
     items,
     count: (count.rows[0] as { n: number }).n,

@@ -11,12 +11,16 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
-import { TRACE_ID_FIELD } from "@fm/domain";
+import { DEFAULT_SITE_SILENCE_AFTER_MS, TRACE_ID_FIELD } from "@fm/domain";
 import { PgListener } from "./lib/pg-listener.ts";
 import { traceIdOf } from "./lib/trace.ts";
 import { auditRepo } from "./modules/audit/repo.ts";
 import { registerAudit } from "./modules/audit/routes.ts";
 import { createAuditService } from "./modules/audit/service.ts";
+import { discrepancyRepo } from "./modules/discrepancies/repo.ts";
+import { registerDiscrepancyMetrics } from "./modules/discrepancies/metrics.ts";
+import { registerDiscrepancies } from "./modules/discrepancies/routes.ts";
+import { createDiscrepancyService } from "./modules/discrepancies/service.ts";
 import { deviceRoleRepo } from "./modules/device-roles/repo.ts";
 import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
 import { createDeviceRoleService } from "./modules/device-roles/service.ts";
@@ -47,6 +51,7 @@ import { createReflectionService } from "./modules/reflections/service.ts";
 import { satelliteRepo } from "./modules/satellites/repo.ts";
 import { registerSatellites } from "./modules/satellites/routes.ts";
 import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
+import { registerSiteMetrics } from "./modules/sites/metrics.ts";
 import { siteRepo } from "./modules/sites/repo.ts";
 import { registerSites } from "./modules/sites/routes.ts";
 import { createSiteService } from "./modules/sites/service.ts";
@@ -92,6 +97,8 @@ export interface AppDeps {
    * configuration applied last; the admin API changes them in between.
    */
   netboxSettings?: NetboxSettingsInput;
+  /** A source that has not pushed for a site for this long makes the site's Reporting condition False (default 15 min). */
+  siteSilenceAfterMs?: number;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -190,15 +197,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 /** Each feature module: its service (with its repo) and its routes. */
 function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): void {
   const { prisma } = deps;
-  const { keystore, clients, listener, isShuttingDown } = shared;
+  const { keystore, clients, listener, isShuttingDown, registry } = shared;
+  const staleAfterMs = deps.staleAfterMs ?? 600_000;
   const readinessTimeoutMs = deps.readinessTimeoutMs ?? 1000;
   registerHealth(app, {
     service: createHealthService({ prisma, repo: healthRepo, readinessTimeoutMs, isShuttingDown }),
   });
-  registerSites(app, { service: createSiteService({ prisma, repo: siteRepo }) });
+  const sites = createSiteService({
+    prisma,
+    repo: siteRepo,
+    silenceAfterMs: deps.siteSilenceAfterMs ?? DEFAULT_SITE_SILENCE_AFTER_MS,
+  });
+  registerSites(app, { service: sites });
+  registerSiteMetrics(registry, sites);
   registerTopology(app, { service: createTopologyService({ prisma, repo: topologyRepo }) });
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
-  const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
+  const devices = createDeviceService({ prisma, staleAfterMs });
   registerDevices(app, { service: devices });
   registerReflections(app, {
     service: createReflectionService({ prisma, repo: reflectionRepo, devices, settings: netboxSettingsRepo }),
@@ -213,6 +227,9 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     );
     if (applied) app.log.info("NetBox settings applied from the hub's configuration");
   });
+  const discrepancies = createDiscrepancyService({ prisma, repo: discrepancyRepo, staleAfterMs });
+  registerDiscrepancies(app, { service: discrepancies });
+  registerDiscrepancyMetrics(registry, discrepancies);
   registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
   registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });

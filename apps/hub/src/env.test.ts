@@ -43,6 +43,13 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_BOOTSTRAP_ADMIN_SECRET: "short" })).toThrow(/FM_BOOTSTRAP_ADMIN_SECRET/);
   });
 
+  it("judges a site silent after 15 minutes unless FM_SITE_SILENCE_AFTER_S says otherwise", () => {
+    expect(parseEnv({}).FM_SITE_SILENCE_AFTER_S).toBe(900);
+    expect(parseEnv({ FM_SITE_SILENCE_AFTER_S: "120" }).FM_SITE_SILENCE_AFTER_S).toBe(120);
+    expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "5" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
+    expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "15m" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
+  });
+
   it("expects satellites in the environments the rollout guide names: dev, stg, prod", () => {
     const declared = (environment: string) =>
       parseEnv({ FM_EXPECTED_SATELLITES: JSON.stringify([{ name: "sys1-ice2", sites: ["keflavik"], environment }]) });

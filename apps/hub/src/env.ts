@@ -60,6 +60,8 @@ export const EnvSchema = z.object({
   FM_MIGRATE_ON_START: bool.default(true),
   /** A source that has not observed a device for this long makes it STALE, seconds (runbook: 10 min). */
   FM_STALE_AFTER_S: z.coerce.number().int().min(10).default(600),
+  /** A source that has not pushed a reflection for a site for this long makes the site's Reporting condition False, seconds. */
+  FM_SITE_SILENCE_AFTER_S: z.coerce.number().int().min(10).default(900),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */

@@ -69,6 +69,7 @@ async function start() {
       deviceFilters: env.FM_NETBOX_DEVICE_FILTERS,
       deviceRoleClassMapping: env.FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING,
     },
+    siteSilenceAfterMs: env.FM_SITE_SILENCE_AFTER_S * 1000,
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

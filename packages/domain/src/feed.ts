@@ -9,7 +9,7 @@ import { DeviceSchema } from "./devices.ts";
 import { DeviceRoleSchema, DeviceTypeSchema } from "./inventory.ts";
 import { JobSchema } from "./jobs.ts";
 import { NetboxSettingsSchema } from "./netbox-settings.ts";
-import { SiteSchema } from "./sites.ts";
+import { SiteRecordSchema } from "./sites.ts";
 import { SlurmBootstrapConfigSchema } from "./slurm-bootstrap.ts";
 
 export const FEED_MAX_WAIT_S = 60;
@@ -36,9 +36,9 @@ export const SlurmBootstrapConfigEventDataSchema = SlurmBootstrapConfigSchema.ex
  * the API represents it.
  */
 export const INVENTORY_EVENT_DATA = {
-  "site.created": SiteSchema,
-  "site.updated": SiteSchema,
-  "site.deleted": SiteSchema,
+  "site.created": SiteRecordSchema,
+  "site.updated": SiteRecordSchema,
+  "site.deleted": SiteRecordSchema,
   "device_role.created": DeviceRoleEventDataSchema,
   "device_role.updated": DeviceRoleEventDataSchema,
   "device_type.created": DeviceTypeSchema,

@@ -22,6 +22,7 @@ export * from "./audit.ts";
 export * from "./feed.ts";
 export * from "./identity.ts";
 export * from "./reflections.ts";
+export * from "./discrepancies.ts";
 export * from "./jobs.ts";
 export * from "./workflows.ts";
 export * from "./metrics.ts";

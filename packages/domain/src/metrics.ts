@@ -25,8 +25,20 @@ export const REFLECTOR_METRICS = {
  */
 export const MATRIX_OLDEST_UNDELIVERED_EVENT_AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
 
+/**
+ * The hub's own view of each satellite: seconds since it last accepted a reflection of a
+ * source for a site, labelled `site` (slug) and `source`. Read from the database at scrape
+ * time, so it grows while a site is silent even when the satellite's monitoring is gone.
+ */
+export const SITE_SOURCE_SILENCE_METRIC = "fleet_manager_site_source_silence_seconds";
+
+/** Open discrepancies between the sources, labelled `site` (slug) and `kind` (DISCREPANCY_KINDS). */
+export const DISCREPANCIES_METRIC = "fleet_manager_discrepancies";
+
 /** Every `fleet_manager_*` metric an alert or dashboard may read. */
 export const ALERTED_METRICS: readonly string[] = [
   ...Object.values(REFLECTOR_METRICS),
   MATRIX_OLDEST_UNDELIVERED_EVENT_AGE,
+  SITE_SOURCE_SILENCE_METRIC,
+  DISCREPANCIES_METRIC,
 ];

@@ -4,7 +4,23 @@ import { NetboxId, Slug, Timestamp, Uuid, PageQuery, listOf } from "./common.ts"
 const SiteName = z.string().trim().min(1).max(200);
 const Region = z.string().trim().min(1).max(100);
 
-export const SiteSchema = z
+export const SiteSourceSchema = z.object({
+  source: z.string().describe("Reflection source: netbox, ironic-overcloud, ironic-undercloud, slurm or health"),
+  lastAcceptedAt: Timestamp.describe("When the hub last accepted a reflection of this source for the site"),
+  silenceSeconds: z.number().int().describe("Seconds since then, as of the response"),
+  silent: z.boolean().describe("Silent for longer than the hub's window (FM_SITE_SILENCE_AFTER_S)"),
+});
+export type SiteSource = z.infer<typeof SiteSourceSchema>;
+
+export const SiteConditionSchema = z.object({
+  type: z.literal("Reporting"),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.enum(["AllSourcesReporting", "SourceSilent", "NoReflections"]),
+  message: z.string(),
+});
+export type SiteCondition = z.infer<typeof SiteConditionSchema>;
+
+export const SiteRecordSchema = z
   .object({
     id: Uuid,
     slug: Slug.describe("Fleet Manager / NetBox site slug, e.g. keflavik"),
@@ -19,7 +35,17 @@ export const SiteSchema = z
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
-  .meta({ id: "Site" });
+  .meta({ id: "SiteRecord" });
+/** A site's own fields: what the audit log and the feed record of a change. */
+export type SiteRecord = z.infer<typeof SiteRecordSchema>;
+
+/** The API's site: its fields, and what the hub derives when asked (its sources' silence). */
+export const SiteSchema = SiteRecordSchema.extend({
+  sources: z
+    .array(SiteSourceSchema)
+    .describe("Each source the hub has accepted a reflection of for this site, with its silence"),
+  conditions: z.array(SiteConditionSchema).describe("Reporting: False once a source is silent"),
+}).meta({ id: "Site" });
 export type Site = z.infer<typeof SiteSchema>;
 
 export const SiteCreateSchema = z
@@ -52,3 +78,53 @@ export type SiteListQuery = z.infer<typeof SiteListQuerySchema>;
 
 export const SiteListSchema = listOf(SiteSchema).meta({ id: "SiteList" });
 export type SiteList = z.infer<typeof SiteListSchema>;
+
+/** A site's silence is judged against this window unless FM_SITE_SILENCE_AFTER_S says otherwise. */
+export const DEFAULT_SITE_SILENCE_AFTER_MS = 15 * 60_000;
+
+/** When the hub last accepted a reflection of one source for a site. */
+export interface SourcePush {
+  source: string;
+  appliedAt: Date;
+}
+
+/** Each source that has ever pushed for the site, with its silence as of `now` (never negative). */
+export function siteSources(pushes: SourcePush[], now: Date, silenceAfterMs: number): SiteSource[] {
+  return [...pushes]
+    .sort((a, b) => a.source.localeCompare(b.source))
+    .map((p) => {
+      const silenceMs = Math.max(0, now.getTime() - p.appliedAt.getTime());
+      return {
+        source: p.source,
+        lastAcceptedAt: p.appliedAt.toISOString(),
+        silenceSeconds: Math.floor(silenceMs / 1000),
+        silent: silenceMs > silenceAfterMs,
+      };
+    });
+}
+
+/**
+ * The site's Reporting condition: False (SourceSilent) once a source that has pushed for the
+ * site has been silent for longer than the window, so a site whose agents went quiet shows in
+ * the hub even when the satellite's own monitoring went with them. Unknown before any push.
+ */
+export function siteReporting(sources: SiteSource[], silenceAfterMs: number): SiteCondition {
+  const window = `${Math.floor(silenceAfterMs / 1000)}s`;
+  if (!sources.length)
+    return {
+      type: "Reporting",
+      status: "Unknown",
+      reason: "NoReflections",
+      message: "The hub has not accepted a reflection for this site",
+    };
+  const silent = sources.filter((s) => s.silent);
+  if (!silent.length)
+    return {
+      type: "Reporting",
+      status: "True",
+      reason: "AllSourcesReporting",
+      message: `${sources.map((s) => s.source).join(", ")} reported within ${window}`,
+    };
+  const list = silent.map((s) => `${s.source} silent for ${s.silenceSeconds}s`).join(", ");
+  return { type: "Reporting", status: "False", reason: "SourceSilent", message: `${list} (window ${window})` };
+}

@@ -11,7 +11,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { feedRepo } from "../modules/feed/repo.ts";
 import { storedStatus, toDevice } from "../modules/devices/state.ts";
 import { analyzeInventory, deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
-import { toSite } from "../modules/sites/service.ts";
+import { siteFields } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
   { slug: "gpu-node", name: "GPU node", deviceClass: "GPU_COMPUTE" },
@@ -124,7 +124,7 @@ async function seedSite(prisma: PrismaClient, s: DemoSite, si: number, perSite: 
         resourceType: "site",
         resourceId: row.id,
         siteId: row.id,
-        data: toSite(row),
+        data: siteFields(row),
         requestId: null,
       },
     ]);

@@ -38,6 +38,25 @@ describe("HubClient against a real hub", () => {
     await expect(client.getSite(site.id)).rejects.toMatchObject({ status: 404, code: "site_not_found" });
   });
 
+  it("reads a site's discrepancies page by page, and the fleet-wide summary", async () => {
+    const site = await client.createSite({ slug: "client-disc", name: "D" });
+    // Three devices NetBox last observed a day ago, and no other source since.
+    await hub.db.prisma.device.createMany({
+      data: [0, 1, 2].map((i) => ({
+        siteId: site.id,
+        name: `client-disc-${i}`,
+        netboxObservedAt: new Date(Date.now() - 86_400_000),
+      })),
+    });
+    const page = await client.listSiteDiscrepancies(site.id, { limit: 2 });
+    expect(page).toMatchObject({ count: 3, nextCursor: expect.any(String) });
+    const names = [];
+    for await (const d of client.allSiteDiscrepancies(site.id, { kind: "unobserved" })) names.push(d.name);
+    expect(names.sort()).toEqual(["client-disc-0", "client-disc-1", "client-disc-2"]);
+    const summary = await client.discrepancySummary();
+    expect(summary.sites).toContainEqual({ siteId: site.id, slug: "client-disc", total: 3 });
+  });
+
   it("surfaces problem+json as HubApiError and sends a request the hub refused (4xx) only once", async () => {
     await client.createSite({ slug: "refused", name: "R" });
     const sent = reached();

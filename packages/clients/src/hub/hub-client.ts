@@ -16,6 +16,12 @@ import type { z } from "zod";
 import {
   DeviceListSchema,
   DeviceSchema,
+  DiscrepancyListSchema,
+  DiscrepancySummarySchema,
+  type Discrepancy,
+  type DiscrepancyKind,
+  type DiscrepancyList,
+  type DiscrepancySummary,
   NetboxSettingsSchema,
   type NetboxSettings,
   JobListSchema,
@@ -158,6 +164,24 @@ export class HubClient {
 
   allSites(query: { slug?: string; region?: string; q?: string } = {}): AsyncGenerator<Site> {
     return everyPage((cursor) => this.listSites({ ...query, limit: 1000, cursor }));
+  }
+
+  /** One page of a site's open discrepancies (`kind` filters). */
+  listSiteDiscrepancies(
+    siteId: string,
+    query: { limit?: number; cursor?: string; kind?: DiscrepancyKind } = {},
+  ): Promise<DiscrepancyList> {
+    return this.request("GET", `/api/v1/sites/${siteId}/discrepancies/`, DiscrepancyListSchema, { query }).then(
+      (r) => r.body,
+    );
+  }
+
+  allSiteDiscrepancies(siteId: string, query: { kind?: DiscrepancyKind } = {}): AsyncGenerator<Discrepancy> {
+    return everyPage((cursor) => this.listSiteDiscrepancies(siteId, { ...query, limit: 1000, cursor }));
+  }
+
+  discrepancySummary(): Promise<DiscrepancySummary> {
+    return this.request("GET", "/api/v1/discrepancies/summary", DiscrepancySummarySchema).then((r) => r.body);
   }
 
   getSite(id: string): Promise<{ site: Site; etag: string | null }> {

@@ -16,6 +16,7 @@ import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
+import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { resolveSiteId } from "../sites/repo.ts";
 import {
   deviceRepo,
@@ -313,7 +314,10 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
         else if (!cordoned && current.cordoned)
           Object.assign(changes, { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null });
         else if (cordoned && patch.cordonReason) changes.cordonReason = patch.cordonReason;
-        return (await apply(tx, ctx, current, changes, "operator")) ?? current;
+        const updated = (await apply(tx, ctx, current, changes, "operator")) ?? current;
+        // A cordon opens or closes the discrepancies that depend on it.
+        if (updated.cordoned !== current.cordoned) await reconcileDiscrepancies(tx, current.siteId, now());
+        return updated;
       });
       ctx.log.info({ deviceId: id, fields: Object.keys(patch) }, "device updated by operator");
       return toDeviceNow(row);

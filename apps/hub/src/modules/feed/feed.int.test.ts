@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { FeedPage, Site } from "@fm/domain";
+import type { FeedPage, SiteRecord } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { recordChange } from "../changes/recorder.ts";
 import type { Principal } from "../../lib/context.ts";
@@ -22,7 +22,7 @@ const read = async (after: string, opts: { limit?: number; wait?: number } = {})
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const writer: Principal = { id: "feed-test", kind: "local", scopes: new Set() };
 /** Event data as the feed's schema for site events requires it. */
-const siteData: Site = {
+const siteData: SiteRecord = {
   id: "0190a5b4-1234-7abc-8def-0123456789ab",
   slug: "feed-writer",
   name: "Feed writer",

@@ -150,6 +150,8 @@ export async function applyAnnotations(
   siteId: string,
   items: unknown[],
   observedAt: Date,
+  /** Receives the key of every item that matches no device (the result names only the first 100). */
+  unmatchedKeys: string[] = [],
 ): Promise<ReflectionResult> {
   // Only the columns matching and comparing need: most devices of most pushes are unchanged,
   // and their full rows (conditions, tags, notes …) are never looked at.
@@ -175,6 +177,7 @@ export async function applyAnnotations(
       : adapter.match(item, index);
     if (!device || seen.has(device.id)) {
       result.unmatched++;
+      unmatchedKeys.push(adapter.key(item));
       if (result.unmatchedItems.length < 100) result.unmatchedItems.push(adapter.key(item));
       continue;
     }

@@ -13,6 +13,7 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { analyzeInventory } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
+import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
@@ -82,6 +83,7 @@ export function createReflectionService({
           const t0 = performance.now();
           await requireSite(tx, siteId);
           await checkNotStale(repo, tx, siteId, source, observedAt);
+          const unmatchedKeys: string[] = [];
           const result =
             source === "netbox"
               ? await applyNetbox(
@@ -93,8 +95,19 @@ export function createReflectionService({
                   observedAt,
                   await roleClassMapping(tx, settings),
                 )
-              : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
+              : await applyAnnotations(
+                  tx,
+                  ctx,
+                  devices,
+                  adapterFor(source),
+                  source,
+                  siteId,
+                  items,
+                  observedAt,
+                  unmatchedKeys,
+                );
           await repo.saveLastPush(tx, siteId, source, observedAt);
+          await reconcileDiscrepancies(tx, siteId, new Date(), { source, keys: unmatchedKeys });
           ctx.log.info(
             {
               siteId,

@@ -7,6 +7,11 @@ import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export type SiteRow = Prisma.SiteGetPayload<object>;
+/** A site with when the hub last accepted each source's reflection (its silence is derived from that). */
+export type SiteWithPushes = Prisma.SiteGetPayload<{ include: typeof WITH_PUSHES }>;
+const WITH_PUSHES = {
+  reflectionStates: { select: { source: true, appliedAt: true } },
+} as const satisfies Prisma.SiteInclude;
 
 export interface SiteFilter {
   slug?: string | undefined;
@@ -28,12 +33,24 @@ function where(filter: SiteFilter): Prisma.SiteWhereInput {
 
 /** The only place that reads or writes the sites table. */
 export const siteRepo = {
-  async list(db: Db, filter: SiteFilter, page: PageRequest): Promise<RowPage<SiteRow>> {
-    return keysetRows(db.site, where(filter), page);
+  async list(db: Db, filter: SiteFilter, page: PageRequest): Promise<RowPage<SiteWithPushes>> {
+    return keysetRows(
+      { findMany: (args) => db.site.findMany({ ...args, include: WITH_PUSHES }), count: (args) => db.site.count(args) },
+      where(filter),
+      page,
+    );
   },
 
-  async findById(db: Db, id: string): Promise<SiteRow | null> {
-    return db.site.findUnique({ where: { id } });
+  async findById(db: Db, id: string): Promise<SiteWithPushes | null> {
+    return db.site.findUnique({ where: { id }, include: WITH_PUSHES });
+  },
+
+  /** Each site's last accepted push per source, for the silence metric: one row per (site, source). */
+  async lastPushes(db: Db): Promise<{ slug: string; source: string; appliedAt: Date }[]> {
+    const rows = await db.reflectionState.findMany({
+      select: { source: true, appliedAt: true, site: { select: { slug: true } } },
+    });
+    return rows.map((r) => ({ slug: r.site.slug, source: r.source, appliedAt: r.appliedAt }));
   },
 
   /** Reads the row and locks it for the rest of the transaction. */
@@ -49,8 +66,12 @@ export const siteRepo = {
     );
   },
 
-  async update(db: Db, id: string, data: SitePatch): Promise<SiteRow> {
-    return db.site.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() } });
+  async update(db: Db, id: string, data: SitePatch): Promise<SiteWithPushes> {
+    return db.site.update({
+      where: { id },
+      data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
+      include: WITH_PUSHES,
+    });
   },
 
   async delete(db: Db, id: string): Promise<void> {

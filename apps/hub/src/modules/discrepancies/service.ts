@@ -1,0 +1,136 @@
+/**
+ * The discrepancy report. Open discrepancies are kept with the time each was first seen:
+ * `reconcileDiscrepancies` rewrites a site's set inside the transaction of every accepted
+ * reflection and of every cordon change (the only writes that can open or close one), so a
+ * row's `first_seen_at` is when the hub first saw that disagreement, and it disappears the
+ * moment the sources agree. Kept, not derived from device history: history records each
+ * field's changes, and a disagreement is a relation between fields of several sources, so
+ * "since" would have to be replayed per kind. `unobserved` alone depends on the clock; the
+ * repo derives it when asked (see repo.ts).
+ */
+import { DISCREPANCY_KINDS, UNMATCHED_SOURCES, deviceDiscrepancies, unmatchedDiscrepancy } from "@fm/domain";
+import type {
+  Discrepancy,
+  DiscrepancyKind,
+  DiscrepancyList,
+  DiscrepancyListQuery,
+  DiscrepancySummary,
+} from "@fm/domain";
+import type { Db, PrismaClient } from "../../db/client.ts";
+import type { RequestContext } from "../../lib/context.ts";
+import { canonicalJson } from "../../lib/canonical-json.ts";
+import { keysetList } from "../../lib/paging.ts";
+import { requireSite } from "../sites/repo.ts";
+import { discrepancyRepo, type DiscrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
+
+/** What a push says about unmatched items: its source, and the key of every item matching no device. */
+export interface PushedUnmatched {
+  source: string;
+  keys: string[];
+}
+
+/**
+ * Rewrites the kept discrepancies of a site to what its devices say now: new ones are inserted
+ * with `now` as first seen, cleared ones deleted, open ones keep their first-seen time. The
+ * unmatched-item kinds of a source change only with a push of that source (`pushed`).
+ */
+export async function reconcileDiscrepancies(
+  db: Db,
+  siteId: string,
+  now: Date,
+  pushed?: PushedUnmatched,
+): Promise<void> {
+  await discrepancyRepo.lockSite(db, siteId);
+  const [devices, ironicReports, open] = await Promise.all([
+    discrepancyRepo.devices(db, siteId),
+    discrepancyRepo.ironicReports(db, siteId),
+    discrepancyRepo.open(db, siteId),
+  ]);
+  const wanted = new Map<string, KeptDiscrepancy>();
+  for (const d of devices)
+    for (const f of deviceDiscrepancies({ ...d, deviceClass: d.deviceRole?.deviceClass ?? null }, { ironicReports }))
+      wanted.set(`${f.kind}|${d.id}`, {
+        kind: f.kind,
+        subject: d.id,
+        deviceId: d.id,
+        name: d.name,
+        observed: f.observed,
+      });
+  const ownsUnmatched = pushed !== undefined && UNMATCHED_SOURCES.includes(pushed.source);
+  if (ownsUnmatched)
+    for (const key of new Set(pushed.keys)) {
+      const f = unmatchedDiscrepancy(pushed.source, key);
+      wanted.set(`${f.kind}|${f.subject}`, { ...f, deviceId: null, name: key.slice(0, 200) });
+    }
+  // An unmatched item of another source stays as its own last push left it.
+  const managed = (row: { kind: string; subject: string }) =>
+    row.subject.includes(":") ? ownsUnmatched && row.subject.startsWith(`${pushed!.source}:`) : true;
+  const gone: string[] = [];
+  for (const row of open) {
+    const key = `${row.kind}|${row.subject}`;
+    const want = wanted.get(key);
+    if (!want) {
+      if (managed(row)) gone.push(row.id);
+      continue;
+    }
+    wanted.delete(key);
+    if (canonicalJson(want.observed) !== canonicalJson(row.observed))
+      await discrepancyRepo.updateObserved(db, row.id, want.observed);
+  }
+  await discrepancyRepo.remove(db, gone);
+  await discrepancyRepo.insert(db, siteId, [...wanted.values()], now);
+}
+
+function toDiscrepancy(row: ReportRow): Discrepancy {
+  return {
+    id: row.id,
+    siteId: row.siteId,
+    kind: row.kind as DiscrepancyKind,
+    deviceId: row.deviceId,
+    name: row.name,
+    observed: row.observed ?? { "hub.lastObservedAt": row.lastSeenAt?.toISOString() ?? null },
+    since: row.since.toISOString(),
+  };
+}
+
+export interface DiscrepancyServiceDeps {
+  prisma: PrismaClient;
+  repo: DiscrepancyRepo;
+  /** A device no source has observed for this long is `unobserved` (FM_STALE_AFTER_S). */
+  staleAfterMs: number;
+  now?: () => Date;
+}
+
+export function createDiscrepancyService({
+  prisma,
+  repo,
+  staleAfterMs,
+  now = () => new Date(),
+}: DiscrepancyServiceDeps) {
+  return {
+    async list(_ctx: RequestContext, siteId: string, query: DiscrepancyListQuery): Promise<DiscrepancyList> {
+      await requireSite(prisma, siteId);
+      const at = now();
+      return keysetList(query, (page) => repo.page(prisma, siteId, query.kind, at, staleAfterMs, page), toDiscrepancy);
+    },
+
+    async summary(_ctx: RequestContext): Promise<DiscrepancySummary> {
+      const rows = await repo.counts(prisma, now(), staleAfterMs);
+      const byKind = Object.fromEntries(DISCREPANCY_KINDS.map((k) => [k, 0])) as Record<DiscrepancyKind, number>;
+      const sites = new Map<string, { siteId: string; slug: string; total: number }>();
+      for (const r of rows) {
+        byKind[r.kind as DiscrepancyKind] += r.n;
+        const site = sites.get(r.siteId) ?? { siteId: r.siteId, slug: r.slug, total: 0 };
+        site.total += r.n;
+        sites.set(r.siteId, site);
+      }
+      return { total: rows.reduce((n, r) => n + r.n, 0), byKind, sites: [...sites.values()] };
+    },
+
+    /** Open discrepancies per site (slug) and kind, for the metric. */
+    async counts(): Promise<{ slug: string; kind: string; n: number }[]> {
+      return repo.counts(prisma, now(), staleAfterMs);
+    },
+  };
+}
+export type DiscrepancyService = ReturnType<typeof createDiscrepancyService>;
