@@ -19,6 +19,7 @@ import type { z } from "zod";
 import { EnvSchema, parseEnv } from "../apps/hub/src/env.ts";
 import { CommonConfigSchema, loadConfig, satelliteName } from "../apps/satellite-agents/src/runtime/config.ts";
 import type { ProcessDefinition } from "../apps/satellite-agents/src/runtime/shell.ts";
+import { healthStatusAgent } from "../apps/satellite-agents/src/health-status-agent/agent.ts";
 import { netboxAgent } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
 import { openstackAgent } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
 import { workflowAgent } from "../apps/satellite-agents/src/workflow-agent/agent.ts";
@@ -58,6 +59,7 @@ const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env:
     "openstack-agent": agentProcess(openstackAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "workflow-agent": agentProcess(workflowAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
+    "health-status-agent": agentProcess(healthStatusAgent as unknown as ProcessDefinition<z.ZodRawShape>),
   };
 /** Variables the schema requires: those with neither a default nor optional. */
 const required = (shape: Record<string, z.ZodType>) =>
@@ -119,7 +121,12 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
 
 describe.each([
   ["fleet-manager-hub", HUB, HUB_EXAMPLE, ["api", "netbox-agent"]],
-  ["fleet-manager-satellite", SATELLITE, SATELLITE_EXAMPLE, ["openstack-agent", "workflow-agent", "temporal-worker"]],
+  [
+    "fleet-manager-satellite",
+    SATELLITE,
+    SATELLITE_EXAMPLE,
+    ["openstack-agent", "workflow-agent", "temporal-worker", "health-status-agent"],
+  ],
 ])("%s with the guide's example values", (_name, chart, example, components) => {
   let manifests: Manifest[];
   beforeAll(async () => {
@@ -255,6 +262,7 @@ describe("names the runbook's commands use", () => {
       ["openstack-agent", "openstack", "ironic-agent-sys1-ice2"],
       ["workflow-agent", "workflow", "workflow-agent-sys1-ice2"],
       ["temporal-worker", "temporal-worker", "temporal-worker-sys1-ice2"],
+      ["health-status-agent", "health-status", "health-status-agent-sys1-ice2"],
     ] as const) {
       const name = `fleet-manager-satellite-${component}`;
       expect(containerOf(byName[name]!).args).toEqual(["apps/satellite-agents/dist/main.js", process]);
@@ -265,6 +273,9 @@ describe("names the runbook's commands use", () => {
     for (const name of ["fleet-manager-satellite-workflow-agent", "fleet-manager-satellite-temporal-worker"])
       expect(env(name, "TEMPORAL_ADDRESS")).toBe("temporal-frontend.temporal.svc.cluster.local:7233");
     expect(env("fleet-manager-satellite-temporal-worker", "SLURM_URL")).toBe("https://10.20.30.40:6820");
+    expect(env("fleet-manager-satellite-health-status-agent", "MIMIR_BASE_URL")).toBe(
+      "https://mimir.nscale.com/prometheus",
+    );
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_KERNEL")).toBe(
       "5f0b2c8e-6c1a-4b1e-9a43-2d7f3c1e9b10",
     );
@@ -310,6 +321,23 @@ describe("values the render refuses, naming them", () => {
     });
     expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
     expect(error).toContain("/fleetManager/satellite/openstack/slurm/network");
+  });
+
+  it("the health-status agent enabled without Mimir's URL; disabled, it renders no Deployment and no Mimir secret", async () => {
+    expect(
+      await renderError(
+        SATELLITE,
+        SATELLITE_EXAMPLE,
+        (v) => (v.fleetManager.satellite.healthStatusAgent.mimir.baseUrl = ""),
+      ),
+    ).toContain("/fleetManager/satellite/healthStatusAgent/mimir/baseUrl");
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    values.fleetManager.satellite.healthStatusAgent.enabled = false;
+    const file = join(scratch, "no-health.json");
+    await writeFile(file, JSON.stringify(values));
+    const ms = await render(SATELLITE, file);
+    expect(deployments(ms).map((d) => d.metadata.name)).not.toContain("fleet-manager-satellite-health-status-agent");
+    expect(ms.map((m) => m.metadata.name)).not.toContain("fleet-manager-satellite-mimir");
   });
 
   it("a deploy kernel without its ramdisk", async () => {
