@@ -9,7 +9,7 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
-import { TRACE_ID_FIELD } from "@fm/domain";
+import { TRACE_ID_FIELD, type ImpairmentPolicy } from "@fm/domain";
 import { PgListener } from "./lib/pg-listener.ts";
 import { traceIdOf } from "./lib/trace.ts";
 import { auditRepo } from "./modules/audit/repo.ts";
@@ -81,6 +81,8 @@ export interface AppDeps {
   logger: Logger;
   /** A source that has not observed a device for this long makes it STALE (default 10 min). */
   staleAfterMs?: number;
+  /** Impairment cordon and release (health critical too long); default 10 min / 30 min / 10 %. */
+  impairment?: ImpairmentPolicy;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -182,7 +184,14 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
   const devices = createDeviceService({ prisma, staleAfterMs: deps.staleAfterMs ?? 600_000 });
   registerDevices(app, { service: devices });
-  registerReflections(app, { service: createReflectionService({ prisma, repo: reflectionRepo, devices }) });
+  registerReflections(app, {
+    service: createReflectionService({
+      prisma,
+      repo: reflectionRepo,
+      devices,
+      impairment: deps.impairment ?? { cordonAfterMs: 600_000, releaseAfterMs: 1_800_000, maxSiteFraction: 0.1 },
+    }),
+  });
   registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
   registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });

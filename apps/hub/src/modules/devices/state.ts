@@ -110,6 +110,7 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     cordonReason: d.cordonReason,
     cordonedBy: d.cordonedBy,
     cordonedAt: isoOrNull(d.cordonedAt),
+    cordonSource: d.cordonSource as Device["cordonSource"],
     notes: d.notes,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
@@ -138,6 +139,10 @@ export const TRACKED: { field: string; read: (d: DeviceBase) => unknown }[] = [
   },
   { field: "slurmState", read: (d) => (d.slurmState ? { state: d.slurmState, flags: d.slurmStateFlags } : null) },
   { field: "healthStatus", read: (d) => d.healthStatus },
-  { field: "cordoned", read: (d) => (d.cordoned ? { cordoned: true, reason: d.cordonReason } : { cordoned: false }) },
+  {
+    field: "cordoned",
+    read: (d) =>
+      d.cordoned ? { cordoned: true, reason: d.cordonReason, source: d.cordonSource } : { cordoned: false },
+  },
   { field: "operationalStatus", read: (d) => d.operationalStatus },
 ];

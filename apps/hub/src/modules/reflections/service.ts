@@ -7,10 +7,11 @@
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
 import { BadRequest, Conflict, Forbidden, agentMayWriteSource, itemSchemaFor } from "@fm/domain";
-import type { NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
+import type { ImpairmentPolicy, NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { DeviceService } from "../devices/service.ts";
+import { applyImpairment } from "../impairment/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
@@ -40,10 +41,13 @@ export function createReflectionService({
   prisma,
   repo,
   devices,
+  impairment,
 }: {
   prisma: PrismaClient;
   repo: ReflectionRepo;
   devices: DeviceService;
+  /** Impairment cordon and release after each health push; off when undefined. */
+  impairment?: ImpairmentPolicy | undefined;
 }) {
   return {
     async apply(
@@ -67,6 +71,8 @@ export function createReflectionService({
             source === "netbox"
               ? await applyNetbox(tx, ctx, devices, siteId, items as NetboxItem[], observedAt)
               : await applyAnnotations(tx, ctx, devices, adapterFor(source), source, siteId, items, observedAt);
+          if (source === "health" && impairment)
+            await applyImpairment(tx, ctx, devices, siteId, impairment, observedAt);
           await repo.saveLastPush(tx, siteId, source, observedAt);
           ctx.log.info(
             { siteId, source, ...result, unmatchedItems: undefined, ms: Math.round(performance.now() - t0) },

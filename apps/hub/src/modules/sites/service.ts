@@ -8,7 +8,15 @@ import { recordChange } from "../changes/recorder.ts";
 import type { SiteRepo, SiteRow } from "./repo.ts";
 
 export function toSite(row: SiteRow): Site {
-  return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const { impairmentHeldSince, impairmentHoldMessage, ...rest } = row;
+  return {
+    ...rest,
+    impairmentHold: impairmentHeldSince
+      ? { since: impairmentHeldSince.toISOString(), message: impairmentHoldMessage ?? "" }
+      : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }
 
 export interface SiteServiceDeps {
