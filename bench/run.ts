@@ -13,8 +13,9 @@
  *  9. ENROL jobs through hub, workflow agent, Temporal and worker vs driving Ironic directly (jobs.ts)
  *
  * 10. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
+ * 11. a health-status agent cycle for 10,000 devices on a real Prometheus vs the bare rule queries (health.ts)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|reflections|jobs|health>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -25,6 +26,7 @@ import { createTestDatabase } from "@fm/test-support/postgres";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { netboxSync } from "./netbox.ts";
+import { healthCycle } from "./health.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
@@ -267,4 +269,5 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+if (!only || only === "health") await healthCycle(report);
 process.exit(0);
