@@ -4,8 +4,9 @@
 -- Impairment never releases nor overrides an operator's cordon, so it must tell them apart.
 ALTER TABLE devices ADD COLUMN cordon_source varchar(20);
 UPDATE devices SET cordon_source = 'operator' WHERE cordoned;
-ALTER TABLE devices ADD CONSTRAINT devices_cordon_source_check
-  CHECK (cordon_source IN ('operator', 'impairment') AND cordoned OR cordon_source IS NULL AND NOT cordoned);
+-- A cordoned row without a source reads as an operator's (the API says so): impairment only ever
+-- releases what it marked itself.
+ALTER TABLE devices ADD CONSTRAINT devices_cordon_source_check CHECK (cordon_source IN ('operator', 'impairment'));
 
 -- Since when the health status has been what it is (the push that first observed it): the
 -- impairment windows are measured from it. Earlier rows start from their last observation.

@@ -110,7 +110,8 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     cordonReason: d.cordonReason,
     cordonedBy: d.cordonedBy,
     cordonedAt: isoOrNull(d.cordonedAt),
-    cordonSource: d.cordonSource as Device["cordonSource"],
+    // A cordon without a recorded source is an operator's: impairment always records its own.
+    cordonSource: d.cordoned ? ((d.cordonSource ?? "operator") as Device["cordonSource"]) : null,
     notes: d.notes,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
