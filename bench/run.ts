@@ -15,9 +15,10 @@
  *
  * 11. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
  * 12. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
- * 13. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
+ * 13. a health-status agent cycle for 10,000 devices on a real Prometheus vs the bare rule queries (health.ts)
+ * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|fuzz|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|health|fuzz|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -29,6 +30,7 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { slurmCycle } from "./slurm.ts";
 import { netboxSync } from "./netbox.ts";
+import { healthCycle } from "./health.ts";
 import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
 import { soak } from "./soak.ts";
@@ -348,6 +350,7 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+if (!only || only === "health") await healthCycle(report);
 if (!only || only === "fuzz") await fuzzRun(report);
 // Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
 if (only === "soak") await soak(report);

@@ -19,6 +19,7 @@ import type { z } from "zod";
 import { EnvSchema, parseEnv } from "../apps/hub/src/env.ts";
 import { CommonConfigSchema, loadConfig, satelliteName } from "../apps/satellite-agents/src/runtime/config.ts";
 import type { ProcessDefinition } from "../apps/satellite-agents/src/runtime/shell.ts";
+import { healthStatusAgent } from "../apps/satellite-agents/src/health-status-agent/agent.ts";
 import { netboxAgent } from "../apps/satellite-agents/src/netbox-agent/agent.ts";
 import { openstackAgent } from "../apps/satellite-agents/src/openstack-agent/agent.ts";
 import { slurmAgent } from "../apps/satellite-agents/src/slurm-agent/agent.ts";
@@ -60,6 +61,7 @@ const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env:
     "workflow-agent": agentProcess(workflowAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "slurm-agent": agentProcess(slurmAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
+    "health-status-agent": agentProcess(healthStatusAgent as unknown as ProcessDefinition<z.ZodRawShape>),
   };
 /** Variables the schema requires: those with neither a default nor optional. */
 const required = (shape: Record<string, z.ZodType>) =>
@@ -125,7 +127,7 @@ describe.each([
     "fleet-manager-satellite",
     SATELLITE,
     SATELLITE_EXAMPLE,
-    ["openstack-agent", "workflow-agent", "temporal-worker", "slurm-agent"],
+    ["openstack-agent", "workflow-agent", "temporal-worker", "slurm-agent", "health-status-agent"],
   ],
 ])("%s with the guide's example values", (_name, chart, example, components) => {
   let manifests: Manifest[];
@@ -273,6 +275,7 @@ describe("names the runbook's commands use", () => {
       ["openstack-agent", "openstack", "ironic-agent-sys1-ice2"],
       ["workflow-agent", "workflow", "workflow-agent-sys1-ice2"],
       ["temporal-worker", "temporal-worker", "temporal-worker-sys1-ice2"],
+      ["health-status-agent", "health-status", "health-status-agent-sys1-ice2"],
     ] as const) {
       const name = `fleet-manager-satellite-${component}`;
       expect(containerOf(byName[name]!).args).toEqual(["apps/satellite-agents/dist/main.js", process]);
@@ -283,6 +286,9 @@ describe("names the runbook's commands use", () => {
     for (const name of ["fleet-manager-satellite-workflow-agent", "fleet-manager-satellite-temporal-worker"])
       expect(env(name, "TEMPORAL_ADDRESS")).toBe("temporal-frontend.temporal.svc.cluster.local:7233");
     expect(env("fleet-manager-satellite-temporal-worker", "SLURM_URL")).toBe("https://10.20.30.40:6820");
+    expect(env("fleet-manager-satellite-health-status-agent", "MIMIR_BASE_URL")).toBe(
+      "https://mimir.nscale.com/prometheus",
+    );
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_KERNEL")).toBe(
       "5f0b2c8e-6c1a-4b1e-9a43-2d7f3c1e9b10",
     );
@@ -344,6 +350,23 @@ describe("values the render refuses, naming them", () => {
     expect(deployments(ms).map((d) => d.metadata.labels!["app.kubernetes.io/component"])).not.toContain("slurm-agent");
     const clients = ms.find((m) => m.metadata.name === "fleet-manager-satellite-hub-clients")!;
     expect(clients.spec.data.map((d: { secretKey: string }) => d.secretKey)).not.toContain("slurm");
+  });
+
+  it("the health-status agent enabled without Mimir's URL; disabled, it renders no Deployment and no Mimir secret", async () => {
+    expect(
+      await renderError(
+        SATELLITE,
+        SATELLITE_EXAMPLE,
+        (v) => (v.fleetManager.satellite.healthStatusAgent.mimir.baseUrl = ""),
+      ),
+    ).toContain("/fleetManager/satellite/healthStatusAgent/mimir/baseUrl");
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    values.fleetManager.satellite.healthStatusAgent.enabled = false;
+    const file = join(scratch, "no-health.json");
+    await writeFile(file, JSON.stringify(values));
+    const ms = await render(SATELLITE, file);
+    expect(deployments(ms).map((d) => d.metadata.name)).not.toContain("fleet-manager-satellite-health-status-agent");
+    expect(ms.map((m) => m.metadata.name)).not.toContain("fleet-manager-satellite-mimir");
   });
 
   it("a deploy kernel without its ramdisk", async () => {

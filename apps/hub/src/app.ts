@@ -11,7 +11,7 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
-import { DEFAULT_SITE_SILENCE_AFTER_MS, TRACE_ID_FIELD } from "@fm/domain";
+import { DEFAULT_SITE_SILENCE_AFTER_MS, TRACE_ID_FIELD, type ImpairmentPolicy } from "@fm/domain";
 import { PgListener } from "./lib/pg-listener.ts";
 import { traceIdOf } from "./lib/trace.ts";
 import { auditRepo } from "./modules/audit/repo.ts";
@@ -99,6 +99,8 @@ export interface AppDeps {
   netboxSettings?: NetboxSettingsInput;
   /** A source that has not pushed for a site for this long makes the site's Reporting condition False (default 15 min). */
   siteSilenceAfterMs?: number;
+  /** Impairment cordon and release (health critical too long); default 10 min / 30 min / 10 %. */
+  impairment?: ImpairmentPolicy;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -215,7 +217,13 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   const devices = createDeviceService({ prisma, staleAfterMs });
   registerDevices(app, { service: devices });
   registerReflections(app, {
-    service: createReflectionService({ prisma, repo: reflectionRepo, devices, settings: netboxSettingsRepo }),
+    service: createReflectionService({
+      prisma,
+      repo: reflectionRepo,
+      devices,
+      settings: netboxSettingsRepo,
+      impairment: deps.impairment ?? { cordonAfterMs: 600_000, releaseAfterMs: 1_800_000, maxSiteFraction: 0.1 },
+    }),
   });
   const netboxSettings = createNetboxSettingsService({ prisma, repo: netboxSettingsRepo });
   registerNetboxSettings(app, { service: netboxSettings });

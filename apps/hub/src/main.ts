@@ -70,6 +70,11 @@ async function start() {
       deviceRoleClassMapping: env.FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING,
     },
     siteSilenceAfterMs: env.FM_SITE_SILENCE_AFTER_S * 1000,
+    impairment: {
+      cordonAfterMs: env.FM_IMPAIRMENT_CORDON_AFTER_S * 1000,
+      releaseAfterMs: env.FM_IMPAIRMENT_RELEASE_AFTER_S * 1000,
+      maxSiteFraction: env.FM_IMPAIRMENT_MAX_SITE_FRACTION,
+    },
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

@@ -12,6 +12,7 @@ const PROCESSES: Record<string, () => Promise<ProcessDefinition<z.ZodRawShape>>>
   slurm: async () => (await import("./slurm-agent/agent.ts")).slurmAgent,
   netbox: async () => (await import("./netbox-agent/agent.ts")).netboxAgent,
   workflow: async () => (await import("./workflow-agent/agent.ts")).workflowAgent,
+  "health-status": async () => (await import("./health-status-agent/agent.ts")).healthStatusAgent,
   "temporal-worker": async () => (await import("./temporal-worker/worker.ts")).temporalWorker,
 };
 

@@ -4,4 +4,5 @@ export * from "./ironic/index.ts";
 export * from "./openstack/index.ts";
 export * from "./netbox/index.ts";
 export * from "./slurm/index.ts";
+export * from "./prometheus/index.ts";
 export { SourceUnavailableError } from "./http/index.ts";

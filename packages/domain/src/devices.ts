@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CordonSource } from "./impairment.ts";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 import { ConditionSchema } from "./device-conditions.ts";
@@ -55,6 +56,9 @@ export const DeviceSchema = z
     cordonReason: z.string().nullable(),
     cordonedBy: z.string().nullable(),
     cordonedAt: Timestamp.nullable(),
+    cordonSource: CordonSource.nullable().describe(
+      "operator (PATCH) or impairment (health critical too long; released when healthy again); null when not cordoned",
+    ),
     notes: z.string().nullable(),
     operationalStatus: OperationalStatus,
     conditions: z.array(ConditionSchema),

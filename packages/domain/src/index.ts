@@ -10,6 +10,7 @@ export {
   IRONIC_ALLOCATED_STATES,
   IRONIC_ENROLLING_STATES,
   IRONIC_FAILED_STATES,
+  HEALTHY_CHECK_STATUSES,
   type DeviceObservations,
 } from "./device-observations.ts";
 export * from "./device-conditions.ts";
@@ -27,3 +28,4 @@ export * from "./jobs.ts";
 export * from "./workflows.ts";
 export * from "./metrics.ts";
 export * from "./logging.ts";
+export * from "./impairment.ts";

@@ -31,6 +31,12 @@ export const SiteRecordSchema = z
     slurmEnabled: z.boolean().describe("The site runs the SLURM integration (burn-in, release SLURM step)"),
     configureDhcp: z.boolean().describe("Enrolment configures DHCP; off where DHCP is managed externally"),
     platformClassActivityReady: z.boolean().describe("Enrolment writes NetBox custom_fields.platform_class"),
+    impairmentHold: z
+      .object({ since: Timestamp, message: z.string() })
+      .nullable()
+      .describe(
+        "Set while impairment cordons are due but would exceed the site's limit (IMPAIRMENT_MAX_SITE_FRACTION): none is made",
+      ),
     version: z.number().int().describe("Increases with every change; the ETag is derived from it"),
     createdAt: Timestamp,
     updatedAt: Timestamp,

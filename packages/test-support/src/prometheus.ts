@@ -83,17 +83,24 @@ export async function startBlackboxExporter(): Promise<BlackboxPeer> {
   return { address: `127.0.0.1:${port}`, stop };
 }
 
-/** Prometheus with the given configuration (YAML text; rule file paths absolute). */
-export async function startPrometheus(configYaml: string): Promise<PrometheusPeer> {
+/**
+ * Prometheus with the given configuration (YAML text; rule file paths absolute). `routePrefix`
+ * serves every path under it (`/prometheus`, as Mimir serves its query API); `url` includes it.
+ */
+export async function startPrometheus(
+  configYaml: string,
+  opts: { routePrefix?: string } = {},
+): Promise<PrometheusPeer> {
   const dir = await mkdtemp(join(tmpdir(), "fm-prometheus-"));
   const config = join(dir, "prometheus.yml");
   await writeFile(config, configYaml);
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${port}${opts.routePrefix ?? ""}`;
   const s = run("prometheus", [
     `--config.file=${config}`,
     `--web.listen-address=127.0.0.1:${port}`,
     `--storage.tsdb.path=${join(dir, "data")}`,
+    ...(opts.routePrefix ? [`--web.route-prefix=${opts.routePrefix}`] : []),
   ]);
   const stop = async () => {
     await stopped(s);

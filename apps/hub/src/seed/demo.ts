@@ -247,6 +247,7 @@ function demoDevice(
     cordonReason: i % 97 === 5 ? "RMA: GPU 4 Xid 79 (fallen off the bus)" : null,
     cordonedBy: i % 97 === 5 ? "demo" : null,
     cordonedAt: i % 97 === 5 ? now : null,
+    cordonSource: i % 97 === 5 ? "operator" : null,
   };
   const derived = storedStatus(
     {

@@ -152,7 +152,7 @@ describe("device operator fields, history, audit and feed", () => {
         field: "cordoned",
         source: "operator",
         oldValue: { cordoned: false },
-        newValue: { cordoned: true, reason: "GPU 3 ECC errors" },
+        newValue: { cordoned: true, reason: "GPU 3 ECC errors", source: "operator" },
         requestId: "cordon-1",
       }),
       expect.objectContaining({

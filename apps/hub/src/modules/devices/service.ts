@@ -304,15 +304,23 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
         }
         const changes: DeviceChanges = {};
         if (patch.notes !== undefined) changes.notes = patch.notes;
-        if (cordoned && !current.cordoned)
+        // An operator's cordon takes over an impairment cordon: impairment will not release it.
+        if (patch.cordoned === true && !(current.cordoned && current.cordonSource === "operator"))
           Object.assign(changes, {
             cordoned: true,
             cordonReason: patch.cordonReason,
             cordonedBy: ctx.principal.id,
             cordonedAt: now(),
+            cordonSource: "operator",
           });
         else if (!cordoned && current.cordoned)
-          Object.assign(changes, { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null });
+          Object.assign(changes, {
+            cordoned: false,
+            cordonReason: null,
+            cordonedBy: null,
+            cordonedAt: null,
+            cordonSource: null,
+          });
         else if (cordoned && patch.cordonReason) changes.cordonReason = patch.cordonReason;
         const updated = (await apply(tx, ctx, current, changes, "operator")) ?? current;
         // A cordon opens or closes the discrepancies that depend on it.

@@ -111,6 +111,8 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     cordonReason: d.cordonReason,
     cordonedBy: d.cordonedBy,
     cordonedAt: isoOrNull(d.cordonedAt),
+    // A cordon without a recorded source is an operator's: impairment always records its own.
+    cordonSource: d.cordoned ? ((d.cordonSource ?? "operator") as Device["cordonSource"]) : null,
     notes: d.notes,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
@@ -160,6 +162,10 @@ export const TRACKED: { field: string; read: (d: DeviceBase) => unknown }[] = [
   },
   { field: "slurmState", read: (d) => (d.slurmState ? { state: d.slurmState, flags: d.slurmStateFlags } : null) },
   { field: "healthStatus", read: (d) => d.healthStatus },
-  { field: "cordoned", read: (d) => (d.cordoned ? { cordoned: true, reason: d.cordonReason } : { cordoned: false }) },
+  {
+    field: "cordoned",
+    read: (d) =>
+      d.cordoned ? { cordoned: true, reason: d.cordonReason, source: d.cordonSource } : { cordoned: false },
+  },
   { field: "operationalStatus", read: (d) => d.operationalStatus },
 ];

@@ -32,6 +32,7 @@ const siteData: SiteRecord = {
   slurmEnabled: false,
   configureDhcp: true,
   platformClassActivityReady: false,
+  impairmentHold: null,
   version: 1,
   createdAt: "2025-06-01T12:00:00.000Z",
   updatedAt: "2025-06-01T12:00:00.000Z",

@@ -20,7 +20,8 @@ export interface SourceAdapter {
   columns: readonly BulkColumn[];
   key(item: unknown): string;
   match(item: unknown, devices: DeviceIndex): DeviceRow | undefined;
-  changes(item: unknown): Changes;
+  /** The device's new fields; `device` and `observedAt` for fields that depend on what it was. */
+  changes(item: unknown, device: DeviceRow, observedAt: Date): Changes;
   observedBefore(d: DeviceRow): boolean;
   observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
   /** The Ironic node UUID an item carries: unique in the fleet, so another site may hold it. */
@@ -121,10 +122,19 @@ const health: SourceAdapter = {
     { field: "healthStatus", type: "varchar" },
     { field: "healthConditions", type: "jsonb" },
     { field: "healthObservedAt", type: "timestamptz" },
+    { field: "healthSince", type: "timestamptz" },
   ],
   key: (i) => (i as HealthItem).name,
   match: (i, idx) => idx.byName.get((i as HealthItem).name),
-  changes: (i) => ({ healthStatus: (i as HealthItem).status, healthConditions: (i as HealthItem).conditions }),
+  // healthSince moves only with the status: the impairment windows count from it.
+  changes: (i, d, observedAt) => {
+    const { status, conditions } = i as HealthItem;
+    return {
+      healthStatus: status,
+      healthConditions: conditions,
+      ...(d.healthStatus === status ? {} : { healthSince: observedAt }),
+    };
+  },
   observedBefore: (d) => d.healthObservedAt !== null,
 };
 
@@ -183,7 +193,7 @@ export async function applyAnnotations(
     }
     seen.add(device.id);
     // Compared as if already observed now: observing alone is not a change to record.
-    const changes = adapter.changes(item);
+    const changes = adapter.changes(item, device, observedAt);
     if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
     else result.unchanged++;
   }

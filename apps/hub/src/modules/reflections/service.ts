@@ -8,12 +8,13 @@
  */
 import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, Unprocessable } from "@fm/domain";
 import { agentMayWriteSource, itemSchemaFor, uniqueItemField } from "@fm/domain";
-import type { NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
+import type { ImpairmentPolicy, NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { analyzeInventory } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
+import { applyImpairment } from "../impairment/service.ts";
 import { requireSite } from "../sites/repo.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
@@ -57,12 +58,15 @@ export function createReflectionService({
   repo,
   devices,
   settings,
+  impairment,
 }: {
   prisma: PrismaClient;
   repo: ReflectionRepo;
   devices: DeviceService;
   /** The NetBox settings, whose role mapping (role slug -> device class) wins over a push's. */
   settings: NetboxSettingsRepo;
+  /** Impairment cordon and release after each health push; off when undefined. */
+  impairment?: ImpairmentPolicy | undefined;
 }) {
   return {
     async apply(
@@ -106,6 +110,8 @@ export function createReflectionService({
                   observedAt,
                   unmatchedKeys,
                 );
+          if (source === "health" && impairment)
+            await applyImpairment(tx, ctx, devices, siteId, impairment, observedAt);
           await repo.saveLastPush(tx, siteId, source, observedAt);
           await reconcileDiscrepancies(tx, siteId, new Date(), { source, keys: unmatchedKeys });
           ctx.log.info(

@@ -9,8 +9,15 @@ import type { SiteRepo, SiteRow, SiteWithPushes } from "./repo.ts";
 
 /** The site's own fields: what the audit log and the feed record of a change. */
 export function siteFields(row: SiteRow): SiteRecord {
-  const { reflectionStates: _pushes, ...fields } = row as SiteWithPushes;
-  return { ...fields, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+  const { reflectionStates: _pushes, impairmentHeldSince, impairmentHoldMessage, ...fields } = row as SiteWithPushes;
+  return {
+    ...fields,
+    impairmentHold: impairmentHeldSince
+      ? { since: impairmentHeldSince.toISOString(), message: impairmentHoldMessage ?? "" }
+      : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }
 
 /** The representation: the site's fields, and each source's silence as of `now` with the Reporting condition. */

@@ -1,0 +1,2 @@
+/** The Prometheus / Mimir query client. */
+export * from "./prometheus-client.ts";
