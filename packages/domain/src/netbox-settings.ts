@@ -11,7 +11,9 @@ import { DeviceClass } from "./inventory.ts";
 
 export const NetboxDeviceFilterSchema = z
   .strictObject({
-    site: Slug.describe("The Fleet Manager site (its slug is the NetBox site's)"),
+    site: Slug.describe(
+      "The Fleet Manager site (its slug is the NetBox site's); created when the hub has none, named from NetBox by its agent",
+    ),
     clusters: z
       .array(z.string().min(1).max(100))
       .min(1)
@@ -19,6 +21,7 @@ export const NetboxDeviceFilterSchema = z
       .describe("NetBox virtualization clusters (names) whose devices at the site are ingested"),
   })
   .describe("The NetBox clusters one site ingests");
+export type NetboxDeviceFilter = z.infer<typeof NetboxDeviceFilterSchema>;
 
 export const NetboxSettingsInputSchema = z
   .strictObject({

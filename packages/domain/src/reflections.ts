@@ -146,6 +146,19 @@ export const HealthItemSchema = z
   .meta({ id: "HealthReflectionItem" });
 export type HealthItem = z.infer<typeof HealthItemSchema>;
 
+/**
+ * The NetBox site a netbox push is for, as the agent read it: the hub applies it to the site of
+ * the push's URL only (a site the hub created from its NetBox settings gets NetBox's name and ids).
+ */
+export const NetboxReflectionSiteSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).describe("NetBox's site name"),
+    netboxSiteId: NetboxId.describe("NetBox's site id"),
+    netboxClusterId: NetboxId.nullable().describe("The NetBox cluster ingested, when exactly one; else null"),
+  })
+  .meta({ id: "NetboxReflectionSite" });
+export type NetboxReflectionSite = z.infer<typeof NetboxReflectionSiteSchema>;
+
 export const ReflectionBodySchema = z
   .strictObject({
     observedAt: Timestamp.describe(
@@ -158,6 +171,9 @@ export const ReflectionBodySchema = z
       .describe(
         "Items of the source's shape: NetboxReflectionItem, IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem",
       ),
+    site: NetboxReflectionSiteSchema.optional().describe(
+      "NetBox pushes only: NetBox's name and ids of the push's site, applied to that site when they differ",
+    ),
   })
   .meta({ id: "ReflectionPush" });
 export type ReflectionBody = z.infer<typeof ReflectionBodySchema>;

@@ -95,7 +95,11 @@ export async function resolveScope(netbox: NetboxClient, siteSlug: string, clust
     throw new FatalSetupError(
       `NetBox has no cluster ${missing.map((c) => `'${c}'`).join(", ")}: create it under Virtualization → Clusters (rollout guide, "Create the NetBox Cluster")`,
     );
-  return { siteId: sites[0]!.id, clusterIds: [...new Set(found.map((f) => f.id))].sort((a, b) => a - b) };
+  return {
+    siteId: sites[0]!.id,
+    siteName: sites[0]!.name,
+    clusterIds: [...new Set(found.map((f) => f.id))].sort((a, b) => a - b),
+  };
 }
 
 export const netboxAgent = loopAgent({

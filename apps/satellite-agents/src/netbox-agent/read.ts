@@ -10,6 +10,8 @@ import type { MapContext } from "./mapping.ts";
 
 export interface NetboxScope {
   siteId: number;
+  /** NetBox's name of the site (the hub names the site with it). */
+  siteName: string;
   /** The NetBox clusters whose devices at the site are ingested. */
   clusterIds: number[];
 }

@@ -1,6 +1,7 @@
 /**
  * The NetBox reflector (store `netbox-devices`): the site's devices in the configured NetBox
- * cluster, pushed to `PUT /sites/{id}/reflections/netbox/`.
+ * cluster, pushed to `PUT /sites/{id}/reflections/netbox/` with NetBox's name and ids of the site
+ * (the hub names a site it created from its NetBox settings with them).
  *
  * Reading 10,000 devices with 80,000 interfaces takes NetBox tens of seconds, so the reflector
  * does not do it every cycle. Every cycle it polls NetBox's change log and the MAC addresses
@@ -114,7 +115,13 @@ export class NetboxReflector implements ReflectorSpec<NetboxItem> {
 
   push(items: NetboxItem[], observedAt: Date): Promise<Record<string, unknown>> {
     const at = this.vouchedAt && this.vouchedAt < observedAt ? this.vouchedAt : observedAt;
-    return pushView(this.deps.hub, this.deps.site.id, "netbox", items, at);
+    const { siteId, siteName, clusterIds } = this.scope;
+    const site = {
+      name: siteName,
+      netboxSiteId: siteId,
+      netboxClusterId: clusterIds.length === 1 ? clusterIds[0]! : null,
+    };
+    return pushView(this.deps.hub, this.deps.site.id, "netbox", items, at, site);
   }
 
   classifyListError(err: unknown): string {

@@ -5,7 +5,7 @@
  * the next successful one carries every change since.
  */
 import type { HubClient } from "@fm/clients";
-import type { ReflectionSource } from "@fm/domain";
+import type { NetboxReflectionSite, ReflectionSource } from "@fm/domain";
 import type { CycleContext, HubOutagePolicy, LoopSpec } from "./loop.ts";
 import { CycleFailure, hubReason } from "./loop.ts";
 import { describeError } from "./log.ts";
@@ -38,10 +38,12 @@ export async function pushView(
   source: ReflectionSource,
   items: unknown[],
   observedAt: Date,
+  site?: NetboxReflectionSite,
 ): Promise<Record<string, unknown>> {
   const { created, updated, unchanged, missing, unmatched } = await hub.pushReflection(siteId, source, {
     observedAt: observedAt.toISOString(),
     items,
+    ...(site ? { site } : {}),
   });
   return { created, updated, unchanged, missing, unmatched };
 }

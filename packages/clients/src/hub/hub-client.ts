@@ -23,6 +23,7 @@ import {
   type DiscrepancyList,
   type DiscrepancySummary,
   NetboxSettingsSchema,
+  type NetboxReflectionSite,
   type NetboxSettings,
   JobListSchema,
   JobSchema,
@@ -239,10 +240,15 @@ export class HubClient {
   pushReflection(
     siteId: string,
     source: ReflectionSource,
-    body: { observedAt: string; items: unknown[] },
+    body: { observedAt: string; items: unknown[]; site?: NetboxReflectionSite },
   ): Promise<ReflectionResult> {
     return this.request("PUT", `/api/v1/sites/${siteId}/reflections/${source}/`, ReflectionResultSchema, {
-      body: { observedAt: body.observedAt, complete: true, items: body.items },
+      body: {
+        observedAt: body.observedAt,
+        complete: true,
+        items: body.items,
+        ...(body.site ? { site: body.site } : {}),
+      },
     }).then((r) => r.body);
   }
 

@@ -4,14 +4,24 @@
  * FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING, applied when they differ from the configuration last
  * applied) and through the admin API. Every change is audited and in the feed. A change of the
  * mapping re-classes the roles it names at once (audited, feed), since the hub owns a role's
- * device class.
+ * device class. A site the settings name that the hub has no Site for is created with the change
+ * (slug; its name is the slug until the site's netbox agent pushes NetBox's name and ids), so the
+ * site's agents and an FM_EXPECTED_SATELLITES satellite naming it can start.
  */
-import { NetboxSettingsSchema, type DeviceClass, type NetboxSettings, type NetboxSettingsInput } from "@fm/domain";
+import {
+  NetboxSettingsSchema,
+  type DeviceClass,
+  type NetboxDeviceFilter,
+  type NetboxSettings,
+  type NetboxSettingsInput,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges, type Change } from "../changes/recorder.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
+import { siteRepo } from "../sites/repo.ts";
+import { siteFields } from "../sites/service.ts";
 import type { NetboxSettingsRepo, NetboxSettingsRow } from "./repo.ts";
 
 export function toNetboxSettings(
@@ -30,6 +40,25 @@ export async function roleClassMapping(db: Db, repo: NetboxSettingsRepo): Promis
   return toNetboxSettings(await repo.get(db)).deviceRoleClassMapping;
 }
 
+/** A Site for each site the filters name that the hub does not have (slug; named by NetBox later). */
+async function createListedSites(tx: Db, filters: NetboxDeviceFilter[]): Promise<Change[]> {
+  const slugs = filters.map((f) => f.site);
+  const have = new Set((await siteRepo.findBySlugs(tx, slugs)).map((s) => s.slug));
+  const changes: Change[] = [];
+  for (const slug of slugs.filter((s) => !have.has(s))) {
+    const site = siteFields(await siteRepo.create(tx, { slug, name: slug }));
+    changes.push({
+      resourceType: "site",
+      resourceId: site.id,
+      siteId: site.id,
+      verb: "created",
+      before: null,
+      after: site,
+    });
+  }
+  return changes;
+}
+
 export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaClient; repo: NetboxSettingsRepo }) {
   async function write(
     ctx: ChangeContext,
@@ -42,10 +71,14 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
       const same =
         canonicalJson(before.deviceFilters) === canonicalJson(input.deviceFilters) &&
         canonicalJson(before.deviceRoleClassMapping) === canonicalJson(input.deviceRoleClassMapping);
-      if (same && !configured) return before;
+      const sites = await createListedSites(tx, input.deviceFilters);
+      if (same && !configured) {
+        await recordChanges(tx, ctx, sites);
+        return before;
+      }
       const row = await repo.save(tx, input, same ? current.version : current.version + 1, configured);
       const after = toNetboxSettings(row);
-      const changes: Change[] = [];
+      const changes: Change[] = [...sites];
       if (!same)
         changes.push({
           resourceType: "netbox_settings",
@@ -88,10 +121,19 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
       return write(ctx, input);
     },
 
-    /** At start: the configuration's settings, when they differ from the configuration last applied. */
+    /**
+     * At start: the configuration's settings, when they differ from the configuration last
+     * applied; else the sites the current settings name are created when missing.
+     */
     async applyConfigured(ctx: ChangeContext, configured: NetboxSettingsInput): Promise<boolean> {
       const row = await repo.get(prisma);
-      if (row?.configured && canonicalJson(row.configured) === canonicalJson(configured)) return false;
+      if (row?.configured && canonicalJson(row.configured) === canonicalJson(configured)) {
+        await prisma.$transaction(async (tx) => {
+          const current = toNetboxSettings(await repo.lock(tx));
+          await recordChanges(tx, ctx, await createListedSites(tx, current.deviceFilters));
+        });
+        return false;
+      }
       await write(ctx, configured, configured);
       return true;
     },

@@ -240,3 +240,58 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
     expect((await devices()).map((d) => [d.name, d.version])).toEqual(before.map((d) => [d.name, d.version]));
   });
 });
+
+describe("a NetBox push's `site`: NetBox's name and ids of the push's own site", () => {
+  type Site = { id: string; slug: string; name: string; netboxSiteId: number | null; netboxClusterId: number | null };
+  const pushSite = (site: string, token: string, body: Record<string, unknown>) =>
+    fetch(`${hub.url}/api/v1/sites/${site}/reflections/netbox/`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", ...bearer(token) },
+      body: JSON.stringify({ observedAt: new Date().toISOString(), complete: true, items: [], ...body }),
+    });
+
+  it("names the pushed site and sets its NetBox ids (audited, in the feed), once; another site's push cannot touch it", async () => {
+    // A site as the hub creates it from its NetBox settings: the slug, nothing from NetBox yet.
+    const bergen = (
+      await api<Site>("/api/v1/sites/", { method: "POST", body: JSON.stringify({ slug: "bgo9", name: "bgo9" }) })
+    ).body;
+    const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+      "/api/v1/satellites/",
+      { method: "POST", body: JSON.stringify({ name: "sys9-bgo9", siteIds: [bergen.id], environment: "dev" }) },
+    );
+    const s = sat.body.secrets.find((x) => x.agent === "netbox")!;
+    const agent = await clientToken(hub.url, s.clientId, s.clientSecret);
+    const oslo = (await api<Site>(`/api/v1/sites/${siteId}`)).body;
+    const updates = async () =>
+      (
+        await api<{ items: Array<{ type: string; resourceId: string; data: Site }> }>(
+          "/api/v1/feeds/inventory/?limit=1000",
+        )
+      ).body.items.filter((e) => e.type === "site.updated");
+    const before = (await updates()).length;
+
+    const site = { name: "Bergen 9", netboxSiteId: 41, netboxClusterId: 7 };
+    expect((await pushSite(bergen.id, agent, { site })).status).toBe(200);
+    expect((await api<Site>(`/api/v1/sites/${bergen.id}`)).body).toMatchObject({ slug: "bgo9", ...site });
+    const events = (await updates()).slice(before);
+    expect(events.map((e) => [e.resourceId, e.data.name])).toEqual([[bergen.id, "Bergen 9"]]);
+    const audit = await api<{ items: Array<{ action: string; principal: string }> }>(
+      `/api/v1/audit/?resourceType=site&resourceId=${bergen.id}&action=site.update`,
+    );
+    expect(audit.body.items).toEqual([expect.objectContaining({ principal: "netbox-agent-sys9-bgo9" })]);
+
+    // The same again writes nothing.
+    expect((await pushSite(bergen.id, agent, { site })).status).toBe(200);
+    expect((await updates()).slice(before)).toHaveLength(1);
+
+    // The agent of bgo9 cannot push to Oslo, with or without `site`; Oslo keeps its name and ids.
+    expect((await pushSite(siteId, agent, { site: { ...site, name: "Not Oslo" } })).status).toBe(403);
+    expect((await api<Site>(`/api/v1/sites/${siteId}`)).body).toEqual(oslo);
+
+    // `site` is for NetBox pushes and must be whole: 400 naming the field, nothing written.
+    const bad = await pushSite(bergen.id, agent, { site: { name: "Bergen 9", netboxSiteId: -1, netboxClusterId: 7 } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain("body.site");
+    expect((await api<Site>(`/api/v1/sites/${bergen.id}`)).body).toMatchObject(site);
+  });
+});

@@ -8,14 +8,23 @@
  */
 import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, Unprocessable } from "@fm/domain";
 import { agentMayWriteSource, itemSchemaFor, uniqueItemField } from "@fm/domain";
-import type { ImpairmentPolicy, NetboxItem, ReflectionBody, ReflectionResult, ReflectionSource } from "@fm/domain";
+import type {
+  ImpairmentPolicy,
+  NetboxItem,
+  NetboxReflectionSite,
+  ReflectionBody,
+  ReflectionResult,
+  ReflectionSource,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { analyzeInventory } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
+import { recordChange } from "../changes/recorder.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { applyImpairment } from "../impairment/service.ts";
-import { requireSite } from "../sites/repo.ts";
+import { requireSite, siteRepo } from "../sites/repo.ts";
+import { siteFields } from "../sites/service.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
 import type { NetboxSettingsRepo } from "../netbox-settings/repo.ts";
@@ -79,6 +88,10 @@ export function createReflectionService({
       if (!agent || !agentMayWriteSource(agent, siteId, source)) {
         throw new Forbidden("reflection_not_allowed", `This agent may not write '${source}' state at this site`);
       }
+      if (body.site && source !== "netbox")
+        throw new BadRequest("validation_failed", "Only a NetBox push may carry `site`", {
+          errors: [{ path: "body.site", message: "only for the netbox source" }],
+        });
       const items = parseItems(source, body.items);
       const observedAt = new Date(body.observedAt);
       checkClock(observedAt);
@@ -87,6 +100,7 @@ export function createReflectionService({
           const t0 = performance.now();
           await requireSite(tx, siteId);
           await checkNotStale(repo, tx, siteId, source, observedAt);
+          if (body.site) await applyNetboxSite(tx, ctx, siteId, body.site);
           const unmatchedKeys: string[] = [];
           const result =
             source === "netbox"
@@ -140,6 +154,30 @@ export function createReflectionService({
       return result;
     },
   };
+}
+
+/**
+ * NetBox's name and ids of the push's own site (the URL's: the agent may write its own site's
+ * NetBox fields and nothing else), written only when they differ (audited, `site.updated`).
+ */
+async function applyNetboxSite(tx: Db, ctx: RequestContext, siteId: string, pushed: NetboxReflectionSite) {
+  const current = (await siteRepo.lockById(tx, siteId))!;
+  if (
+    current.name === pushed.name &&
+    current.netboxSiteId === pushed.netboxSiteId &&
+    current.netboxClusterId === pushed.netboxClusterId
+  )
+    return;
+  const updated = await siteRepo.update(tx, siteId, pushed);
+  await recordChange(tx, ctx, {
+    resourceType: "site",
+    resourceId: siteId,
+    siteId,
+    verb: "updated",
+    before: siteFields(current),
+    after: siteFields(updated),
+  });
+  ctx.log.info({ siteId, name: pushed.name, netboxSiteId: pushed.netboxSiteId }, "site updated from NetBox");
 }
 
 /** Devices a push must write, and at least a tenth of the items, for the tables to be re-analysed. */
