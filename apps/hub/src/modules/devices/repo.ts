@@ -157,6 +157,8 @@ const DEVICE_FIELDS = [
   "cordonReason",
   "cordonedBy",
   "cordonedAt",
+  "cordonSource",
+  "healthSince",
   "notes",
   "operationalStatus",
   "conditions",
@@ -164,6 +166,10 @@ const DEVICE_FIELDS = [
   "createdAt",
   "updatedAt",
 ] as const satisfies readonly (keyof DeviceBase)[];
+// Every column, or the one-statement read silently drops it (a new column must be listed above).
+type UnreadDeviceColumn = Exclude<keyof DeviceBase, (typeof DEVICE_FIELDS)[number]>;
+const everyDeviceColumnRead: [UnreadDeviceColumn] extends [never] ? true : UnreadDeviceColumn = true;
+void everyDeviceColumnRead;
 
 /**
  * Full device rows (DEVICE_INCLUDE's shape) in one statement, relations and interfaces built
