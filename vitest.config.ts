@@ -2,9 +2,9 @@ import { defineConfig } from "vitest/config";
 
 /**
  * Three projects, each runnable alone (`npm run test:unit|test:int|test:e2e`):
- *  - unit: pure code, no database and no peer (`*.test.ts`, and `test/*.test.ts` about the repository, the Helm charts included);
+ *  - unit: pure code, no database and no peer (`*.test.ts`, and `test/*.test.ts` about the repository);
  *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`), and
- *    infra/'s alert rules against promtool (`test/*.int.test.ts`);
+ *    infra/'s alert rules and Helm charts against promtool and helm (`test/*.int.test.ts`);
  *  - e2e: several real processes talking over HTTP (`test/*.e2e.test.ts`).
  * The database projects share a global setup that migrates one template database per run.
  */
