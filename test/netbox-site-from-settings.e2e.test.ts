@@ -3,6 +3,7 @@
  * it at start from FM_NETBOX_DEVICE_FILTERS (before FM_EXPECTED_SATELLITES, whose satellite for it
  * is then created), and `npm run agent -- netbox` starts against it (no NETBOX_CLUSTER: the
  * clusters come from the hub) and names it with NetBox's name and ids as it pushes the devices.
+ * The NetBox token holds exactly the rollout guide's permissions plus the ones docs/agents.md adds.
  */
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type { Device, Site } from "@fm/domain";
@@ -13,6 +14,22 @@ import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
+/** The rollout guide's "Required NetBox Object Permissions" table: its reads, and its writes. */
+const GUIDE_PERMISSIONS = [
+  ...["site", "location", "rack", "devicetype", "devicerole", "device", "interface", "cable", "macaddress"],
+  ...["module", "consoleport", "consoleserverport"],
+]
+  .map((m) => `dcim.view_${m}`)
+  .concat(["ipam.view_ipaddress", "ipam.view_prefix", "extras.view_tag"])
+  .concat([
+    "dcim.change_device",
+    "dcim.change_interface",
+    "dcim.add_macaddress",
+    "dcim.add_cable",
+    "dcim.delete_cable",
+  ]);
+/** What docs/agents.md ("NetBox token permissions") adds to the guide's table. */
+const DOCUMENTED_ADDITIONS = ["core.view_objectchange", "virtualization.view_cluster", "extras.view_configcontext"];
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
@@ -29,7 +46,11 @@ const api = async <T>(path: string, method = "GET") => {
 };
 
 beforeAll(async () => {
-  nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 2, devicesPerSite: 12 }) });
+  nb = await startNetboxServer({
+    token: TOKEN,
+    data: realisticFleet({ sites: 2, devicesPerSite: 12 }),
+    permissions: [...GUIDE_PERMISSIONS, ...DOCUMENTED_ADDITIONS],
+  });
   cleanups.push(() => nb.stop());
   const db = await createTestDatabase(inject("templateDatabase"));
   cleanups.push(() => db.drop());
@@ -84,4 +105,13 @@ it("creates the site from the settings at start, its satellite too, and the agen
     netboxClusterId: nbCluster.id,
   });
   expect(nbSite.name).not.toBe("iad1");
+  // With exactly those permissions nothing the agent reads is refused: not its full read (above),
+  // nor the change-log and MAC polls of the cycles after it.
+  const polls = () => nb.requests.filter((r) => r.path === "/api/core/object-changes/").length;
+  await eventually(() => expect(polls()).toBeGreaterThanOrEqual(2), 30_000);
+  const refused = await agent.metric("fleet_manager_reflector_errors_total", {
+    store: "netbox-devices",
+    reason: "netbox_permission",
+  });
+  expect(refused ?? 0).toBe(0);
 }, 90_000);

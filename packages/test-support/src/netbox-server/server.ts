@@ -77,6 +77,12 @@ export interface StartNetboxServerOptions {
   /** Object types ("dcim.macaddress") the token's user may neither view nor change: 403. */
   deniedObjectTypes?: string[];
   /**
+   * When set, the model permissions the token's user holds, as NetBox names them
+   * (`dcim.view_device`, `dcim.change_device`): a read of a model needs its `view_`, a write its
+   * `change_` (NetBox's ObjectPermission actions), or 403 as NetBox answers. Unset: every one.
+   */
+  permissions?: string[];
+  /**
    * Build absolute URLs (`url`, `next`, ...) on this origin instead of the request's Host, as a
    * NetBox behind a reverse proxy without USE_X_FORWARDED_HOST does.
    */
@@ -97,6 +103,7 @@ interface Context {
   data: NetboxData;
   tokens: Set<string>;
   denied: Set<string>;
+  permissions: Set<string> | undefined;
   requests: NetboxRequestLog[];
   publicUrl: string | undefined;
   now: () => Date;
@@ -201,7 +208,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   const match = /^\/api\/([a-z-]+\/[a-z-]+)\/(?:(\d+)\/)?$/.exec(url.pathname);
   const ep = match ? ENDPOINTS.find((e) => e.path === match[1]) : undefined;
   if (!ep || !match) return send(res, 404, { detail: "Not found." }, requestId);
-  if (ctx.denied.has(ep.objectType))
+  if (ctx.denied.has(ep.objectType) || !holds(ctx, ep.objectType, method))
     return send(res, 403, { detail: "You do not have permission to perform this action." }, requestId);
 
   const v = new View(ctx.data, base, ctx.release);
@@ -261,11 +268,27 @@ function serverError(res: ServerResponse, err: unknown): void {
   );
 }
 
+/** Whether the token's user holds the model permission a request needs ("dcim.device" + GET: dcim.view_device). */
+function holds(ctx: Context, objectType: string, method: string): boolean {
+  if (!ctx.permissions) return true;
+  const [app, model] = objectType.split(".");
+  const action =
+    method === "GET" || method === "HEAD"
+      ? "view"
+      : method === "POST"
+        ? "add"
+        : method === "DELETE"
+          ? "delete"
+          : "change";
+  return ctx.permissions.has(`${app}.${action}_${model}`);
+}
+
 export async function startNetboxServer(opts: StartNetboxServerOptions): Promise<NetboxServer> {
   const ctx: Context = {
     data: opts.data ?? emptyNetboxData(),
     tokens: new Set(Array.isArray(opts.token) ? opts.token : [opts.token]),
     denied: new Set(opts.deniedObjectTypes ?? []),
+    permissions: opts.permissions && new Set(opts.permissions),
     requests: [],
     publicUrl: opts.publicUrl,
     now: opts.now ?? (() => new Date()),
