@@ -108,7 +108,7 @@ it("creates the site from the settings at start, its satellite too, and the agen
   // With exactly those permissions nothing the agent reads is refused: not its full read (above),
   // nor the change-log and MAC polls of the cycles after it.
   const polls = () => nb.requests.filter((r) => r.path === "/api/core/object-changes/").length;
-  await eventually(() => expect(polls()).toBeGreaterThanOrEqual(2), 30_000);
+  await eventually(async () => expect(polls()).toBeGreaterThanOrEqual(2), 30_000);
   const refused = await agent.metric("fleet_manager_reflector_errors_total", {
     store: "netbox-devices",
     reason: "netbox_permission",

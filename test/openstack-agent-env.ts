@@ -21,7 +21,7 @@ import { createNode, startIronic, type IronicPeer } from "@fm/test-support/ironi
 import { eventually } from "@fm/test-support/wait";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { startTcpProxy } from "@fm/test-support/tcp-proxy";
-import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
+import { ADMIN_SECRET, clientToken, hubApi, startHub, type HubProcess } from "@fm/test-support/process";
 
 export const INTERVAL_S = 1;
 
@@ -74,22 +74,10 @@ async function setUp(cleanups: (() => Promise<unknown>)[], stop: () => Promise<v
   const hubUrl = `http://127.0.0.1:${hubProxy.port}`;
   let admin = "";
 
-  const api = async <T = unknown>(
-    path: string,
-    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
-  ): Promise<{ status: number; body: T; headers: Headers }> => {
-    const res = await fetch(`${hubUrl}${path}`, {
-      method: init.method ?? "GET",
-      headers: {
-        ...bearer(admin),
-        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-        ...init.headers,
-      },
-      body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
-  };
+  const api = hubApi(
+    () => hubUrl,
+    () => admin,
+  );
   const device = async (name: string): Promise<Device> => {
     const r = await api<{ items: Device[] }>(`/api/v1/devices/?nameExact=${name}`);
     expect(r.status).toBe(200);

@@ -14,7 +14,7 @@ import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import { startAgent, type AgentProcess } from "@fm/test-support/agents";
 import { createTestDatabase } from "@fm/test-support/postgres";
-import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
+import { ADMIN_SECRET, clientToken, hubApi, startHub, type HubProcess } from "@fm/test-support/process";
 import { setNodeState, slurmCommand, startSlurm, type SlurmPeer } from "@fm/test-support/slurm";
 import { eventually } from "@fm/test-support/wait";
 
@@ -43,22 +43,10 @@ let agent: AgentProcess;
 let admin: string;
 let tokenFile: string;
 
-async function api<T = unknown>(
-  path: string,
-  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
-) {
-  const res = await fetch(`${hub.url}${path}`, {
-    method: init.method ?? "GET",
-    headers: {
-      ...bearer(admin),
-      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-      ...init.headers,
-    },
-    body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
-}
+const api = hubApi(
+  () => hub.url,
+  () => admin,
+);
 const device = async (name: string): Promise<Device> => {
   const r = await api<{ items: Device[] }>(`/api/v1/devices/?nameExact=${name}`);
   expect(r.status).toBe(200);

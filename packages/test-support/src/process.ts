@@ -37,6 +37,33 @@ export async function clientToken(url: string, clientId: string, secret: string,
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+export interface HubAnswer<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+export type HubApi = <T = unknown>(
+  path: string,
+  init?: { method?: string; body?: unknown; headers?: Record<string, string> },
+) => Promise<HubAnswer<T>>;
+
+/** Calls a hub's API as a caller would: JSON in and out, the token given (read at each call). */
+export function hubApi(baseUrl: () => string, token: () => string): HubApi {
+  return async (path, init = {}) => {
+    const res = await fetch(`${baseUrl()}${path}`, {
+      method: init.method ?? "GET",
+      headers: {
+        ...bearer(token()),
+        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+        ...init.headers,
+      },
+      body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as never, headers: res.headers };
+  };
+}
+
 export interface HubLogOptions {
   /**
    * "all" (default) keeps every log line, parsed; "errors" parses and keeps the lines up to
