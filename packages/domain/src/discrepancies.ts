@@ -9,7 +9,7 @@
  *  - ironic_available_netbox_staged  Ironic offers the node (`available`) while NetBox still says
  *                                 `staged`.
  *  - slurm_drained_externally     SLURM drains the node for a reason that is not the hub's cordon
- *                                 (SLURM_CORDON_REASON_PREFIX), while the hub has it uncordoned
+ *                                 (CORDON_REASON_PREFIX), while the hub has it uncordoned
  *                                 and so allocatable.
  *  - health_critical_not_cordoned the health checker says `critical` and the device is not cordoned.
  *  - unobserved                   no source has observed the device for longer than the staleness
@@ -19,6 +19,7 @@
  */
 import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { CORDON_REASON_PREFIX } from "./impairment.ts";
 
 export const DISCREPANCY_KINDS = [
   "netbox_active_without_ironic_node",
@@ -31,9 +32,6 @@ export const DISCREPANCY_KINDS = [
 ] as const;
 export const DiscrepancyKind = z.enum(DISCREPANCY_KINDS);
 export type DiscrepancyKind = z.infer<typeof DiscrepancyKind>;
-
-/** The reason the hub's own SLURM drain carries: a drain with another reason is someone else's. */
-export const SLURM_CORDON_REASON_PREFIX = "fleet-manager cordon:";
 
 /** Device classes whose machines Ironic manages (a switch has no Ironic node, and that is fine). */
 export const IRONIC_MANAGED_CLASSES: readonly string[] = ["GPU_COMPUTE", "CPU_BAREMETAL", "CPU_HYPERVISOR"];
@@ -82,7 +80,7 @@ export function deviceDiscrepancies(d: DiscrepancyDevice, site: { ironicReports:
     });
   const slurmWords = [d.slurmState, ...d.slurmStateFlags].filter((w): w is string => w !== null);
   const drained = slurmWords.some((w) => SLURM_DRAIN_WORDS.includes(w.toUpperCase()));
-  const ours = d.slurmReason?.startsWith(SLURM_CORDON_REASON_PREFIX) ?? false;
+  const ours = d.slurmReason?.startsWith(CORDON_REASON_PREFIX) ?? false;
   if (d.slurmObservedAt !== null && drained && !ours && !d.cordoned)
     found.push({
       kind: "slurm_drained_externally",

@@ -13,6 +13,14 @@ export const CORDON_SOURCES = ["operator", "impairment"] as const;
 export const CordonSource = z.enum(CORDON_SOURCES);
 export type CordonSource = z.infer<typeof CordonSource>;
 
+/**
+ * How a cordon reads in Ironic and SLURM: the OpenStack agent's maintenance reason and the SLURM
+ * agent's drain reason are this and the cordon's reason. The prefix marks the maintenance or
+ * drain as the hub's own (only such is ever cleared; the discrepancy report calls any other drain
+ * someone else's), and it lives in Ironic and SLURM, so that holds across agent restarts.
+ */
+export const CORDON_REASON_PREFIX = "fleet-manager cordon: ";
+
 export interface ImpairmentPolicy {
   cordonAfterMs: number;
   releaseAfterMs: number;

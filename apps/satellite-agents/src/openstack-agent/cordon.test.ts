@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { IronicItem } from "@fm/domain";
-import { MAINTENANCE_MARKER, planMaintenance } from "./cordon.ts";
+import { CORDON_REASON_PREFIX, type IronicItem } from "@fm/domain";
+import { planMaintenance } from "./cordon.ts";
 
 const node = (
   uuid: string,
@@ -32,14 +32,14 @@ describe("planMaintenance", () => {
       ],
     );
     expect(plan).toEqual([
-      { uuid: U1, name: "gpu-1", action: "set", reason: `${MAINTENANCE_MARKER}RMA 42` },
-      { uuid: U2, name: "gpu-2", action: "set", reason: `${MAINTENANCE_MARKER}cordoned in Fleet Manager` },
+      { uuid: U1, name: "gpu-1", action: "set", reason: `${CORDON_REASON_PREFIX}RMA 42` },
+      { uuid: U2, name: "gpu-2", action: "set", reason: `${CORDON_REASON_PREFIX}cordoned in Fleet Manager` },
     ]);
   });
 
   it("clears only its own maintenance once the device is uncordoned", () => {
     const plan = planMaintenance(
-      [node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}RMA 42`), node(U2, "gpu-2", true, "operator: swapping PSU")],
+      [node(U1, "gpu-1", true, `${CORDON_REASON_PREFIX}RMA 42`), node(U2, "gpu-2", true, "operator: swapping PSU")],
       [],
     );
     expect(plan).toEqual([{ uuid: U1, name: "gpu-1", action: "clear" }]);
@@ -55,13 +55,13 @@ describe("planMaintenance", () => {
   });
 
   it("refreshes its own reason when the cordon reason changes, and does nothing when in step", () => {
-    const current = node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}old`);
+    const current = node(U1, "gpu-1", true, `${CORDON_REASON_PREFIX}old`);
     expect(planMaintenance([current], [{ name: "gpu-1", nodeUuid: U1, reason: "new" }])).toEqual([
-      { uuid: U1, name: "gpu-1", action: "set", reason: `${MAINTENANCE_MARKER}new` },
+      { uuid: U1, name: "gpu-1", action: "set", reason: `${CORDON_REASON_PREFIX}new` },
     ]);
     expect(
       planMaintenance(
-        [node(U1, "gpu-1", true, `${MAINTENANCE_MARKER}new`)],
+        [node(U1, "gpu-1", true, `${CORDON_REASON_PREFIX}new`)],
         [{ name: "gpu-1", nodeUuid: U1, reason: "new" }],
       ),
     ).toEqual([]);

@@ -4,14 +4,12 @@
  * Nova/the scheduler stop placing work on it; uncordon takes it out again.
  *
  * The agent only ever clears a maintenance it set itself. It recognises its own by the reason
- * prefix `MAINTENANCE_MARKER`, which lives in Ironic, so the rule holds across agent restarts
- * and replicas with no local state. A maintenance set by an operator, or by Ironic itself after
+ * prefix `CORDON_REASON_PREFIX` (@fm/domain, the SLURM mirror's too), which lives in Ironic, so
+ * the rule holds across agent restarts and replicas with no local state. A maintenance set by an operator, or by Ironic itself after
  * a failed clean, has another reason and is never touched: not replaced while cordoned, not
  * cleared on uncordon.
  */
-import type { IronicItem } from "@fm/domain";
-
-export const MAINTENANCE_MARKER = "fleet-manager cordon: ";
+import { CORDON_REASON_PREFIX, type IronicItem } from "@fm/domain";
 
 export interface CordonedDevice {
   name: string;
@@ -33,9 +31,9 @@ export function planMaintenance(
   const actions: MaintenanceAction[] = [];
   for (const node of nodes) {
     const device = byUuid.get(node.uuid) ?? (node.name ? byName.get(node.name) : undefined);
-    const ours = node.maintenance && (node.maintenanceReason ?? "").startsWith(MAINTENANCE_MARKER);
+    const ours = node.maintenance && (node.maintenanceReason ?? "").startsWith(CORDON_REASON_PREFIX);
     if (device) {
-      const reason = `${MAINTENANCE_MARKER}${device.reason ?? "cordoned in Fleet Manager"}`.slice(0, 255);
+      const reason = `${CORDON_REASON_PREFIX}${device.reason ?? "cordoned in Fleet Manager"}`.slice(0, 255);
       // Not in maintenance: set ours. Ours with an outdated reason: refresh it. Someone
       // else's: leave it, the node is out of service either way.
       if (!node.maintenance || (ours && node.maintenanceReason !== reason))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { SlurmItem } from "@fm/domain";
-import { DRAIN_MARKER, drainReason, planDrains } from "./cordon.ts";
+import { CORDON_REASON_PREFIX, deviceDiscrepancies, type SlurmItem } from "@fm/domain";
+import { drainReason, planDrains } from "./cordon.ts";
 
 const node = (name: string, state = "IDLE", flags: string[] = [], reason: string | null = null): SlurmItem => ({
   name,
@@ -21,8 +21,8 @@ describe("planDrains", () => {
         ],
       ),
     ).toEqual([
-      { node: "gpu001", action: "drain", reason: `${DRAIN_MARKER}RMA 7: GPU 3 Xid 79` },
-      { node: "gpu002", action: "drain", reason: `${DRAIN_MARKER}cordoned in Fleet Manager` },
+      { node: "gpu001", action: "drain", reason: `${CORDON_REASON_PREFIX}RMA 7: GPU 3 Xid 79` },
+      { node: "gpu002", action: "drain", reason: `${CORDON_REASON_PREFIX}cordoned in Fleet Manager` },
     ]);
   });
 
@@ -30,10 +30,10 @@ describe("planDrains", () => {
     expect(
       planDrains(
         [
-          node("gpu001", "IDLE", ["DRAIN"], `${DRAIN_MARKER}RMA 7`),
+          node("gpu001", "IDLE", ["DRAIN"], `${CORDON_REASON_PREFIX}RMA 7`),
           node("gpu002", "IDLE", ["DRAIN"], "operator: swapping PSU"),
           node("gpu003", "DOWN", ["NOT_RESPONDING"], "Not responding"),
-          node("gpu004", "IDLE", [], `${DRAIN_MARKER}left over reason, not drained`),
+          node("gpu004", "IDLE", [], `${CORDON_REASON_PREFIX}left over reason, not drained`),
         ],
         [],
       ),
@@ -54,18 +54,21 @@ describe("planDrains", () => {
   });
 
   it("refreshes its own reason when the cordon reason changes, and does nothing when in step", () => {
-    const ours = node("gpu001", "IDLE", ["DRAIN"], `${DRAIN_MARKER}old`);
+    const ours = node("gpu001", "IDLE", ["DRAIN"], `${CORDON_REASON_PREFIX}old`);
     expect(planDrains([ours], [{ node: "gpu001", reason: "new" }])).toEqual([
-      { node: "gpu001", action: "drain", reason: `${DRAIN_MARKER}new` },
+      { node: "gpu001", action: "drain", reason: `${CORDON_REASON_PREFIX}new` },
     ]);
     expect(
-      planDrains([node("gpu001", "IDLE", ["DRAIN"], `${DRAIN_MARKER}new`)], [{ node: "gpu001", reason: "new" }]),
+      planDrains(
+        [node("gpu001", "IDLE", ["DRAIN"], `${CORDON_REASON_PREFIX}new`)],
+        [{ node: "gpu001", reason: "new" }],
+      ),
     ).toEqual([]);
     expect(planDrains([node("gpu001")], [])).toEqual([]);
   });
 
   it("reads v0.0.40+ drained states the same as 22.05's flags", () => {
-    expect(planDrains([node("gpu001", "DRAINED", [], `${DRAIN_MARKER}x`)], [])).toEqual([
+    expect(planDrains([node("gpu001", "DRAINED", [], `${CORDON_REASON_PREFIX}x`)], [])).toEqual([
       { node: "gpu001", action: "undrain" },
     ]);
   });
@@ -73,7 +76,33 @@ describe("planDrains", () => {
 
 describe("drainReason", () => {
   it("is one line: a multi-line cordon reason cannot smuggle another scontrol argument", () => {
-    expect(drainReason("RMA 9\nstate=resume\t ")).toBe(`${DRAIN_MARKER}RMA 9 state=resume`);
-    expect(drainReason("  ")).toBe(`${DRAIN_MARKER}cordoned in Fleet Manager`);
+    expect(drainReason("RMA 9\nstate=resume\t ")).toBe(`${CORDON_REASON_PREFIX}RMA 9 state=resume`);
+    expect(drainReason("  ")).toBe(`${CORDON_REASON_PREFIX}cordoned in Fleet Manager`);
+  });
+
+  it("is a drain the discrepancy report knows as the hub's own, and an operator's is not", () => {
+    const drained = (slurmReason: string) =>
+      deviceDiscrepancies(
+        {
+          deviceClass: "GPU_COMPUTE",
+          netboxStatus: "active",
+          netboxMissing: false,
+          netboxObservedAt: null,
+          ironicNodeUuid: null,
+          ironicProvisionState: null,
+          ironicObservedAt: null,
+          slurmState: "IDLE",
+          slurmStateFlags: ["DRAIN"],
+          slurmReason,
+          slurmObservedAt: new Date("2026-01-01T00:00:00Z"),
+          healthStatus: "ok",
+          // The agent drains while the hub shows the cordon; until it sees the uncordon, a drain
+          // it made must not read as someone else's.
+          cordoned: false,
+        },
+        { ironicReports: false },
+      ).map((f) => f.kind);
+    expect(drained(drainReason("RMA 7"))).toEqual([]);
+    expect(drained("operator: reseating DIMM B2")).toEqual(["slurm_drained_externally"]);
   });
 });

@@ -4,14 +4,12 @@
  * (running jobs finish, no new ones start); uncordon undrains it.
  *
  * The agent only ever undrains a drain it made. It recognises its own by the reason prefix
- * `DRAIN_MARKER`, which lives in SLURM, so the rule holds across restarts and replicas with no
- * local state. An operator's drain (another reason) is never replaced nor cleared; a node SLURM
+ * `CORDON_REASON_PREFIX` (@fm/domain, the Ironic mirror's too), which lives in SLURM, so the
+ * rule holds across restarts and replicas with no local state. An operator's drain (another reason) is never replaced nor cleared; a node SLURM
  * itself has set DOWN or FAIL is left alone while cordoned (it runs nothing; draining it would
  * overwrite SLURM's reason), and undrain, unlike resume, leaves such a base state as it is.
  */
-import type { SlurmItem } from "@fm/domain";
-
-export const DRAIN_MARKER = "fleet-manager cordon: ";
+import { CORDON_REASON_PREFIX, type SlurmItem } from "@fm/domain";
 
 /** A cordoned device, by the SLURM node it is. */
 export interface CordonedNode {
@@ -30,13 +28,13 @@ export const isDrained = (n: Pick<SlurmItem, "state" | "flags">) =>
 
 /** Whether the drain is the agent's own (its reason carries the marker). */
 export const isOurDrain = (n: Pick<SlurmItem, "state" | "flags" | "reason">) =>
-  isDrained(n) && (n.reason ?? "").startsWith(DRAIN_MARKER);
+  isDrained(n) && (n.reason ?? "").startsWith(CORDON_REASON_PREFIX);
 
 /** The drain reason of a cordon: the marker and the hub's reason, on one line. */
 export function drainReason(cordonReason: string | null): string {
   // One line, no control characters: it is an argument of `scontrol update`.
   const text = (cordonReason ?? "cordoned in Fleet Manager").replace(/\p{Cc}+/gu, " ").trim();
-  return `${DRAIN_MARKER}${text || "cordoned in Fleet Manager"}`.slice(0, 1000);
+  return `${CORDON_REASON_PREFIX}${text || "cordoned in Fleet Manager"}`.slice(0, 1000);
 }
 
 /** What to change in SLURM so drains follow the hub's cordons. Pure. */

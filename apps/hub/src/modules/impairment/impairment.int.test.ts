@@ -109,6 +109,9 @@ describe("impairment cordon and release", () => {
       cordonReason: "impairment: GpuXidErrors critical since 2026-12-03T08:00:00.000Z",
       cordonedBy: "health-status-agent-sys1-ice2",
     });
+    // The list reads rows its own way: it shows the same source.
+    const listed = await get<{ items: Device[] }>(s, `/api/v1/devices/?nameExact=${d.name}`);
+    expect(listed.items).toMatchObject([{ cordoned: true, cordonSource: "impairment" }]);
     for (const other of s.devices.slice(1)) expect((await device(s, other)).cordoned).toBe(false);
 
     await pushHealth(s, at(11));
