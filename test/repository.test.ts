@@ -127,3 +127,13 @@ describe("Markdown links", () => {
     expect([...markdownAnchors("## Start\n## Start\n```\n# not a heading\n```\n")]).toEqual(["start", "start-1"]);
   });
 });
+
+describe("migrations", () => {
+  it("each has a version of its own: the runner orders by version, and a shared one breaks databases migrated from either branch", () => {
+    const versions = repositoryFiles()
+      .filter((f) => /^prisma\/migrations\/\d+_[^/]+\.sql$/.test(f))
+      .map((f) => f.split("/").at(-1)!.split("_")[0]!);
+    expect(versions.length).toBeGreaterThan(10);
+    expect(versions.filter((v, i) => versions.indexOf(v) !== i)).toEqual([]);
+  });
+});

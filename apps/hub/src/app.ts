@@ -1,4 +1,3 @@
-import { EMPTY_NETBOX_SETTINGS, type NetboxSettingsInput } from "@fm/domain";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
 import type { Logger } from "pino";
@@ -11,7 +10,14 @@ import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/re
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
-import { DEFAULT_SITE_SILENCE_AFTER_MS, TRACE_ID_FIELD, type ImpairmentPolicy } from "@fm/domain";
+import {
+  DEFAULT_IMPAIRMENT_POLICY,
+  DEFAULT_SITE_SILENCE_AFTER_MS,
+  EMPTY_NETBOX_SETTINGS,
+  TRACE_ID_FIELD,
+  type ImpairmentPolicy,
+  type NetboxSettingsInput,
+} from "@fm/domain";
 import { PgListener } from "./lib/pg-listener.ts";
 import { traceIdOf } from "./lib/trace.ts";
 import { auditRepo } from "./modules/audit/repo.ts";
@@ -222,7 +228,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
       repo: reflectionRepo,
       devices,
       settings: netboxSettingsRepo,
-      impairment: deps.impairment ?? { cordonAfterMs: 600_000, releaseAfterMs: 1_800_000, maxSiteFraction: 0.1 },
+      impairment: deps.impairment ?? DEFAULT_IMPAIRMENT_POLICY,
     }),
   });
   const netboxSettings = createNetboxSettingsService({ prisma, repo: netboxSettingsRepo });

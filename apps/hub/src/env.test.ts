@@ -60,6 +60,13 @@ describe("hub environment", () => {
     expect(() => declared("staging")).toThrow(/FM_EXPECTED_SATELLITES/);
   });
 
+  it("refuses NetBox filters that list a site twice, naming the variable (the hub would fail creating it twice)", () => {
+    const filters = (sites: string[]) =>
+      parseEnv({ FM_NETBOX_DEVICE_FILTERS: JSON.stringify(sites.map((site) => ({ site, clusters: ["c1"] }))) });
+    expect(filters(["iad1", "fra9"]).FM_NETBOX_DEVICE_FILTERS.map((f) => f.site)).toEqual(["iad1", "fra9"]);
+    expect(() => filters(["iad1", "iad1"])).toThrow(/FM_NETBOX_DEVICE_FILTERS/);
+  });
+
   it("names every bad variable", () => {
     let error: unknown;
     try {

@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
-import { EnvironmentSchema } from "@fm/domain";
 import { z } from "zod";
-import { DEVICE_CLASSES, NetboxSettingsInputSchema } from "@fm/domain";
+import { DEFAULT_IMPAIRMENT_POLICY, DEVICE_CLASSES, EnvironmentSchema, NetboxSettingsInputSchema } from "@fm/domain";
 
 /** A variable holding JSON of `schema`; `expected` names the form in the error. */
 function jsonOf<T extends z.ZodType>(schema: T, expected: string) {
@@ -63,11 +62,19 @@ export const EnvSchema = z.object({
   /** A source that has not pushed a reflection for a site for this long makes the site's Reporting condition False, seconds. */
   FM_SITE_SILENCE_AFTER_S: z.coerce.number().int().min(10).default(900),
   /** Health critical this long cordons a device (source impairment), seconds. */
-  FM_IMPAIRMENT_CORDON_AFTER_S: z.coerce.number().min(0).default(600),
+  FM_IMPAIRMENT_CORDON_AFTER_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(DEFAULT_IMPAIRMENT_POLICY.cordonAfterMs / 1000),
   /** Health ok this long releases an impairment cordon, seconds. */
-  FM_IMPAIRMENT_RELEASE_AFTER_S: z.coerce.number().min(0).default(1800),
+  FM_IMPAIRMENT_RELEASE_AFTER_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(DEFAULT_IMPAIRMENT_POLICY.releaseAfterMs / 1000),
   /** Largest share of a site's devices impairment may cordon (0-1); above it the site is held instead (0: every due cordon is held). */
-  FM_IMPAIRMENT_MAX_SITE_FRACTION: z.coerce.number().min(0).max(1).default(0.1),
+  FM_IMPAIRMENT_MAX_SITE_FRACTION: z.coerce.number().min(0).max(1).default(DEFAULT_IMPAIRMENT_POLICY.maxSiteFraction),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */

@@ -28,6 +28,13 @@ export interface ImpairmentPolicy {
   maxSiteFraction: number;
 }
 
+/** Critical 10 minutes cordons, ok 30 minutes releases, at most a tenth of a site at once. */
+export const DEFAULT_IMPAIRMENT_POLICY: ImpairmentPolicy = {
+  cordonAfterMs: 600_000,
+  releaseAfterMs: 1_800_000,
+  maxSiteFraction: 0.1,
+};
+
 export interface ImpairmentDevice {
   id: string;
   name: string;

@@ -23,25 +23,26 @@ export const NetboxDeviceFilterSchema = z
   .describe("The NetBox clusters one site ingests");
 export type NetboxDeviceFilter = z.infer<typeof NetboxDeviceFilterSchema>;
 
+/** Each site at most once, wherever the filters come from (the admin API, the hub's configuration). */
+export const NetboxDeviceFiltersSchema = z
+  .array(NetboxDeviceFilterSchema)
+  .max(1000)
+  .superRefine((filters, ctx) => {
+    const seen = new Set<string>();
+    filters.forEach((f, n) => {
+      if (seen.has(f.site))
+        ctx.addIssue({ code: "custom", path: [n, "site"], message: `site '${f.site}' is listed twice` });
+      seen.add(f.site);
+    });
+  });
+
 export const NetboxSettingsInputSchema = z
   .strictObject({
-    deviceFilters: z.array(NetboxDeviceFilterSchema).max(1000),
+    deviceFilters: NetboxDeviceFiltersSchema,
     deviceRoleClassMapping: z
       .record(z.string().min(1).max(100), DeviceClass)
       .refine((m) => Object.keys(m).length <= 1000, "at most 1000 roles")
       .describe("NetBox device-role slug -> device class"),
-  })
-  .superRefine((s, ctx) => {
-    const seen = new Set<string>();
-    s.deviceFilters.forEach((f, n) => {
-      if (seen.has(f.site))
-        ctx.addIssue({
-          code: "custom",
-          path: ["deviceFilters", n, "site"],
-          message: `site '${f.site}' is listed twice`,
-        });
-      seen.add(f.site);
-    });
   })
   .describe("The NetBox settings, as an admin replaces them");
 export type NetboxSettingsInput = z.infer<typeof NetboxSettingsInputSchema>;

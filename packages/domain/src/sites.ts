@@ -35,7 +35,7 @@ export const SiteRecordSchema = z
       .object({ since: Timestamp, message: z.string() })
       .nullable()
       .describe(
-        "Set while impairment cordons are due but would exceed the site's limit (IMPAIRMENT_MAX_SITE_FRACTION): none is made",
+        "Set while impairment cordons are due but would exceed the site's limit (FM_IMPAIRMENT_MAX_SITE_FRACTION): none is made",
       ),
     version: z.number().int().describe("Increases with every change; the ETag is derived from it"),
     createdAt: Timestamp,

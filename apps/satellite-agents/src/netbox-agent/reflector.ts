@@ -1,6 +1,6 @@
 /**
- * The NetBox reflector (store `netbox-devices`): the site's devices in the configured NetBox
- * cluster, pushed to `PUT /sites/{id}/reflections/netbox/` with NetBox's name and ids of the site
+ * The NetBox reflector (store `netbox-devices`): the site's devices in the NetBox clusters the
+ * hub's NetBox settings list for it, pushed to `PUT /sites/{id}/reflections/netbox/` with NetBox's name and ids of the site
  * (the hub names a site it created from its NetBox settings with them).
  *
  * Reading 10,000 devices with 80,000 interfaces takes NetBox tens of seconds, so the reflector

@@ -1,5 +1,5 @@
 /**
- * Operator cordon in the hub → SLURM drain, as the OpenStack agent mirrors it into Ironic
+ * A cordon in the hub (an operator's or an impairment's) → SLURM drain, as the OpenStack agent mirrors it into Ironic
  * maintenance: a cordoned device's node is drained with reason `fleet-manager cordon: <reason>`
  * (running jobs finish, no new ones start); uncordon undrains it.
  *

@@ -41,12 +41,12 @@ export interface KeyStoreMetrics {
 export function keyStoreMetrics(registry: Registry): KeyStoreMetrics {
   return {
     loads: new Counter({
-      name: "fm_signing_key_loads_total",
+      name: "fleet_manager_signing_key_loads_total",
       help: "Reads of the signing key table (start, rotation, a token with a kid not seen yet)",
       registers: [registry],
     }),
     decryptions: new Counter({
-      name: "fm_signing_key_decryptions_total",
+      name: "fleet_manager_signing_key_decryptions_total",
       help: "Signing private keys decrypted (a new current key)",
       registers: [registry],
     }),
@@ -57,6 +57,8 @@ export class KeyStore {
   private keys: LoadedKey[] = [];
   private reloading: Promise<void> | undefined;
   private lastLoadAt = 0;
+  /** The load in progress: loads run one after another, so a later one's view is never overwritten by an earlier one's. */
+  private loads: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -69,9 +71,16 @@ export class KeyStore {
   /**
    * Loads the keys, creating the first one on an empty database (safe against a racing
    * replica). Keys already loaded are kept as they are: only a key not seen before is
-   * imported, and a private key is decrypted only for a new current key.
+   * imported, and a private key is decrypted only for a new current key. Loads started together
+   * (start-up, another replica's rotation, an unknown kid) run in turn.
    */
-  async load(): Promise<void> {
+  load(): Promise<void> {
+    const next = this.loads.then(() => this.loadNow());
+    this.loads = next.catch(() => undefined);
+    return next;
+  }
+
+  private async loadNow(): Promise<void> {
     this.lastLoadAt = Date.now();
     this.metrics?.loads.inc();
     let rows = await identityRepo.signingKeys(this.prisma);

@@ -96,8 +96,8 @@ describe("authorization server", () => {
       return Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]);
     };
     const [loads, decryptions] = [
-      await metric("fm_signing_key_loads_total"),
-      await metric("fm_signing_key_decryptions_total"),
+      await metric("fleet_manager_signing_key_loads_total"),
+      await metric("fleet_manager_signing_key_decryptions_total"),
     ];
     expect(loads).toBeGreaterThan(0);
     const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
@@ -118,8 +118,8 @@ describe("authorization server", () => {
       kids.map(async (kid) => (await api("/api/v1/sites", { token: await forged(kid) })).status),
     );
     expect(answers.every((s) => s === 401)).toBe(true);
-    expect(await metric("fm_signing_key_loads_total")).toBeLessThanOrEqual(loads + 1);
-    expect(await metric("fm_signing_key_decryptions_total")).toBe(decryptions);
+    expect(await metric("fleet_manager_signing_key_loads_total")).toBeLessThanOrEqual(loads + 1);
+    expect(await metric("fleet_manager_signing_key_decryptions_total")).toBe(decryptions);
   });
 
   it("rotation deletes keys retired long enough ago that nothing they signed is still valid", async () => {

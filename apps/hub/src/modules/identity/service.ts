@@ -94,7 +94,7 @@ export function createIdentityService({
 }: IdentityServiceDeps) {
   const limiter = new TokenRateLimiter(rateLimitPerMinute);
   const hashes = new Counter({
-    name: "fm_client_secret_hashes_total",
+    name: "fleet_manager_client_secret_hashes_total",
     help: "scrypt computations the token endpoint made to check client secrets",
     registers: registry ? [registry] : [],
   });

@@ -53,14 +53,23 @@ export async function applyImpairment(
     now,
   );
   const changing = [...plan.cordon.map((c) => c.id), ...plan.release.map((r) => r.id)];
+  let cordoned: string[] = [];
+  let released: string[] = [];
   if (changing.length) {
-    const full = new Map((await deviceRepo.findByIds(tx, changing)).map((r) => [r.id, r]));
+    // The plan was made from rows read without a lock: lock the devices it changes and keep only
+    // what still holds, so an operator's cordon committed meanwhile is neither undone nor replaced.
+    const locked = new Map((await deviceRepo.lockByIds(tx, changing)).map((r) => [r.id, r]));
+    const cordon = plan.cordon.filter((c) => locked.get(c.id)?.cordoned === false);
+    const release = plan.release.filter((r) => {
+      const row = locked.get(r.id);
+      return row?.cordoned === true && row.cordonSource === "impairment";
+    });
     await devices.applyMany(
       tx,
       ctx,
       [
-        ...plan.cordon.map((c) => ({
-          current: full.get(c.id)!,
+        ...cordon.map((c) => ({
+          current: locked.get(c.id)!,
           changes: {
             cordoned: true,
             cordonReason: c.reason,
@@ -69,14 +78,16 @@ export async function applyImpairment(
             cordonSource: "impairment",
           },
         })),
-        ...plan.release.map((r) => ({
-          current: full.get(r.id)!,
+        ...release.map((r) => ({
+          current: locked.get(r.id)!,
           changes: { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null, cordonSource: null },
         })),
       ],
       "impairment",
       CORDON_COLUMNS,
     );
+    cordoned = cordon.map((c) => c.name);
+    released = release.map((r) => r.name);
   }
   const site = await impairmentRepo.site(tx, siteId);
   const wasHeld = site.impairmentHeldSince !== null;
@@ -96,8 +107,8 @@ export async function applyImpairment(
     });
   }
   const outcome = {
-    cordoned: plan.cordon.map((c) => c.name),
-    released: plan.release.map((r) => r.name),
+    cordoned,
+    released,
     held: plan.held !== null,
   };
   if (outcome.cordoned.length || outcome.released.length || plan.held)

@@ -74,7 +74,7 @@ export function createReflectionService({
   devices: DeviceService;
   /** The NetBox settings, whose role mapping (role slug -> device class) wins over a push's. */
   settings: NetboxSettingsRepo;
-  /** Impairment cordon and release after each health push; off when undefined. */
+  /** Impairment cordon and release after each health push (none when undefined: the hub always passes one). */
   impairment?: ImpairmentPolicy | undefined;
 }) {
   return {
