@@ -80,7 +80,10 @@ describe("token endpoint rate limit", () => {
 
 describe("rotation overlap", () => {
   const hashes = async () =>
-    Number(/^fleet_manager_client_secret_hashes_total (\S+)$/m.exec((await hub.app.inject({ url: "/metrics" })).body)?.[1] ?? 0);
+    Number(
+      /^fleet_manager_client_secret_hashes_total (\S+)$/m.exec((await hub.app.inject({ url: "/metrics" })).body)?.[1] ??
+        0,
+    );
   /** The scrypt computations one token request made. */
   const costOf = async (clientId: string, secret: string, expected: number) => {
     const before = await hashes();
