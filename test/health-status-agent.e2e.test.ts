@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import { startAgent, type AgentProcess } from "@fm/test-support/agents";
-import { startTestExporter, type TestExporter } from "@fm/test-support/exporter";
+import { dcgmGpuLabels, setHealthyGpus, startTestExporter, type TestExporter } from "@fm/test-support/exporter";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 import { startPrometheus, type PrometheusPeer } from "@fm/test-support/prometheus";
@@ -34,22 +34,10 @@ let hub: HubProcess;
 let agent: AgentProcess;
 let admin: string;
 
-const gpuLabels = (host: string, n: number) => ({
-  gpu: String(n),
-  UUID: `GPU-${host}-${n}`,
-  device: `nvidia${n}`,
-  modelName: "NVIDIA H100 80GB HBM3",
-  Hostname: host,
-});
-
 beforeAll(async () => {
   exporter = await startTestExporter();
   cleanups.push(() => exporter.stop());
-  for (const host of NAMES)
-    for (let n = 0; n < 8; n++) {
-      exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", gpuLabels(host, n), 52);
-      exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels(host, n), 0);
-    }
+  for (const host of NAMES) setHealthyGpus(exporter, host);
   prometheus = await startPrometheus(
     `global: { scrape_interval: 1s }
 scrape_configs:
@@ -116,7 +104,7 @@ describe("health-status agent → hub, on a real Prometheus", () => {
     await agent.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "health" && l.items === 10);
     for (const name of NAMES) expect((await device(name)).health.status).toBe("ok");
 
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels("gpu-004", 2), 79);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels("gpu-004", 2), 79);
     const sick = await eventually(async () => {
       const d = await device("gpu-004");
       expect(d.health.status).toBe("critical");
@@ -138,7 +126,7 @@ describe("health-status agent → hub, on a real Prometheus", () => {
     });
     for (const name of NAMES.filter((n) => n !== "gpu-004")) expect((await device(name)).cordoned).toBe(false);
 
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels("gpu-004", 2), 0);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels("gpu-004", 2), 0);
     await eventually(async () => expect((await device("gpu-004")).health.status).toBe("ok"), 30_000);
     const released = await eventually(async () => {
       const d = await device("gpu-004");

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDatabase, type Database } from "../apps/hub/src/db/client.ts";
 import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import { startAgent, type AgentProcess } from "@fm/test-support/agents";
-import { startTestExporter, type TestExporter } from "@fm/test-support/exporter";
+import { dcgmGpuLabels, setHealthyGpus, startTestExporter, type TestExporter } from "@fm/test-support/exporter";
 import { createNode, getNode, startIronic, type IronicPeer } from "@fm/test-support/ironic";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
@@ -57,14 +57,6 @@ let admin: string;
 const nodes = new Map<string, { slurm: string; ironic: string }>();
 let sick: string;
 let well: string;
-
-const gpuLabels = (host: string, n: number) => ({
-  gpu: String(n),
-  UUID: `GPU-${host}-${n}`,
-  device: `nvidia${n}`,
-  modelName: "NVIDIA H100 80GB HBM3",
-  Hostname: host,
-});
 
 async function api<T>(path: string): Promise<T> {
   const res = await fetch(`${hub.url}${path}`, { headers: bearer(admin) });
@@ -106,11 +98,7 @@ beforeAll(async () => {
     () => testDb.drop(),
   );
   [sick, well] = slurm.nodes.map((n) => `${PREFIX}${n}`) as [string, string];
-  for (const host of [sick, well])
-    for (let n = 0; n < 8; n++) {
-      exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", gpuLabels(host, n), 52);
-      exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels(host, n), 0);
-    }
+  for (const host of [sick, well]) setHealthyGpus(exporter, host);
   prometheus = await startPrometheus(
     `global: { scrape_interval: 1s }
 scrape_configs:
@@ -223,7 +211,7 @@ describe("impairment chain: exporter → Prometheus → health agent → hub →
     }
 
     // An XID burst on GPU 2 of one device.
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels(sick, 2), 79);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels(sick, 2), 79);
     const failing = await eventually(async () => {
       const d = await device(sick);
       expect(d.health.status).toBe("critical");
@@ -265,7 +253,7 @@ describe("impairment chain: exporter → Prometheus → health agent → hub →
     }, WAIT_MS);
 
     // The XID stops: healthy again, released after the window, out of maintenance, undrained.
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels(sick, 2), 0);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels(sick, 2), 0);
     await eventually(async () => {
       const d = await device(sick);
       expect(d.health.status).toBe("ok");

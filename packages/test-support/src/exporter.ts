@@ -53,3 +53,20 @@ export async function startTestExporter(): Promise<TestExporter> {
       }),
   };
 }
+
+/** The labels dcgm-exporter puts on a GPU's series (its default counters), for GPU `n` of `host`. */
+export const dcgmGpuLabels = (host: string, n: number): Record<string, string> => ({
+  gpu: String(n),
+  UUID: `GPU-${host}-${n}`,
+  device: `nvidia${n}`,
+  modelName: "NVIDIA H100 80GB HBM3",
+  Hostname: host,
+});
+
+/** Healthy GPUs on `host` as dcgm-exporter shows them on `/dcgm`: the temperature, and no XID. */
+export function setHealthyGpus(exporter: TestExporter, host: string, count = 8, temp = 52): void {
+  for (let n = 0; n < count; n++) {
+    exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", dcgmGpuLabels(host, n), temp);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels(host, n), 0);
+  }
+}

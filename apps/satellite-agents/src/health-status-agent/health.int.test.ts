@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrometheusClient } from "@fm/clients";
-import { startTestExporter, type TestExporter } from "@fm/test-support/exporter";
+import { dcgmGpuLabels, setHealthyGpus, startTestExporter, type TestExporter } from "@fm/test-support/exporter";
 import { freePort } from "@fm/test-support/ports";
 import { startPrometheus, type PrometheusPeer } from "@fm/test-support/prometheus";
 import { eventually } from "@fm/test-support/wait";
@@ -17,27 +17,14 @@ let exporter: TestExporter;
 let prometheus: PrometheusPeer;
 let client: PrometheusClient;
 
-const gpuLabels = (host: string, n: number) => ({
-  gpu: String(n),
-  UUID: `GPU-0000000${n}-${host}`,
-  device: `nvidia${n}`,
-  modelName: "NVIDIA H100 80GB HBM3",
-  Hostname: host,
-});
-
-function gpus(host: string, count: number, temp = 55): void {
-  for (let n = 0; n < count; n++) {
-    exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", gpuLabels(host, n), temp);
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels(host, n), 0);
-  }
-}
+const gpus = (host: string, count: number) => setHealthyGpus(exporter, host, count, 55);
 
 beforeAll(async () => {
   exporter = await startTestExporter();
   const silent = await freePort(); // a node exporter that does not answer
   gpus("gpu-node-01", 8);
   gpus("gpu-node-03", 7);
-  exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", gpuLabels("gpu-node-03", 3), 95);
+  exporter.set("/dcgm", "DCGM_FI_DEV_GPU_TEMP", dcgmGpuLabels("gpu-node-03", 3), 95);
   exporter.set("/node", "node_infiniband_state_id", { device: "mlx5_0", port: "1" }, 4);
   exporter.set("/node", "node_infiniband_state_id", { device: "mlx5_1", port: "1" }, 1);
   prometheus = await startPrometheus(
@@ -100,7 +87,7 @@ describe("the default health rules on a real Prometheus", () => {
       },
     ]);
 
-    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", gpuLabels("gpu-node-01", 2), 79);
+    exporter.set("/dcgm", "DCGM_FI_DEV_XID_ERRORS", dcgmGpuLabels("gpu-node-01", 2), 79);
     const after = await eventually(async () => {
       const r = await readHealth(client, DEFAULT_RULES, DEVICES);
       expect(r.items[0]!.status).toBe("critical");
