@@ -1,7 +1,10 @@
 /**
  * The test OIDC issuer's grants: what its authorization, device and token endpoints check and
  * answer. Each check cites the RFC section it follows, so a client that passes here speaks to
- * a real issuer the same way.
+ * a real issuer the same way. The RFCs (immutable, so unversioned): https://www.rfc-editor.org/rfc/rfc6749,
+ * …/rfc7636 (PKCE), …/rfc8252 (native apps), …/rfc8628 (device grant), …/rfc9068 (JWT access
+ * tokens), …/rfc9700 (security BCP); discovery: OpenID Connect Discovery 1.0 incorporating errata
+ * set 2, https://openid.net/specs/openid-connect-discovery-1_0.html.
  */
 import type { ServerResponse } from "node:http";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
@@ -118,7 +121,15 @@ export function createFlows(o: FlowOptions, deps: { issuer: () => string; sign: 
 
   async function issue(g: { clientId: string; scope: string; user: TestUser; family?: string }): Promise<Answer> {
     const { email, groups, sub, ...extra } = g.user;
-    const claims = { ...extra, email, groups: groups ?? [], sub: sub ?? email, scope: g.scope, client_id: g.clientId };
+    const claims = {
+      ...extra,
+      email,
+      groups: groups ?? [],
+      sub: sub ?? email,
+      scope: g.scope,
+      client_id: g.clientId,
+      jti: randomUUID(),
+    };
     const refresh = base64url(randomBytes(32));
     refreshTokens.set(refresh, { ...g, family: g.family ?? randomUUID(), used: false });
     const scopes = g.scope.split(" ");

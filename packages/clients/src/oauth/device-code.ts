@@ -86,7 +86,11 @@ export async function loginWithDeviceCode(o: {
   });
   let intervalMs = (d.interval ?? DEFAULT_INTERVAL_S) * 1000;
   for (;;) {
-    await delay(intervalMs, undefined, o.signal ? { signal: o.signal } : {});
+    // Aborted: the caller's reason, as from every other step, not the timer's AbortError.
+    await delay(intervalMs, undefined, o.signal ? { signal: o.signal } : {}).catch((err: unknown) => {
+      o.signal?.throwIfAborted();
+      throw err;
+    });
     if (Date.now() >= deadline)
       throw new OAuthError("expired_token", "the device code expired before the login was approved");
     try {

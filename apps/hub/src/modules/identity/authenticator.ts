@@ -135,7 +135,9 @@ export function createOAuthAuthenticator(
       throw invalid(`token rejected: ${(err as Error).message}`);
     }
     const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
-    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), claims.scope);
+    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`
+    // (https://learn.microsoft.com/en-us/entra/identity-platform/access-token-claims-reference).
+    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), claims.scope ?? claims.scp);
     return { id: `person:${who}`, kind: "person", scopes: new Set(scopes) };
   }
 

@@ -204,6 +204,9 @@ describe("people through an external OIDC issuer", () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect(await refused.json()).toMatchObject({ status: 403, code: expect.any(String) });
+    // Entra ID's name for the claim.
+    const narrowedScp = await t.people.token({ ...claims, scp: "fleet.read" });
+    expect((await createSite(narrowedScp, "by-narrowed-scp")).status).toBe(403);
     // The same person, their token naming no fleet scope, has what the mapping gives them.
     const full = await t.people.token({ ...claims, scope: "openid email" });
     expect((await createSite(full, "by-full")).status).toBe(201);
@@ -211,6 +214,7 @@ describe("people through an external OIDC issuer", () => {
     const greedy = await t.people.token({ email: "di@example.com", scope: "openid fleet.admin" });
     expect((await createSite(greedy, "by-greedy")).status).toBe(403);
     expect((await api("/api/v1/sites", { token: greedy })).status).toBe(403);
-    expect((await api("/api/v1/sites?slug=by-narrowed", { token: admin }).then((r) => r.json())).items).toEqual([]);
+    const left = (await (await api("/api/v1/sites?slug=by-narrowed", { token: admin })).json()) as { items: unknown[] };
+    expect(left.items).toEqual([]);
   });
 });
