@@ -67,9 +67,10 @@ export function createSnapshotService(deps: SnapshotDeps) {
       const wanted = query.site;
       let siteIds: string[] | undefined;
       if (wanted.length) siteIds = await siteIdsOf(deps.prisma, wanted);
-      const out = new Readable({ read() {} });
-      let pulled = () => {};
-      out._read = () => pulled();
+      // `wake` resumes the writer when the reader wants more, or has gone away.
+      let wake = () => {};
+      const out = new Readable({ read: () => wake() });
+      out.once("close", () => wake());
       let started!: () => void;
       let failed!: (err: Error) => void;
       const ready = new Promise<void>((resolve, reject) => {
@@ -78,11 +79,7 @@ export function createSnapshotService(deps: SnapshotDeps) {
       });
       const write = async (line: InventorySnapshotLine): Promise<void> => {
         if (out.destroyed) throw new Error("the reader went away");
-        if (!out.push(JSON.stringify(line) + "\n"))
-          await new Promise<void>((resolve) => {
-            pulled = resolve;
-            out.once("close", resolve);
-          });
+        if (!out.push(JSON.stringify(line) + "\n")) await new Promise<void>((resolve) => (wake = resolve));
       };
       const streaming = deps.repo.inSnapshot(
         pool,
