@@ -13,5 +13,11 @@ CREATE TABLE inventory_feed_state (
 );
 INSERT INTO inventory_feed_state (id) VALUES (1);
 
+-- A reader filtering the feed by site slug keeps getting a deleted site's events up to its
+-- deletion, and a slug that only a deleted site had is still known: the ids a slug has had are
+-- found through the deletions (site.deleted carries the site's record, slug included).
+CREATE INDEX inventory_events_site_deleted_slug_idx ON inventory_events ((data->>'slug')) WHERE type = 'site.deleted';
+
 -- Down Migration
+DROP INDEX inventory_events_site_deleted_slug_idx;
 DROP TABLE inventory_feed_state;

@@ -117,6 +117,8 @@ export interface AppDeps {
   feedRetention?: { retentionMs: number; intervalMs?: number; now?: () => Date };
   /** Longest an inventory snapshot may stream (default 10 min). */
   snapshotTimeoutMs?: number;
+  /** Inventory snapshots streaming at once (default: a quarter of the connection pool). */
+  snapshotMaxConcurrent?: number;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -286,6 +288,9 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     staleAfterMs,
     siteSilenceAfterMs: deps.siteSilenceAfterMs ?? DEFAULT_SITE_SILENCE_AFTER_MS,
     timeoutMs: deps.snapshotTimeoutMs ?? 600_000,
+    // A quarter of the pool at most, so snapshots (two connections each at their start) can
+    // never take the connections the rest of the API needs.
+    maxConcurrent: deps.snapshotMaxConcurrent ?? Math.max(1, Math.floor((deps.pool?.options.max ?? 10) / 4)),
   });
   registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }), snapshots });
   registerFeedMetrics(registry, prisma, feedRepo);

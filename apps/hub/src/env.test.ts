@@ -50,6 +50,12 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "15m" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
   });
 
+  it("keeps feed events a week unless FM_FEED_RETENTION_S says otherwise, and never less than an hour", () => {
+    expect(parseEnv({}).FM_FEED_RETENTION_S).toBe(604800);
+    expect(parseEnv({ FM_FEED_RETENTION_S: "86400" }).FM_FEED_RETENTION_S).toBe(86400);
+    expect(() => parseEnv({ FM_FEED_RETENTION_S: "600" })).toThrow(/FM_FEED_RETENTION_S.*at least 3600/s);
+  });
+
   it("expects satellites in the environments the rollout guide names: dev, stg, prod", () => {
     const declared = (environment: string) =>
       parseEnv({ FM_EXPECTED_SATELLITES: JSON.stringify([{ name: "sys1-ice2", sites: ["keflavik"], environment }]) });

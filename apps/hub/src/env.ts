@@ -81,8 +81,16 @@ export const EnvSchema = z.object({
     .default(DEFAULT_IMPAIRMENT_POLICY.releaseAfterMs / 1000),
   /** Largest share of a site's devices impairment may cordon (0-1); above it the site is held instead (0: every due cordon is held). */
   FM_IMPAIRMENT_MAX_SITE_FRACTION: z.coerce.number().min(0).max(1).default(DEFAULT_IMPAIRMENT_POLICY.maxSiteFraction),
-  /** How long the inventory feed keeps events, seconds; a reader further behind must resnapshot (410). */
-  FM_FEED_RETENTION_S: z.coerce.number().int().min(60).default(DEFAULT_FEED_RETENTION_S),
+  /**
+   * How long the inventory feed keeps events, seconds; a reader further behind must resnapshot
+   * (410). At least an hour: well above a snapshot's longest stream (10 minutes), or a reader
+   * would find the events after its snapshot purged before it could read them, and loop.
+   */
+  FM_FEED_RETENTION_S: z.coerce
+    .number()
+    .int()
+    .min(3600, "must be at least 3600 (an hour): shorter than a snapshot takes, readers could never catch up")
+    .default(DEFAULT_FEED_RETENTION_S),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */

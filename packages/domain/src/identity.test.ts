@@ -49,6 +49,16 @@ describe("a person's scopes narrowed by what their token asked for", () => {
     ["a non-string claim is no request", ["fleet.operate"], 42, ["fleet.operate"]],
     ["nothing mapped stays nothing", [], "fleet.read", []],
     ["repeated scopes once", ["fleet.admin"], "fleet.read  fleet.read", ["fleet.read"]],
+    ["any whitespace separates", ["fleet.admin"], "openid\tfleet.read\nemail", ["fleet.read"]],
+    ["an empty scope beside a narrowing scp: the scp counts", ["fleet.admin"], ["", "fleet.read"], ["fleet.read"]],
+    [
+      "scope and scp both: the union",
+      ["fleet.admin"],
+      ["fleet.read", "fleet.operate"],
+      ["fleet.read", "fleet.operate"],
+    ],
+    ["an API-prefixed scope (Entra ID)", ["fleet.admin"], "api://fleet-manager/fleet.read", ["fleet.read"]],
+    ["a prefixed non-fleet scope is no request", ["fleet.admin"], "api://other/User.Read", ["fleet.admin"]],
   ])("%s", (_what, mapped, claim, effective) => {
     expect(narrowScopes(mapped, claim)).toEqual(effective);
   });

@@ -21,6 +21,25 @@ export function expandScopes(granted: Iterable<string>): Set<string> {
 }
 
 /**
+ * The scopes a token's claim names: a space-separated string (RFC 9068 2.2.3; any whitespace
+ * counts), a list of them, or several claims at once (`[scope, scp]`: a token that carries both
+ * asks for the union). An issuer that prefixes its API's scopes (Entra ID's
+ * `api://<app>/fleet.read`) names the fleet scope after the last slash.
+ */
+export function scopeWords(claim: unknown): string[] {
+  if (typeof claim === "string")
+    return claim
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((w) => {
+        const last = w.slice(w.lastIndexOf("/") + 1);
+        return isFleetScope(last) ? last : w;
+      });
+  if (Array.isArray(claim)) return claim.flatMap(scopeWords);
+  return [];
+}
+
+/**
  * A person's effective scopes. The scope mapping says what a person MAY do; the access token's
  * `scope` claim (space-separated, RFC 9068 2.2.3) says what they asked for at login, e.g. only
  * fleet.read for a look around (`fleetctl api login --scope read-only`). A token that asks for
@@ -29,12 +48,7 @@ export function expandScopes(granted: Iterable<string>): Set<string> {
  * pass the scope through) gets the mapping's scopes as they are.
  */
 export function narrowScopes(mapped: Iterable<string>, tokenScope: unknown): string[] {
-  const requested =
-    typeof tokenScope === "string"
-      ? tokenScope.split(" ").filter(Boolean)
-      : Array.isArray(tokenScope)
-        ? tokenScope.filter((s): s is string => typeof s === "string")
-        : [];
+  const requested = scopeWords(tokenScope);
   const granted = [...new Set(mapped)];
   if (!requested.some(isFleetScope)) return granted;
   const allowed = expandScopes(granted);

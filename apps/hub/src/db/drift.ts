@@ -20,6 +20,8 @@ export const SQL_ONLY_INDEXES: Record<string, string> = {
   inventory_events_unpositioned_idx: "partial index (WHERE position IS NULL) for the feed sequencer",
   devices_tags_idx: "GIN index for the devices ?tag= filter",
   job_devices_one_active_job: "partial unique index (WHERE active): one active job per device",
+  inventory_events_site_deleted_slug_idx:
+    "partial expression index (data->>'slug' WHERE type = 'site.deleted'): the feed's site filter finds deleted sites by slug",
 };
 
 interface DmmfField {

@@ -77,18 +77,39 @@ describe("authorization code with PKCE on a loopback redirect", () => {
     await expect(fetch(seen.callback!)).rejects.toThrow();
   });
 
-  it("refuses a redirect whose state is not this login's, and exchanges nothing", async () => {
+  it("refuses a redirect whose state is not this login's, exchanges nothing, and keeps waiting for the real one", async () => {
     const seen: Partial<Browsed> = {};
     const before = issuer.tokenRequests.length;
+    let forgedPage: { status: number; text: string } | undefined;
+    // Another page fires a forged redirect at the loopback first (login CSRF); then the
+    // person's own browser arrives with the issuer's redirect.
+    const forgedFirst = async (u: URL) => {
+      const forged = new URL(u);
+      forged.searchParams.set("state", "someone-elses-state");
+      forged.searchParams.set("code", "attackers-code");
+      const res = await fetch(forged);
+      forgedPage = { status: res.status, text: await res.text() };
+      expect(issuer.tokenRequests.length).toBe(before);
+      return u;
+    };
+    const tokens = await login(browser(seen, forgedFirst));
+    expect(forgedPage).toMatchObject({ status: 400, text: expect.stringContaining("state mismatch") });
+    expect(seen.page).toMatchObject({ status: 200 });
+    expect(tokens.tokenType).toBe("Bearer");
+    expect(issuer.tokenRequests.slice(before).map((r) => r.form.code)).not.toContain("attackers-code");
+  });
+
+  it("a login that only ever sees forged redirects times out and says so", async () => {
     const forged = (u: URL) => {
       u.searchParams.set("state", "someone-elses-state");
       return u;
     };
-    const err = await login(browser(seen, forged)).catch((e: unknown) => e);
+    const seen: Partial<Browsed> = {};
+    const err = await login(browser(seen, forged), { timeoutMs: 1500 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OAuthError);
-    expect(err).toMatchObject({ error: "invalid_state" });
-    expect(seen.page).toMatchObject({ status: 400, text: expect.stringContaining("state mismatch") });
-    expect(issuer.tokenRequests.length).toBe(before);
+    expect(err).toMatchObject({ error: "timeout" });
+    expect((err as Error).message).toContain("1 redirect(s) with another login's state were refused");
+    expect(seen.page).toMatchObject({ status: 400 });
   });
 
   it("a code injected from another authorization request fails PKCE at the issuer", async () => {

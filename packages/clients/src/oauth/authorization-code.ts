@@ -58,6 +58,8 @@ export async function loginWithAuthorizationCode(o: {
   const { verifier, challenge } = pkcePair();
   const state = base64url(randomBytes(24));
   let handled = false;
+  /** Redirects that did not carry this login's state: said when the login times out. */
+  let forged = 0;
   let settle!: { resolve: (t: TokenSet) => void; reject: (e: unknown) => void };
   const done = new Promise<TokenSet>((resolve, reject) => (settle = { resolve, reject }));
   // Awaited only once the browser is opened; a failure before that is not "unhandled".
@@ -67,14 +69,20 @@ export async function loginWithAuthorizationCode(o: {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method !== "GET" || url.pathname !== CALLBACK_PATH) return void res.writeHead(404).end();
     if (handled) return answerBrowser(res, 409, "Already handled", "This login has already been answered.");
-    handled = true;
     const q = url.searchParams;
     // The state is checked before anything else: an error or a code sent by someone else's page
-    // (login CSRF, RFC 6749 10.12) must not end or complete this login as if it were ours.
+    // (login CSRF, RFC 6749 10.12) must neither end nor complete this login, so it is refused
+    // and the login keeps waiting for the issuer's own redirect.
     if (q.get("state") !== state) {
-      answerBrowser(res, 400, "Login refused", "This answer does not belong to the login under way (state mismatch).");
-      return settle.reject(new OAuthError("invalid_state", "the redirect's state does not match this login"));
+      forged++;
+      return answerBrowser(
+        res,
+        400,
+        "Login refused",
+        "This answer does not belong to the login under way (state mismatch).",
+      );
     }
+    handled = true;
     const error = q.get("error");
     if (error) {
       // RFC 6749 4.1.2.1: the issuer refused, e.g. access_denied.
@@ -115,7 +123,13 @@ export async function loginWithAuthorizationCode(o: {
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timer = setTimeout(
     () =>
-      settle.reject(new OAuthError("timeout", `no answer from the browser within ${Math.round(timeoutMs / 1000)} s`)),
+      settle.reject(
+        new OAuthError(
+          "timeout",
+          `no answer from the browser within ${Math.round(timeoutMs / 1000)} s` +
+            (forged ? ` (${forged} redirect(s) with another login's state were refused)` : ""),
+        ),
+      ),
     timeoutMs,
   );
   const onAbort = () => settle.reject(o.signal!.reason);

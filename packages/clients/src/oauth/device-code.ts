@@ -44,6 +44,7 @@ async function authorizeDevice(o: {
     url: endpoint,
     method: "POST",
     form: { client_id: o.clientId, scope: o.scopes.join(" ") },
+    redirect: "manual",
     headers: () => ({ accept: "application/json" }),
     ...(o.signal ? { signal: o.signal } : {}),
     fetch,
@@ -108,7 +109,8 @@ export async function loginWithDeviceCode(o: {
     } catch (err) {
       o.signal?.throwIfAborted();
       if (err instanceof OAuthError && err.error === "authorization_pending") continue;
-      if (err instanceof OAuthError && err.error === "slow_down") intervalMs += SLOW_DOWN_MS;
+      // A 429 is an issuer asking us to slow down in HTTP's words rather than OAuth's.
+      if (err instanceof OAuthError && (err.error === "slow_down" || err.status === 429)) intervalMs += SLOW_DOWN_MS;
       else if (err instanceof IssuerUnavailableError || (err instanceof OAuthError && (err.status ?? 0) >= 500))
         intervalMs = Math.min(intervalMs * 2, MAX_BACKOFF_MS);
       else throw err; // access_denied, expired_token, invalid_grant, ...

@@ -81,6 +81,47 @@ describe("discovery", () => {
   });
 });
 
+describe("endpoints that could leak a code or a token", () => {
+  it("refuses issuer metadata whose endpoints are plain http off the loopback", async () => {
+    const front = await startHttpFront(issuer.issuer, () => ({
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ issuer: `http://127.0.0.1:1`, token_endpoint: "http://tokens.example/token" }),
+    }));
+    try {
+      const err = await refusal(discoverIssuer(front.url));
+      expect(err).toMatchObject({ error: "invalid_response" });
+      expect((err as Error).message).toContain("token_endpoint must be https (or http on the loopback)");
+    } finally {
+      await front.close();
+    }
+  });
+
+  it("does not follow a token endpoint's redirect: the refresh token goes nowhere else", async () => {
+    const elsewhere = await startHttpFront(issuer.issuer, () => ({ status: 200, body: "{}" }));
+    const redirecting = await startHttpFront(issuer.issuer, () => ({
+      status: 307,
+      headers: { location: `${elsewhere.url}/token` },
+    }));
+    try {
+      const err = await refusal(
+        refreshToken({
+          metadata: { ...metadata, tokenEndpoint: `${redirecting.url}/token` },
+          clientId: TEST_CLIENT_ID,
+          refreshToken: "a-refresh-token-that-must-stay-home",
+        }),
+      );
+      expect(err).toMatchObject({ error: "invalid_response" });
+      expect((err as Error).message).toContain("HTTP 307: the endpoint redirects, and is not followed");
+      expect(redirecting.seen).toHaveLength(1);
+      expect(elsewhere.seen).toHaveLength(0);
+    } finally {
+      await redirecting.close();
+      await elsewhere.close();
+    }
+  });
+});
+
 describe("refresh tokens", () => {
   it("rotate: each refresh returns a new one, and a spent one revokes the whole family", async () => {
     const first = await signIn();
@@ -155,6 +196,18 @@ describe("client credentials against the hub", () => {
     const refused = await createSite(readOnly.accessToken, "cc-read-only");
     expect(refused.status).toBe(403);
     expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  });
+
+  it("refuses an empty list of scopes instead of asking for everything", async () => {
+    const err = await refusal(
+      clientCredentialsToken({
+        tokenEndpoint: tokenEndpoint(),
+        clientId: "fleet-admin",
+        clientSecret: TEST_ADMIN_SECRET,
+        scopes: [],
+      }),
+    );
+    expect(err).toMatchObject({ name: "OAuthError", error: "invalid_scope" });
   });
 
   it("maps the hub's refusals to OAuthError, without the secret in the message", async () => {

@@ -1,5 +1,16 @@
 /** The grants without a person in the loop: client credentials (machines) and refresh. */
-import { requestToken, type IssuerMetadata, type TokenSet } from "./token-endpoint.ts";
+import { OAuthError, requestToken, type IssuerMetadata, type TokenSet } from "./token-endpoint.ts";
+
+/**
+ * Scopes asked for: undefined asks for what the client may have; an empty list would silently
+ * ask for the same (no `scope` parameter), the opposite of what its caller meant.
+ */
+function scopeParam(scopes: string[] | undefined): Record<string, string> {
+  if (scopes === undefined) return {};
+  if (!scopes.length)
+    throw new OAuthError("invalid_scope", "an empty list of scopes asks for nothing: name at least one");
+  return { scope: scopes.join(" ") };
+}
 
 /** RFC 6749 2.3.1: client id and secret are form-urlencoded before they are joined and base64'd. */
 const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, "+");
@@ -11,7 +22,7 @@ export const basicAuthorization = (clientId: string, clientSecret: string) =>
  * token to less than the client may have (`--scope read-only`); asking for more is the issuer's
  * `invalid_scope`. Tried again on an outage: asking twice only issues a second token.
  */
-export function clientCredentialsToken(o: {
+export async function clientCredentialsToken(o: {
   tokenEndpoint: string;
   clientId: string;
   clientSecret: string;
@@ -20,7 +31,7 @@ export function clientCredentialsToken(o: {
 }): Promise<TokenSet> {
   return requestToken(
     o.tokenEndpoint,
-    { grant_type: "client_credentials", ...(o.scopes?.length ? { scope: o.scopes.join(" ") } : {}) },
+    { grant_type: "client_credentials", ...scopeParam(o.scopes) },
     {
       headers: { authorization: basicAuthorization(o.clientId, o.clientSecret) },
       signal: o.signal,
@@ -48,7 +59,7 @@ export async function refreshToken(o: {
       grant_type: "refresh_token",
       refresh_token: o.refreshToken,
       client_id: o.clientId,
-      ...(o.scopes?.length ? { scope: o.scopes.join(" ") } : {}),
+      ...scopeParam(o.scopes),
     },
     { signal: o.signal, attempts: 1, requested: o.scopes },
   );

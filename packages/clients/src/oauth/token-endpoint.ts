@@ -78,6 +78,13 @@ function refusal(res: Response, text: string): OAuthError {
 /** Outages (5xx, 429, no answer) are tried again when the request may be repeated; refusals never. */
 export function judgeOAuthAnswer(res: Response, text: string): Verdict<OAuthError> {
   if (res.ok) return { kind: "ok" };
+  // Requests that carry a code, a verifier or a refresh token are never sent on to wherever a
+  // redirect points (they are made with redirect: "manual"): RFC 6749 3.2 names one endpoint.
+  if (res.status >= 300 && res.status < 400)
+    return {
+      kind: "fail",
+      error: new OAuthError("invalid_response", `HTTP ${res.status}: the endpoint redirects, and is not followed`),
+    };
   const error = refusal(res, text);
   if (res.status >= 500 || res.status === 429)
     return { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) };
@@ -104,6 +111,7 @@ export async function requestToken(
     url: endpoint,
     method: "POST",
     form,
+    redirect: "manual",
     headers: () => ({ accept: "application/json", ...o.headers }),
     signal: o.signal,
     fetch,
@@ -131,11 +139,27 @@ export async function requestToken(
   };
 }
 
+/**
+ * An endpoint that receives codes, verifiers and tokens is https (RFC 6749 3.1, 3.2; RFC 8414
+ * 2), or plain http only on this machine's loopback (a development or test issuer).
+ */
+export const isSafeEndpoint = (url: string): boolean => {
+  try {
+    const u = new URL(url);
+    return (
+      u.protocol === "https:" || (u.protocol === "http:" && ["127.0.0.1", "[::1]", "localhost"].includes(u.hostname))
+    );
+  } catch {
+    return false;
+  }
+};
+const Endpoint = z.url().refine(isSafeEndpoint, "must be https (or http on the loopback)");
+
 const Metadata = z.object({
   issuer: z.string().min(1),
-  authorization_endpoint: z.url().optional(),
-  token_endpoint: z.url(),
-  device_authorization_endpoint: z.url().optional(),
+  authorization_endpoint: Endpoint.optional(),
+  token_endpoint: Endpoint,
+  device_authorization_endpoint: Endpoint.optional(),
 });
 
 const trimSlash = (s: string) => s.replace(/\/+$/, "");
@@ -174,12 +198,18 @@ export async function discoverIssuer(issuer: string, opts: { signal?: AbortSigna
         new IssuerUnavailableError(noAnswer("discovery", url, attempts, cause), attempts, { cause }),
     });
     if (res.status === 404) continue;
-    let meta: z.infer<typeof Metadata>;
+    let json: unknown;
     try {
-      meta = Metadata.parse(JSON.parse(text));
+      json = JSON.parse(text);
     } catch {
       throw new OAuthError("invalid_response", `${url} is not an issuer metadata document`);
     }
+    const parsed = Metadata.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new OAuthError("invalid_response", `${url}: ${issue.path.join(".") || "document"} ${issue.message}`);
+    }
+    const meta = parsed.data;
     if (trimSlash(meta.issuer) !== trimSlash(issuer))
       throw new OAuthError("invalid_response", `${url} describes the issuer '${meta.issuer}', not '${issuer}'`);
     return {

@@ -178,6 +178,54 @@ describe("inventory change feed", () => {
     expect(inversions).toBeGreaterThan(0);
   });
 
+  it("a site filter keeps naming a deleted site: its events up to its deletion, then quiet; a slug never used is 404", async () => {
+    const create = async (slug: string) => {
+      const res = await fetch(`${url}/api/v1/sites/`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ slug, name: slug }),
+      });
+      expect(res.status).toBe(201);
+      return { id: ((await res.json()) as { id: string }).id, etag: res.headers.get("etag")! };
+    };
+    const { id: gone } = await create("del-a");
+    const { id: kept, etag } = await create("del-b");
+    const cursor = (await read("0")).nextAfter;
+    expect((await fetch(`${url}/api/v1/sites/${gone}`, { method: "DELETE" })).status).toBe(204);
+    const patched = await fetch(`${url}/api/v1/sites/${kept}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", "if-match": etag },
+      body: JSON.stringify({ name: "del-b renamed" }),
+    });
+    expect(patched.status).toBe(200);
+
+    const filtered = await fetch(`${url}/api/v1/feeds/inventory?after=${cursor}&site=del-a&site=del-b`);
+    expect(filtered.status).toBe(200);
+    const page = (await filtered.json()) as FeedPage;
+    expect(page.items.map((e) => [e.type, e.resourceId])).toEqual([
+      ["site.deleted", gone],
+      ["site.updated", kept],
+    ]);
+    // Past the deletion the slug is still known: quiet, not an error.
+    const after = await fetch(`${url}/api/v1/feeds/inventory?after=${page.nextAfter}&site=del-a`);
+    expect(after.status).toBe(200);
+    expect(((await after.json()) as FeedPage).items).toEqual([]);
+    const never = await fetch(`${url}/api/v1/feeds/inventory?after=0&site=never-was`);
+    expect(never.status).toBe(404);
+    expect(await never.json()).toMatchObject({ code: "site_not_found", detail: "No site with slug 'never-was'" });
+  });
+
+  it("a cursor beyond the head was never given by this feed: 410, resnapshot", async () => {
+    const { head } = await read("0");
+    const res = await fetch(`${url}/api/v1/feeds/inventory?after=${BigInt(head) + 1000n}`);
+    expect(res.status).toBe(410);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(await res.json()).toMatchObject({
+      code: "feed_cursor_expired",
+      detail: expect.stringContaining(`is beyond this feed's head (${head})`),
+    });
+  });
+
   it("rejects a malformed position or wait", async () => {
     for (const qs of ["after=-1", "after=abc", "wait=61", "limit=0"]) {
       const res = await fetch(`${url}/api/v1/feeds/inventory?${qs}`);

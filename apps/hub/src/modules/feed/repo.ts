@@ -143,7 +143,9 @@ export const feedRepo = {
     return prisma.$transaction(async (tx) => {
       const [state] = await tx.$queryRaw<{ p: bigint }[]>`
         SELECT purged_through AS p FROM inventory_feed_state WHERE id = 1 FOR UPDATE`;
-      const from = state?.p ?? 0n;
+      // Without its row, a purge could not record what it deleted: readers would skip silently.
+      if (!state) throw new Error("inventory_feed_state has no row: the feed retention migration is incomplete");
+      const from = state.p;
       const deleted = await tx.$queryRaw<{ last: bigint | null; n: bigint }[]>`
         WITH win AS (
                SELECT position, occurred_at FROM inventory_events
@@ -229,6 +231,13 @@ export const feedRepo = {
       positioner?.release(broken);
     }
     return reading;
+  },
+
+  /** Sites deleted while having one of these slugs (the feed keeps their deletions), by slug. */
+  async deletedSites(db: Db, slugs: string[]): Promise<{ id: string; slug: string }[]> {
+    return db.$queryRaw<{ id: string; slug: string }[]>`
+      SELECT DISTINCT resource_id AS id, data->>'slug' AS slug FROM inventory_events
+       WHERE type = 'site.deleted' AND data->>'slug' = ANY(${slugs}::text[])`;
   },
 
   /** The next `limit` device ids after `afterId` at these sites (all sites: undefined), in id order. */

@@ -63,7 +63,8 @@ export class FeedRetention {
           if (this.timer) this.timer = setTimeout(tick, this.o.intervalMs).unref();
         });
     };
-    this.timer = setTimeout(tick, Math.min(this.o.intervalMs, 5000)).unref();
+    // The first purge waits a full interval too: a restarting hub has no backlog worth hurrying.
+    this.timer = setTimeout(tick, this.o.intervalMs).unref();
   }
 
   async stop(): Promise<void> {

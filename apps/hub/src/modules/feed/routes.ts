@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import {
@@ -7,6 +8,7 @@ import {
   INVENTORY_SNAPSHOT_PATH,
   InventorySnapshotLineSchema,
   InventorySnapshotQuerySchema,
+  ServiceUnavailable,
 } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { FeedService } from "./service.ts";
@@ -27,7 +29,7 @@ export function registerFeed(
         description:
           "Events in increasing `position`, gap-free and resumable: keep `nextAfter` and pass it as `?after=`. With `?wait=N` the call waits up to N seconds for an event when none is ready (long-poll). `head` is the highest position given: `head - nextAfter` is the reader's lag. Events are kept for the hub's retention (FM_FEED_RETENTION_S); a cursor older than that answers 410 `feed_cursor_expired`: read the snapshot and continue from its position.",
         querystring: FeedQuerySchema,
-        response: { 200: FeedPageSchema, ...errorResponses(400, 401, 403, 404, 410) },
+        response: { 200: FeedPageSchema, ...errorResponses(400, 401, 403, 404, 410, 503) },
       },
       // Events are served as they were written. Their shapes are checked where they are written
       // (the change recorder's types, events.int.test.ts); re-validating on the way out would let
@@ -55,12 +57,18 @@ export function registerFeed(
             description: "One JSON document per line",
             content: { [INVENTORY_SNAPSHOT_CONTENT_TYPE]: { schema: InventorySnapshotLineSchema } },
           },
-          ...errorResponses(400, 401, 403, 404),
+          ...errorResponses(400, 401, 403, 404, 503),
         },
       },
     },
     async (request, reply) => {
-      const stream = await snapshots.open(request.query);
+      let stream: Readable;
+      try {
+        stream = await snapshots.open(request.query);
+      } catch (err) {
+        if (err instanceof ServiceUnavailable) reply.header("retry-after", "10");
+        throw err;
+      }
       // The reader went away: stop reading the database for it.
       reply.raw.once("close", () => stream.destroy());
       // The declared 200 schema describes each line; the body is their stream, sent as it is read.

@@ -4,7 +4,7 @@
  * while writers commit during the snapshot. (The hub client's reading of it is tested with the
  * client.)
  */
-import { get as httpGet } from "node:http";
+import { get as httpGet, type ClientRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FeedPageSchema,
@@ -223,6 +223,38 @@ describe("inventory snapshot readers that go away", () => {
     await eventually(async () => expect(await inTransaction()).toBe(0));
     const lines = await snapshot();
     expect(lines.at(-1)).toEqual({ kind: "end", count: lines.length - 2 });
+  });
+});
+
+describe("inventory snapshots at once", () => {
+  it("past the limit (a quarter of the pool) a snapshot is 503 snapshots_busy with Retry-After; the hub lives on", async () => {
+    // The test hub's pool has 5 connections: one snapshot streams at a time. The first reader
+    // takes its first bytes and then reads no further, holding the snapshot open.
+    let holder!: ClientRequest;
+    await new Promise<void>((resolve, reject) => {
+      holder = httpGet(`${url}/api/v1/feeds/inventory/snapshot`, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once("data", () => {
+          res.pause();
+          resolve();
+        });
+      });
+      holder.once("error", reject);
+    });
+    const refused = await Promise.all(Array.from({ length: 4 }, () => fetch(`${url}/api/v1/feeds/inventory/snapshot`)));
+    for (const res of refused) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("10");
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+      expect(await res.json()).toMatchObject({ code: "snapshots_busy", status: 503 });
+    }
+    // Other requests are served meanwhile, and once the reader goes the next snapshot streams.
+    expect((await fetch(`${url}/api/v1/sites/`)).status).toBe(200);
+    holder.destroy();
+    await eventually(async () => {
+      const lines = await snapshot();
+      expect(lines.at(-1)).toEqual({ kind: "end", count: lines.length - 2 });
+    });
   });
 });
 

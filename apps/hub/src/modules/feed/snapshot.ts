@@ -26,7 +26,7 @@
  * steps 2-4, milliseconds).
  */
 import { Readable } from "node:stream";
-import type { InventorySnapshotLine, InventorySnapshotQuery } from "@fm/domain";
+import { ServiceUnavailable, type InventorySnapshotLine, type InventorySnapshotQuery } from "@fm/domain";
 import type pg from "pg";
 import type { PrismaClient } from "../../db/client.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
@@ -37,6 +37,8 @@ import { siteRepo } from "../sites/repo.ts";
 import { toSite } from "../sites/service.ts";
 import type { FeedRepo } from "./repo.ts";
 import { siteIdsOf } from "./service.ts";
+
+export const SNAPSHOTS_BUSY = "snapshots_busy";
 
 /** Devices read per statement: large enough to stream quickly, small enough to hold. */
 const DEVICE_BATCH = 500;
@@ -49,12 +51,19 @@ export interface SnapshotDeps {
   siteSilenceAfterMs: number;
   /** Longest a snapshot's transaction may stay open, milliseconds. */
   timeoutMs: number;
+  /**
+   * Snapshots streaming at once. Each holds a pooled connection for as long as its reader
+   * reads (and one more for a moment at its start), so an unbounded number of slow readers
+   * could take every connection the API needs; past this, a snapshot is a 503 to retry.
+   */
+  maxConcurrent: number;
   now?: () => Date;
 }
 
 /** A stream the route sends: NDJSON lines, written as the client reads them (backpressure). */
 export function createSnapshotService(deps: SnapshotDeps) {
   const now = deps.now ?? (() => new Date());
+  let streaming = 0;
   return {
     /**
      * Resolves once the snapshot's position is fixed (so a failure before that is a problem
@@ -67,10 +76,19 @@ export function createSnapshotService(deps: SnapshotDeps) {
       const wanted = query.site;
       let siteIds: string[] | undefined;
       if (wanted.length) siteIds = await siteIdsOf(deps.prisma, wanted);
+      if (streaming >= deps.maxConcurrent)
+        throw new ServiceUnavailable(
+          SNAPSHOTS_BUSY,
+          `${deps.maxConcurrent} inventory snapshot(s) are already streaming from this hub; retry shortly`,
+        );
       // `wake` resumes the writer when the reader wants more, or has gone away.
       let wake = () => {};
       const out = new Readable({ read: () => wake() });
       out.once("close", () => wake());
+      // A failure is told once: before the first line as the route's problem response (`ready`
+      // rejects), after it by the stream ending without its `end` line. Destroying the stream
+      // with the error must not also be an unhandled 'error' event that ends the process.
+      out.on("error", () => {});
       let started!: () => void;
       let failed!: (err: Error) => void;
       const ready = new Promise<void>((resolve, reject) => {
@@ -81,7 +99,8 @@ export function createSnapshotService(deps: SnapshotDeps) {
         if (out.destroyed) throw new Error("the reader went away");
         if (!out.push(JSON.stringify(line) + "\n")) await new Promise<void>((resolve) => (wake = resolve));
       };
-      const streaming = deps.repo.inSnapshot(
+      streaming++;
+      const reading = deps.repo.inSnapshot(
         pool,
         deps.prisma,
         async (tx, position) => {
@@ -117,13 +136,15 @@ export function createSnapshotService(deps: SnapshotDeps) {
         },
         deps.timeoutMs,
       );
-      streaming.then(
-        () => out.push(null),
-        (err: Error) => {
-          failed(err);
-          out.destroy(err);
-        },
-      );
+      reading
+        .then(
+          () => out.push(null),
+          (err: Error) => {
+            failed(err);
+            out.destroy(err);
+          },
+        )
+        .finally(() => streaming--);
       await ready;
       return out;
     },

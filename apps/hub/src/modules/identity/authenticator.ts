@@ -8,7 +8,7 @@
  * Anything else — no signature, HS256, another issuer or audience, an expired token — is 401.
  */
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from "jose";
-import { Unauthorized, agentScope, narrowScopes, type AgentKind } from "@fm/domain";
+import { Unauthorized, agentScope, expandScopes, narrowScopes, scopeWords, type AgentKind } from "@fm/domain";
 import type { Authenticator } from "../../plugins/request-context.ts";
 import type { Principal } from "../../lib/context.ts";
 import type { ClientCache } from "./client-cache.ts";
@@ -104,11 +104,10 @@ export function createOAuthAuthenticator(
     const state = await clients.get(clientId);
     if (!state || state.instance !== claims.client_instance) throw invalid("the client of this token no longer exists");
     if (state.revokedAt) throw invalid("the client of this token has been revoked");
-    const scopes = new Set(
-      String(claims.scope ?? "")
-        .split(" ")
-        .filter((s) => state.scopes.includes(s)),
-    );
+    // What the client may still do (its scopes may have shrunk since), the lower fleet scopes
+    // its higher ones include counted (a fleet.admin client's read-only token).
+    const may = expandScopes(state.scopes);
+    const scopes = new Set(scopeWords(claims.scope).filter((s) => may.has(s)));
     if (state.kind === "agent" && state.satellite && state.agentKind) {
       const kind: AgentKind = state.agentKind;
       if (!scopes.has(agentScope(kind))) throw invalid("agent token without its agent scope");
@@ -135,9 +134,10 @@ export function createOAuthAuthenticator(
       throw invalid(`token rejected: ${(err as Error).message}`);
     }
     const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
-    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`
+    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`;
+    // both count, so an empty `scope` beside a narrowing `scp` cannot widen the token
     // (https://learn.microsoft.com/en-us/entra/identity-platform/access-token-claims-reference).
-    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), claims.scope ?? claims.scp);
+    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), [claims.scope, claims.scp]);
     return { id: `person:${who}`, kind: "person", scopes: new Set(scopes) };
   }
 

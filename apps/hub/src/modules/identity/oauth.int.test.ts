@@ -6,6 +6,8 @@ import { SignJWT, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose
 import { TEST_ADMIN_SECRET } from "../../testing/test-hub.ts";
 import { clientToken } from "@fm/test-support/process";
 import { startIdentityTestHub, type IdentityTestHub } from "./identity-test-hub.ts";
+import { identityRepo } from "./repo.ts";
+import { hashSecret } from "./secrets.ts";
 
 const ADMIN_SECRET = TEST_ADMIN_SECRET;
 let t: IdentityTestHub;
@@ -42,6 +44,39 @@ describe("authorization server", () => {
         ).status,
       ).toBe(403);
     }
+  });
+
+  it("a client whose scopes include fleet.read by hierarchy may ask for it alone, and gets a read-only token", async () => {
+    const secret = randomBytes(24).toString("base64url");
+    t.issuedSecrets.push(secret);
+    expect(
+      await identityRepo.createAdminClient(t.hub.db.prisma, {
+        clientId: "admin-only",
+        scopes: ["fleet.admin"],
+        secretHash: await hashSecret(secret),
+      }),
+    ).toBe(true);
+    const asked = await fetch(`${url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: "admin-only",
+        client_secret: secret,
+        scope: "fleet.read",
+      }),
+    });
+    expect(asked.status).toBe(200);
+    const { access_token: token, scope } = (await asked.json()) as { access_token: string; scope: string };
+    expect(scope).toBe("fleet.read");
+    expect((await api("/api/v1/sites/", { token })).status).toBe(200);
+    const write = await api("/api/v1/sites/", {
+      method: "POST",
+      token,
+      body: JSON.stringify({ slug: "read-only-try", name: "x" }),
+    });
+    expect(write.status).toBe(403);
+    expect(write.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   });
 
   it("answers RFC 6749 errors for bad client credentials, grants and scopes", async () => {

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { Counter, type Registry } from "prom-client";
-import { FLEET_SCOPES, AGENT_KINDS, agentScope, type AgentKind } from "@fm/domain";
+import { FLEET_SCOPES, AGENT_KINDS, agentScope, expandScopes, type AgentKind } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import type { IdentityConfig } from "./authenticator.ts";
@@ -171,7 +171,9 @@ export function createIdentityService({
         client = await authenticateClient(ctx, request, clientId);
         const { scope } = request.form;
         requested = scope ? scope.split(" ").filter(Boolean) : client.scopes;
-        const denied = requested.filter((s) => !client.scopes.includes(s));
+        // The same hierarchy as people's narrowing: a fleet.admin client may ask for fleet.read.
+        const may = expandScopes(client.scopes);
+        const denied = requested.filter((s) => !may.has(s));
         if (denied.length)
           throw new OAuthError(400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
       } catch (err) {
