@@ -184,6 +184,18 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
 
 class PortTakenError extends Error {}
 
+/**
+ * The environment without REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE: python-requests lets them
+ * override a Session's own `verify` (psf/requests#3829), so on a machine that sets them, sushy
+ * would ignore a node's redfish_verify_ca (true, false, or its CA bundle alike).
+ */
+function conductorEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.REQUESTS_CA_BUNDLE;
+  delete env.CURL_CA_BUNDLE;
+  return env;
+}
+
 /** A spawned `ironic` process, unref'd and killed when the test process exits. */
 interface IronicProcess {
   proc: ChildProcess;
@@ -203,7 +215,7 @@ function launch(dir: string, conf: string): IronicProcess {
   const fd = openSync(join(dir, "stdout.log"), "a");
   let proc: ChildProcess;
   try {
-    proc = spawn("ironic", ["--config-file", conf], { stdio: ["ignore", fd, fd] });
+    proc = spawn("ironic", ["--config-file", conf], { stdio: ["ignore", fd, fd], env: conductorEnv() });
   } finally {
     closeSync(fd); // the child has its own copy
   }

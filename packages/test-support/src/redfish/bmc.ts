@@ -12,6 +12,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import { loadMockup, SYSTEM_ID, SYSTEM_PATH } from "./mockup.ts";
 
 export { SYSTEM_ID, SYSTEM_PATH };
@@ -25,6 +26,8 @@ export interface RedfishBmcOptions {
   port?: number;
   /** The system's power state at start (the mock-up says On). */
   powerState?: "On" | "Off";
+  /** Serve HTTPS with this certificate and key (PEM), as real BMCs do (see ./certificate.ts). */
+  tls?: { cert: string; key: string };
 }
 
 export interface RedfishRequest {
@@ -35,7 +38,7 @@ export interface RedfishRequest {
 }
 
 export interface RedfishBmc {
-  /** Base URL, e.g. http://127.0.0.2:41234 (what Ironic's redfish_address takes). */
+  /** Base URL, e.g. http://127.0.0.2:41234 or https://… (what Ironic's redfish_address takes). */
   url: string;
   host: string;
   port: number;
@@ -205,7 +208,7 @@ export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishB
     return redfishError(405, "OperationNotAllowed", `${req.method} is not allowed on ${path}.`);
   };
 
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -230,7 +233,8 @@ export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishB
       });
       res.end(text);
     });
-  });
+  };
+  const server: Server = opts.tls ? createTlsServer(opts.tls, listener) : createServer(listener);
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -239,7 +243,7 @@ export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishB
   const { port } = server.address() as { port: number };
   let stopping: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url: `${opts.tls ? "https" : "http"}://${host}:${port}`,
     host,
     port,
     system,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IronicClient } from "@fm/clients";
 import { getNode, ironicRequest, startIronic, type IronicPeer } from "@fm/test-support/ironic";
-import { SYSTEM_PATH, startRedfishBmc, type RedfishBmc } from "@fm/test-support/redfish";
+import { SYSTEM_PATH, selfSignedCertificate, startRedfishBmc, type RedfishBmc } from "@fm/test-support/redfish";
 import { WAITING, expectFinal, plan, rejection, run } from "./activity-testing.ts";
 import { directoryCredentials } from "./bmc-credentials.ts";
 import type { ActivityDeps } from "./deps.ts";
@@ -173,6 +173,37 @@ describe("Ironic activities on the redfish hardware type", () => {
       await bmc.stop();
       const f = expectFinal(await rejection(run(activities().ironicEnroll, d)), "SourceRejected", /manage: node/);
       expect(f.message).toMatch(/Unable to connect to http:\/\/127\.0\.0\.\d+:\d+\/redfish\/v1\//);
+    },
+    WAITING,
+  );
+
+  it(
+    "an HTTPS BMC: verified against the CA bundle redfish_verify_ca names; refused as untrusted with the default",
+    async () => {
+      const host = "127.0.0.90";
+      const tls = await selfSignedCertificate([host]);
+      const bmc = await startRedfishBmc({ username: "admin", password: SITE_PASSWORD, host, tls });
+      bmcs.push(bmc);
+      try {
+        const https = (verifyCa: boolean | string) =>
+          activities({ redfish: { addressTemplate: `https://{address}:${bmc.port}`, verifyCa } });
+        const trusted = plan({ bmcAddress: host });
+        const uuid = (await run(https(tls.caFile).ironicEnroll, trusted)).result;
+        expect(await getNode(ironic.url, uuid)).toMatchObject({
+          provision_state: "manageable",
+          driver_info: { redfish_address: bmc.url, redfish_verify_ca: tls.caFile },
+        });
+        expect(bmc.url).toMatch(/^https:/);
+
+        const f = expectFinal(
+          await rejection(run(https(true).ironicEnroll, plan({ bmcAddress: host }))),
+          "SourceRejected",
+          /manage: node/,
+        );
+        expect(f.message).toMatch(/CERTIFICATE_VERIFY_FAILED|certificate verify failed/);
+      } finally {
+        await rm(tls.dir, { recursive: true, force: true });
+      }
     },
     WAITING,
   );
