@@ -25,6 +25,8 @@ const execFileAsync = promisify(execFile);
 /** Unique per run, so finding it anywhere means it leaked from this run. */
 const SITE_PASSWORD = `site-${randomBytes(9).toString("hex")}`;
 const OWN_PASSWORD = `own-${randomBytes(9).toString("hex")}`;
+/** What the third device's BMC accepts: not the site's password, until its own item says so. */
+const OTHER_PASSWORD = `other-${randomBytes(9).toString("hex")}`;
 const TARGET_PROJECT = { id: "0f6c2a9e5d4b4c1e9a7d3b2c1e0f9a8b", name: "iad1-baremetal", domain_id: "default" };
 
 /** The staged devices, by index: what their BMC accepts. */
@@ -45,7 +47,7 @@ beforeAll(async () => {
   bmcs = [
     first,
     await startRedfishBmc({ username: "root", password: OWN_PASSWORD, host: "127.0.0.41", port }),
-    await startRedfishBmc({ username: "admin", password: "not-the-site-one", host: "127.0.0.42", port }),
+    await startRedfishBmc({ username: "admin", password: OTHER_PASSWORD, host: "127.0.0.42", port }),
     await startRedfishBmc({ username: "admin", password: SITE_PASSWORD, host: "127.0.0.43", port }),
   ];
   await bmcs[UNREACHABLE]!.stop();
@@ -130,7 +132,7 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     expect(bmcs[ENROLS]!.requests).toContainEqual({ method: "GET", path: SYSTEM_PATH, auth: "session" });
     expect(netboxStatus(d.name)).toBe("active");
     expect(await device(d.id)).toMatchObject({
-      ironic: { nodeUuid: node!.uuid, provisionState: "available", instance: "overcloud" },
+      ironic: { nodeUuid: node!.uuid, provisionState: "available", powerState: "power on", instance: "overcloud" },
     });
   }, 120_000);
 
@@ -155,7 +157,18 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     expect(netboxStatus(d.name)).toBe("staged");
     expect(await nodeNamed(d.name)).toMatchObject({ provision_state: "enroll" });
     expect(bmcs[WRONG_PASSWORD]!.requests.some((r) => r.auth === "rejected")).toBe(true);
-  }, 120_000);
+
+    // The operator adds the device's own item (the mounted Secret changes; the worker is not
+    // restarted): the next ENROL writes the password again and succeeds.
+    const item = join(s.workerEnv.BMC_CREDENTIALS_DIR!, `${d.name}-bmc`);
+    await mkdir(item);
+    await writeFile(join(item, "username"), "admin");
+    await writeFile(join(item, "password"), OTHER_PASSWORD);
+    const again = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
+    expect(again.status, JSON.stringify(again.error)).toBe("SUCCEEDED");
+    expect(await nodeNamed(d.name)).toMatchObject({ provision_state: "available", power_state: "power on" });
+    expect(netboxStatus(d.name)).toBe("active");
+  }, 180_000);
 
   it("an unreachable BMC fails the job at ironic-enroll with Ironic's connection error", async () => {
     const d = s.staged[UNREACHABLE]!;
@@ -167,7 +180,7 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
 
   it("no BMC password is in any job record, hub table, log line or Temporal history", async () => {
     const jobs = (await s.api<{ items: { id: string }[] }>("GET", "/api/v1/jobs/?limit=100")).body.items;
-    expect(jobs).toHaveLength(4);
+    expect(jobs).toHaveLength(5);
     const { stdout: dump } = await execFileAsync("pg_dump", ["--data-only", s.db.url], { maxBuffer: 256 << 20 });
     const logs = [s.hub, s.worker, s.workflowAgent, s.netboxAgent]
       .map((p) => JSON.stringify(p.logs) + p.stderr.join("\n"))
@@ -179,7 +192,7 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     expect(logs).toContain("gpu003");
     expect(records).toContain("gpu003");
     expect(Buffer.concat(histories).includes("gpu003")).toBe(true);
-    for (const secret of [SITE_PASSWORD, OWN_PASSWORD]) {
+    for (const secret of [SITE_PASSWORD, OWN_PASSWORD, OTHER_PASSWORD]) {
       expect(dump).not.toContain(secret);
       expect(logs).not.toContain(secret);
       expect(records).not.toContain(secret);
