@@ -203,8 +203,6 @@ export class IronicClient {
     driver: string;
     driver_info?: Record<string, unknown>;
     resource_class?: string;
-    /** The owning project's id (microversion 1.50). */
-    owner?: string;
     properties?: Record<string, unknown>;
     extra?: Record<string, unknown>;
   }): Promise<IronicNode> {
