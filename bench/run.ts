@@ -17,9 +17,10 @@
  * 12. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
  * 13. a health-status agent cycle for 10,000 devices on a real Prometheus vs the bare rule queries (health.ts)
  * 15. the inventory snapshot of 50,000 devices vs the device list pages, time and hub RSS (feed-snapshot.ts)
+ * 16. Ironic enrolment through the redfish driver and test BMCs vs fake-hardware (redfish.ts)
  * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|health|fuzz|feed-snapshot|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|redfish|health|fuzz|feed-snapshot|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -33,6 +34,7 @@ import { slurmCycle } from "./slurm.ts";
 import { netboxSync } from "./netbox.ts";
 import { healthCycle } from "./health.ts";
 import { jobsThroughput } from "./jobs.ts";
+import { redfishEnrol } from "./redfish.ts";
 import { builtVsTsx } from "./built.ts";
 import { soak } from "./soak.ts";
 import { fuzzRun } from "./fuzz.ts";
@@ -352,6 +354,7 @@ if (!only || only === "reflections")
   for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
     await reflectionApply(report, n);
 if (!only || only === "jobs") await jobsThroughput(report);
+if (!only || only === "redfish") await redfishEnrol(report);
 if (!only || only === "health") await healthCycle(report);
 if (!only || only === "fuzz") await fuzzRun(report);
 if (!only || only === "feed-snapshot") await feedSnapshot(report);

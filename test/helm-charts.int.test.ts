@@ -297,6 +297,37 @@ describe("names the runbook's commands use", () => {
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_RAMDISK")).toBe(
       "8a4d1e2f-3b5c-4d6e-8f70-91a2b3c4d5e6",
     );
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_ENROL_TARGET_PROJECT_NAME")).toBe(
+      "fleet-manager-enrol",
+    );
+  });
+
+  it("satellite: the worker reads BMC credentials as <item>/username and <item>/password from the `*-bmc` items", async () => {
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    values.fleetManager.satellite.temporalWorker.bmcCredentialItems = ["site-bmc", "gpu001-bmc"];
+    const file = join(scratch, "bmc-items.json");
+    await writeFile(file, JSON.stringify(values));
+    const ms = await render(SATELLITE, file);
+    const worker = deployments(ms).find((d) => d.metadata.name === "fleet-manager-satellite-temporal-worker")!;
+    const env = containerOf(worker).env.find((e) => e.name === "BMC_CREDENTIALS_DIR")!.value!;
+    const mount = (containerOf(worker).volumeMounts as { name: string; mountPath: string }[]).find(
+      (m) => m.mountPath === env,
+    )!;
+    const volume = (
+      worker.spec.template.spec.volumes as { name: string; secret: { secretName: string; items: unknown } }[]
+    ).find((v) => v.name === mount.name)!;
+    expect(volume.secret).toEqual({
+      secretName: "fleet-manager-satellite-bmc",
+      items: ["site-bmc", "gpu001-bmc"].flatMap((i) => [
+        { key: `${i}.username`, path: `${i}/username` },
+        { key: `${i}.password`, path: `${i}/password` },
+      ]),
+    });
+    const secret = ms.find((m) => m.kind === "ExternalSecret" && m.metadata.name === "fleet-manager-satellite-bmc")!;
+    expect(secret.spec.data).toContainEqual({
+      secretKey: "gpu001-bmc.password",
+      remoteRef: { key: "prod/sys1-ice2/gpu001-bmc", property: "password" },
+    });
   });
 });
 
@@ -376,6 +407,23 @@ describe("values the render refuses, naming them", () => {
       v.fleetManager.satellite.openstack.ironic.deployRamdisk = "";
     });
     expect(error).toContain("/fleetManager/satellite/openstack/ironic/deployRamdisk");
+  });
+
+  it("a hardware type that logs in to BMCs without a BMC credentials item, or an item not named *-bmc", async () => {
+    expect(
+      await renderError(
+        SATELLITE,
+        SATELLITE_EXAMPLE,
+        (v) => (v.fleetManager.satellite.temporalWorker.bmcCredentialItems = []),
+      ),
+    ).toContain("/fleetManager/satellite/temporalWorker/bmcCredentialItems");
+    expect(
+      await renderError(
+        SATELLITE,
+        SATELLITE_EXAMPLE,
+        (v) => (v.fleetManager.satellite.temporalWorker.bmcCredentialItems = ["netbox-login"]),
+      ),
+    ).toContain("/fleetManager/satellite/temporalWorker/bmcCredentialItems/0");
   });
 
   it("temporal.host, which the chart generates", async () => {

@@ -6,7 +6,9 @@
 #
 # Only ironic-common: it ships the all-in-one `ironic` command (API and conductor in one
 # process), which is all standalone mode needs; ironic-api/ironic-conductor would add systemd
-# services that start on install. --no-install-recommends keeps it to ~180 MB.
+# services that start on install. --no-install-recommends keeps it to ~180 MB. Its python3-ironic
+# depends on python3-sushy (4.3.3 in Debian 12), the Redfish library the `redfish` hardware type
+# uses: the tests enrol redfish nodes against test Redfish BMCs, so it is checked too.
 # How the tests configure, start and talk to it: docs/peers.md, "OpenStack Ironic".
 set -euo pipefail
 
@@ -17,6 +19,7 @@ usage() {
 
 install() {
   if command -v ironic >/dev/null 2>&1 && command -v ironic-dbsync >/dev/null 2>&1; then
+    sushy_check
     echo "ironic: already installed ($(command -v ironic))"
     return 0
   fi
@@ -40,7 +43,18 @@ install() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y --no-install-recommends ironic-common
   command -v ironic >/dev/null 2>&1 || { echo "ironic: installed ironic-common but \`ironic\` is not on PATH" >&2; exit 1; }
+  sushy_check
   echo "ironic: installed $(ironic --version 2>&1 | tail -n1)"
+}
+
+# The redfish driver imports sushy in the interpreter Ironic runs under (Debian's python3).
+sushy_check() {
+  local py
+  py="$(head -n1 "$(command -v ironic)" | sed 's/^#!//')"
+  if ! $py -c 'import sushy' >/dev/null 2>&1; then
+    echo "ironic: $py cannot import sushy: install python3-sushy (the redfish hardware type needs it)" >&2
+    exit 1
+  fi
 }
 
 case "${1:-}" in

@@ -40,6 +40,18 @@ export function ironicInstanceFor(deviceClass: DeviceClass): IronicInstance | nu
   return null;
 }
 
+/**
+ * The Ironic `resource_class` of a node enrolled for a device of this class: the class's own name.
+ * Nova's Ironic driver reports it to Placement as CUSTOM_<NAME> (upper case, other characters as
+ * `_`), so a flavor asks for `resources:CUSTOM_GPU_COMPUTE=1`. One resource class per device class
+ * keeps a GPU tray from filling a CPU flavor; the CPU architecture is not in it (x86 and ARM
+ * CPU_BAREMETAL nodes share one), which is why SLURM images are chosen by device role instead.
+ * Null for the classes no Ironic manages.
+ */
+export function ironicResourceClassFor(deviceClass: DeviceClass): string | null {
+  return ironicInstanceFor(deviceClass) ? deviceClass : null;
+}
+
 export const DeviceRoleSchema = z
   .object({
     id: Uuid,

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Device, Job } from "@fm/domain";
 import { startAgent, type AgentProcess } from "./agents.ts";
-import { startIronic, type IronicPeer } from "./ironic.ts";
+import { startIronic, type IronicPeer, type StartIronicOptions } from "./ironic.ts";
 import { realisticFleet, startNetboxServer, type NetboxServer } from "./netbox-server.ts";
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./process.ts";
@@ -32,6 +32,8 @@ export const SITE = "iad1";
 
 export interface JobsStack {
   hub: HubProcess;
+  /** The hub's database (to read what the hub stored, e.g. with pg_dump). */
+  db: TestDatabase;
   admin: string;
   siteId: string;
   nb: NetboxServer;
@@ -71,6 +73,15 @@ export interface JobsStackOptions {
   concurrency?: number;
   /** Which hub log lines to keep (see startHub): a benchmark keeps only errors. */
   hubLogs?: "all" | "errors";
+  /** How the test Ironic runs (e.g. without automated cleaning, for redfish nodes). */
+  ironic?: StartIronicOptions;
+  /** The BMC address of the i-th staged device (NetBox oob_ip), instead of the fleet's 10.x one. */
+  stagedBmcAddress?: (i: number) => string;
+  /**
+   * Worker environment to add or replace (another hardware type, a Keystone-fronted clouds.yaml,
+   * BMC credentials), computed once the peers run; `dir` is the stack's scratch folder.
+   */
+  workerEnv?: (ctx: { ironic: IronicPeer; dir: string }) => Promise<Record<string, string>>;
 }
 
 export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
@@ -95,12 +106,14 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     const stagedNames = gpus.slice(0, o.stagedDevices).map((d, i) => {
       d.status = "staged";
       d.name = `gpu${String(i + 1).padStart(3, "0")}`;
+      if (o.stagedBmcAddress)
+        data.ipAddresses.find((ip) => ip.id === d.oob_ip)!.address = `${o.stagedBmcAddress(i)}/32`;
       return d.name;
     });
     for (const d of gpus.slice(o.stagedDevices)) if (d.status === "staged") d.status = "planned";
     const [nb, ironic, temporal, slurm] = await Promise.all([
       startNetboxServer({ token: NETBOX_TOKEN, data }),
-      startIronic(),
+      startIronic(o.ironic),
       startTemporal(),
       o.slurmNodes ? startSlurm({ nodes: o.slurmNodes, nodePrefix: "gpu" }) : Promise.resolve(undefined),
     ]);
@@ -197,6 +210,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       FM_BURNIN_COMMAND: o.burnInCommand ?? "sleep 1",
       FM_SHUTDOWN_TIMEOUT_MS: "3000",
     };
+    if (o.workerEnv) Object.assign(workerEnv, await o.workerEnv({ ironic, dir }));
     if (slurm) {
       const tokenFile = join(dir, "slurm-token");
       await writeFile(tokenFile, slurm.token, { mode: 0o600 });
@@ -243,6 +257,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
 
     return {
       hub,
+      db,
       admin,
       siteId: site.id,
       nb,

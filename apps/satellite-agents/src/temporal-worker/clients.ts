@@ -8,22 +8,24 @@ import {
   CloudConfigError,
   NetboxClient,
   SlurmClient,
-  ironicClientFor,
   loadCloud,
+  openstackFor,
   type IronicClient,
+  type KeystoneSession,
 } from "@fm/clients";
 import { IRONIC_INSTANCES, type IronicInstance } from "@fm/domain";
 import { ConfigError } from "../runtime/config.ts";
 import type { ActivityDeps } from "./activities/index.ts";
 import type { WorkerConfig } from "./env.ts";
 
-export type SourceClients = Pick<ActivityDeps, "ironic" | "netbox" | "slurm">;
+export type SourceClients = Pick<ActivityDeps, "ironic" | "netbox" | "slurm" | "enrolOwner">;
 
 type Retry = <T>(what: string, fn: () => Promise<T>) => Promise<T | undefined>;
 
 /** Undefined when stopped while an Ironic's Keystone was being waited for. A broken clouds.yaml is a ConfigError. */
 export async function sourceClients(config: WorkerConfig, retry: Retry): Promise<SourceClients | undefined> {
   const ironic: Partial<Record<IronicInstance, IronicClient>> = {};
+  const keystone: Partial<Record<IronicInstance, KeystoneSession>> = {};
   for (const instance of IRONIC_INSTANCES) {
     const key = instance === "overcloud" ? "OVERCLOUD" : "UNDERCLOUD";
     const variable = `OPENSTACK_${key}_CLOUDS_FILE`;
@@ -31,12 +33,19 @@ export async function sourceClients(config: WorkerConfig, retry: Retry): Promise
     if (!file) continue;
     const cloud = configured(variable, () => loadCloud(file, config[`OPENSTACK_${key}_CLOUD`]));
     // With an application credential this authenticates to Keystone now: retried while it is down.
-    const client = await retry(`authenticate to the ${instance} Ironic`, () =>
-      configured(variable, () => ironicClientFor(cloud, { timeoutMs: config.FM_HTTP_TIMEOUT_MS })),
+    const clients = await retry(`authenticate to the ${instance} Ironic`, () =>
+      configured(variable, () => openstackFor(cloud, { timeoutMs: config.FM_HTTP_TIMEOUT_MS })),
     );
-    if (!client) return undefined;
-    ironic[instance] = client;
+    if (!clients) return undefined;
+    ironic[instance] = clients.ironic;
+    if (clients.keystone) keystone[instance] = clients.keystone;
+    else if (config.IRONIC_ENROL_TARGET_PROJECT_NAME)
+      throw new ConfigError([
+        `IRONIC_ENROL_TARGET_PROJECT_NAME: the ${instance} cloud in ${file} has no Keystone (auth_type none) to resolve it through`,
+      ]);
   }
+  const project = config.IRONIC_ENROL_TARGET_PROJECT_NAME;
+  const enrolOwner = project ? projectIdsOf(keystone, project) : undefined;
   const netbox =
     config.NETBOX_URL && config.NETBOX_TOKEN
       ? new NetboxClient({ url: config.NETBOX_URL, token: config.NETBOX_TOKEN, timeoutMs: config.FM_HTTP_TIMEOUT_MS })
@@ -52,7 +61,20 @@ export async function sourceClients(config: WorkerConfig, retry: Retry): Promise
           timeoutMs: config.FM_HTTP_TIMEOUT_MS,
         })
       : undefined;
-  return { ironic, netbox, slurm };
+  return { ironic, netbox, slurm, enrolOwner };
+}
+
+/** The project's id in each instance's Keystone, asked once per instance (a failure is asked again). */
+function projectIdsOf(
+  keystone: Partial<Record<IronicInstance, KeystoneSession>>,
+  name: string,
+): (instance: IronicInstance) => Promise<string> {
+  const known = new Map<IronicInstance, string>();
+  return async (instance) => {
+    const id = known.get(instance) ?? (await keystone[instance]!.projectId(name));
+    known.set(instance, id);
+    return id;
+  };
 }
 
 /** `fn`'s result; a CloudConfigError becomes a ConfigError naming the variable (exit 2). */

@@ -26,6 +26,35 @@ export const workerEnv = {
     .min(1)
     .optional()
     .describe("IPA deploy ramdisk of new nodes (driver_info deploy_ramdisk)"),
+  IRONIC_ENROL_TARGET_PROJECT_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Keystone project that owns enrolled nodes (node owner), resolved to its id through the cloud's Keystone",
+    ),
+  BMC_CREDENTIALS_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Mounted secret directory: <device>-bmc/{username,password} per device, else site-bmc/{username,password}",
+    ),
+  IRONIC_REDFISH_ADDRESS_TEMPLATE: z
+    .string()
+    .includes("{address}", { message: "must contain {address}" })
+    .default("https://{address}")
+    .describe("redfish_address of a node, {address} being the device's BMC address"),
+  IRONIC_REDFISH_SYSTEM_ID: z
+    .string()
+    .startsWith("/redfish/v1/Systems/", { message: "must be a path such as /redfish/v1/Systems/1" })
+    .optional()
+    .describe("redfish_system_id, for BMCs that hold more than one system"),
+  IRONIC_REDFISH_VERIFY_CA: z
+    .string()
+    .min(1)
+    .default("true")
+    .describe("redfish_verify_ca: true, false, or a CA bundle path on the Ironic conductor"),
   NETBOX_URL: z.url().optional().describe("NetBox base URL (enrolment, unenrolment)"),
   NETBOX_TOKEN: z.string().min(1).optional(),
   SLURM_URL: z.url().optional().describe("slurmrestd base URL (burn-in, release SLURM step)"),
@@ -60,6 +89,14 @@ export const workerEnv = {
   FM_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).default(50),
 };
 export type WorkerConfig = Config<typeof workerEnv>;
+
+/** IRONIC_REDFISH_VERIFY_CA as Ironic's redfish_verify_ca takes it: a boolean, or a path kept as is. */
+export function redfishVerifyCa(value: string): boolean | string {
+  const lower = value.toLowerCase();
+  if (lower === "true") return true;
+  if (lower === "false") return false;
+  return value;
+}
 
 /** A source's URL and its credential, and the deploy kernel and ramdisk, come together or not at all. */
 export function checkWorkerConfig(config: WorkerConfig): void {

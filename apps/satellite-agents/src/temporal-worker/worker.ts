@@ -14,7 +14,8 @@ import type { ProcessDefinition, Running } from "../runtime/shell.ts";
 import { taskQueueOf } from "../runtime/temporal-env.ts";
 import { createActivities } from "./activities/index.ts";
 import { sourceClients } from "./clients.ts";
-import { checkWorkerConfig, workerEnv } from "./env.ts";
+import { directoryCredentials } from "./activities/bmc-credentials.ts";
+import { checkWorkerConfig, redfishVerifyCa, workerEnv } from "./env.ts";
 import { workflowCode } from "./workflow-bundle.ts";
 
 export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
@@ -39,6 +40,12 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
         config.IRONIC_DEPLOY_KERNEL && config.IRONIC_DEPLOY_RAMDISK
           ? { kernel: config.IRONIC_DEPLOY_KERNEL, ramdisk: config.IRONIC_DEPLOY_RAMDISK }
           : undefined,
+      bmcCredentials: config.BMC_CREDENTIALS_DIR ? directoryCredentials(config.BMC_CREDENTIALS_DIR) : undefined,
+      redfish: {
+        addressTemplate: config.IRONIC_REDFISH_ADDRESS_TEMPLATE,
+        systemId: config.IRONIC_REDFISH_SYSTEM_ID,
+        verifyCa: redfishVerifyCa(config.IRONIC_REDFISH_VERIFY_CA),
+      },
       dhcpHostsDir: config.FM_DHCP_HOSTS_DIR,
       slurmDeviceNamePrefix: config.SLURM_DEVICE_NAME_PREFIX,
       burnInCommand: config.FM_BURNIN_COMMAND,
@@ -76,6 +83,8 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
         ironic: Object.keys(clients.ironic),
         netbox: Boolean(clients.netbox),
         slurm: Boolean(clients.slurm),
+        bmcCredentials: Boolean(config.BMC_CREDENTIALS_DIR),
+        enrolTargetProject: config.IRONIC_ENROL_TARGET_PROJECT_NAME ?? null,
       },
       "temporal worker running",
     );

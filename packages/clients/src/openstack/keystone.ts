@@ -51,6 +51,10 @@ const TokenBodySchema = z.looseObject({
   }),
 });
 
+const ProjectListSchema = z.object({
+  projects: z.array(z.looseObject({ id: z.string(), name: z.string(), domain_id: z.string().optional() })),
+});
+
 export interface KeystoneSessionOptions {
   authUrl: string;
   credential: ApplicationCredentialCloud["credential"];
@@ -66,6 +70,7 @@ export interface KeystoneSessionOptions {
  * before its `expires_at`. Concurrent callers share one request to Keystone.
  */
 export class KeystoneSession {
+  private readonly v3Url: string;
   private readonly tokensUrl: string;
   private readonly refreshMarginMs: number;
   private readonly timeoutMs: number;
@@ -78,7 +83,8 @@ export class KeystoneSession {
     // clouds.yaml auth_url is conventionally ".../v3" but often the bare Keystone root; the
     // version discovery keystoneauth would do is not worth a request: v3 is the only API left.
     const root = opts.authUrl.replace(/\/+$/, "");
-    this.tokensUrl = `${/\/v3$/.test(root) ? root : `${root}/v3`}/auth/tokens`;
+    this.v3Url = /\/v3$/.test(root) ? root : `${root}/v3`;
+    this.tokensUrl = `${this.v3Url}/auth/tokens`;
     this.refreshMarginMs = opts.refreshMarginMs ?? 60_000;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.fetch = opts.fetch ?? globalThis.fetch;
@@ -93,6 +99,54 @@ export class KeystoneSession {
   /** The service catalog of the current token (authenticating if there is none). */
   async catalog(): Promise<ServiceCatalog> {
     return (await this.authenticate()).catalog;
+  }
+
+  /**
+   * The id of the project of that name (Keystone "List projects", GET /v3/projects?name=, identity
+   * API v3: https://docs.openstack.org/api-ref/identity/v3/#list-projects). Several projects of
+   * that name in different domains is an error: choosing one would give nodes to a stranger.
+   */
+  async projectId(name: string): Promise<string> {
+    const url = `${this.v3Url}/projects?name=${encodeURIComponent(name)}`;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      let text: string;
+      try {
+        res = await this.fetch(url, {
+          headers: { accept: "application/json", "x-auth-token": await this.token() },
+          signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        text = await res.text();
+      } catch (err) {
+        if (err instanceof KeystoneAuthError) throw err;
+        const cause = (err as Error).cause as { code?: string } | undefined;
+        throw new KeystoneAuthError(
+          `cannot reach Keystone at ${url}: ${cause?.code ?? (err as Error).message}`,
+          undefined,
+          {
+            cause: err,
+          },
+        );
+      }
+      // A token revoked early: drop it and ask once more with a new one.
+      if (res.status === 401 && attempt === 0) {
+        this.invalidate();
+        continue;
+      }
+      if (!res.ok)
+        throw new KeystoneAuthError(
+          `Keystone answered ${res.status} to listing projects named ${JSON.stringify(name)}: ${keystoneMessage(text) ?? res.statusText}`,
+          res.status,
+        );
+      const projects = ProjectListSchema.parse(JSON.parse(text)).projects.filter((p) => p.name === name);
+      if (projects.length === 1) return projects[0]!.id;
+      throw new KeystoneAuthError(
+        projects.length === 0
+          ? `Keystone has no project named ${JSON.stringify(name)} visible to this credential`
+          : `Keystone has ${projects.length} projects named ${JSON.stringify(name)} (domains ${projects.map((p) => p.domain_id).join(", ")})`,
+        404,
+      );
+    }
   }
 
   /** Drops the cached token (e.g. after a service answered 401 to it). */

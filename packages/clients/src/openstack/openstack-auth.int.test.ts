@@ -12,7 +12,7 @@ import {
   startKeystoneServer,
   type KeystoneServer,
 } from "../testing/keystone-server.ts";
-import { ironicClientFor, loadCloud } from "./index.ts";
+import { ironicClientFor, loadCloud, openstackFor } from "./index.ts";
 
 let ironic: IronicPeer;
 let keystone: KeystoneServer;
@@ -164,5 +164,32 @@ describe("v3applicationcredential against a Keystone stand-in and the real Ironi
     expect(keystone.ironicCalls).toEqual([
       { token: "gAAAAAB-token-1", path: "/baremetal-internal/v1/nodes?detail=true&limit=1000" },
     ]);
+  });
+});
+
+describe("the cloud's Keystone session: a project's id by name", () => {
+  it("resolves a name to its id with the credential's token, and refuses an unknown or ambiguous name", async () => {
+    keystone.projects = [
+      { id: "231c62fb", name: "site-kef", domain_id: "default" },
+      { id: "9f1e0c3a5b7d4e21", name: "kef-baremetal", domain_id: "default" },
+      { id: "aa01", name: "twice", domain_id: "default" },
+      { id: "aa02", name: "twice", domain_id: "other" },
+    ];
+    const { keystone: session } = await openstackFor(loadCloud(await cloudsFile("projects.yaml", appCloud())));
+    expect(await session!.projectId("kef-baremetal")).toBe("9f1e0c3a5b7d4e21");
+    await expect(session!.projectId("nope")).rejects.toThrow(/no project named "nope"/);
+    await expect(session!.projectId("twice")).rejects.toThrow(/2 projects named "twice" \(domains default, other\)/);
+    // A token revoked early is replaced once.
+    keystone.revoked.add("gAAAAAB-token-1");
+    expect(await session!.projectId("site-kef")).toBe("231c62fb");
+    expect(keystone.issued).toEqual(["gAAAAAB-token-1", "gAAAAAB-token-2"]);
+  });
+
+  it("auth_type none has no Keystone session", async () => {
+    const file = await cloudsFile(
+      "none-session.yaml",
+      `clouds:\n  plain:\n    auth_type: none\n    baremetal_endpoint_override: ${ironic.url}\n`,
+    );
+    expect((await openstackFor(loadCloud(file, "plain"))).keystone).toBeUndefined();
   });
 });

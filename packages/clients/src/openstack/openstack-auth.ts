@@ -20,8 +20,20 @@ export type IronicClientForOptions = Omit<IronicClientOptions, "endpoint" | "tok
  * refreshed behind the client's back from then on.
  */
 export async function ironicClientFor(cloud: Cloud, options: IronicClientForOptions = {}): Promise<IronicClient> {
+  return (await openstackFor(cloud, options)).ironic;
+}
+
+/**
+ * As ironicClientFor, with the cloud's Keystone session beside the client (undefined for
+ * `auth_type: none`), for what else a caller asks Keystone (a project's id by name).
+ */
+export async function openstackFor(
+  cloud: Cloud,
+  options: IronicClientForOptions = {},
+): Promise<{ ironic: IronicClient; keystone: KeystoneSession | undefined }> {
   const { keystone, ...clientOptions } = options;
-  if (cloud.authType === "none") return new IronicClient({ ...clientOptions, endpoint: cloud.endpoint });
+  if (cloud.authType === "none")
+    return { ironic: new IronicClient({ ...clientOptions, endpoint: cloud.endpoint }), keystone: undefined };
   const session = new KeystoneSession({
     authUrl: cloud.authUrl,
     credential: cloud.credential,
@@ -37,10 +49,11 @@ export async function ironicClientFor(cloud: Cloud, options: IronicClientForOpti
       throw new CloudConfigError(`cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: ${err.message}`);
     throw err;
   }
-  return new IronicClient({
+  const ironic = new IronicClient({
     ...clientOptions,
     endpoint,
     token: () => session.token(),
     invalidateToken: () => session.invalidate(),
   });
+  return { ironic, keystone: session };
 }

@@ -23,6 +23,8 @@ export interface KeystoneServer {
   /** X-Auth-Token of every request forwarded to Ironic, with its path. */
   ironicCalls: { token: string | undefined; path: string }[];
   expiresAt: Date;
+  /** What GET /v3/projects lists (filtered by ?name=), e.g. the Ironic enrol target project. */
+  projects: { id: string; name: string; domain_id: string }[];
   /** Forgets every request and token (between tests). */
   reset(): void;
   close(): Promise<void>;
@@ -129,6 +131,29 @@ function issueToken(k: KeystoneServer, raw: string, res: ServerResponse): void {
   );
 }
 
+/**
+ * GET /v3/projects[?name=]: Keystone's "List projects" (identity API v3 api-ref, response
+ * `{"projects": [...], "links": {...}}`), for a token this server issued.
+ */
+function listProjects(k: KeystoneServer, req: IncomingMessage, res: ServerResponse): void {
+  const token = req.headers["x-auth-token"] as string | undefined;
+  if (!token || !k.issued.includes(token) || k.revoked.has(token)) return unauthorized(res);
+  const url = new URL(req.url!, k.url);
+  const name = url.searchParams.get("name");
+  const projects = k.projects
+    .filter((p) => name === null || p.name === name)
+    .map((p) => ({
+      ...p,
+      description: "",
+      enabled: true,
+      is_domain: false,
+      parent_id: p.domain_id,
+      tags: [],
+      links: { self: `${k.url}/v3/projects/${p.id}` },
+    }));
+  json(res, 200, { projects, links: { self: `${k.url}${req.url}`, previous: null, next: null } });
+}
+
 /** /baremetal*: forwarded to Ironic with a valid token, 401 without. */
 function forwardToIronic(
   k: KeystoneServer,
@@ -154,12 +179,15 @@ function forwardToIronic(
   });
 }
 
-export async function startKeystoneServer(opts: { ironicUrl?: string } = {}): Promise<KeystoneServer> {
+export async function startKeystoneServer(
+  opts: { ironicUrl?: string; projects?: KeystoneServer["projects"] } = {},
+): Promise<KeystoneServer> {
   const server: Server = createServer((req, res) => {
     let raw = "";
     req.on("data", (d: Buffer) => (raw += d.toString()));
     req.on("end", () => {
       if (req.method === "POST" && req.url === "/v3/auth/tokens") return issueToken(k, raw, res);
+      if (req.method === "GET" && /^\/v3\/projects(\?|$)/.test(req.url ?? "")) return listProjects(k, req, res);
       const m = /^\/(baremetal|baremetal-internal)(\/.*)$/.exec(req.url ?? "");
       if (m) return forwardToIronic(k, req, raw, m[2]!, res);
       json(res, 404, { error: { code: 404, title: "Not Found", message: "not here" } });
@@ -174,6 +202,7 @@ export async function startKeystoneServer(opts: { ironicUrl?: string } = {}): Pr
     revoked: new Set(),
     ironicCalls: [],
     expiresAt: new Date("2030-01-01T12:00:00Z"),
+    projects: opts.projects ?? [{ id: "231c62fb", name: "site-kef", domain_id: "default" }],
     reset() {
       this.authBodies = [];
       this.issued = [];

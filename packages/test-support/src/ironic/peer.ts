@@ -37,23 +37,35 @@ export interface StartIronicOptions {
   keepDir?: boolean;
   /** How long to wait for `GET /v1` to answer. */
   readyTimeoutMs?: number;
+  /**
+   * [conductor] automated_clean (default true). False where provided nodes cannot boot the agent
+   * ramdisk (redfish nodes on a test BMC): their cleaning would wait for a call-back forever.
+   */
+  automatedClean?: boolean;
 }
 
-/** Ironic's configuration for one scratch folder: standalone, fake hardware, SQLite. */
-export function ironicConfig(dir: string, port: number): string {
+/**
+ * Ironic's configuration for one scratch folder: standalone, SQLite, the `fake-hardware` type and
+ * the `redfish` type (for nodes whose BMC is a test Redfish server, ../redfish.ts). A redfish
+ * node gets the interfaces Ironic picks by default from these lists: redfish power, management
+ * and inspection, virtual-media boot and direct deploy (which nothing here can boot, hence
+ * `automatedClean: false` for tests that provide redfish nodes).
+ */
+export function ironicConfig(dir: string, port: number, o: { automatedClean?: boolean } = {}): string {
+  const automatedClean = o.automatedClean ?? true;
   return `[DEFAULT]
 auth_strategy = noauth
 rpc_transport = none
 host = ci-conductor
-enabled_hardware_types = fake-hardware
+enabled_hardware_types = fake-hardware,redfish
 enabled_bios_interfaces = fake,no-bios
-enabled_boot_interfaces = fake
+enabled_boot_interfaces = fake,redfish-virtual-media
 enabled_console_interfaces = fake,no-console
-enabled_deploy_interfaces = fake
-enabled_inspect_interfaces = fake,no-inspect
-enabled_management_interfaces = fake
+enabled_deploy_interfaces = fake,direct
+enabled_inspect_interfaces = fake,redfish,no-inspect
+enabled_management_interfaces = fake,redfish
 enabled_network_interfaces = noop
-enabled_power_interfaces = fake
+enabled_power_interfaces = fake,redfish
 enabled_raid_interfaces = fake,no-raid
 enabled_rescue_interfaces = fake,no-rescue
 enabled_storage_interfaces = fake,noop
@@ -71,11 +83,16 @@ port = ${port}
 api_workers = 1
 
 [conductor]
-automated_clean = true
+automated_clean = ${automatedClean}
 deploy_kernel = http://127.0.0.1/fake-kernel
 deploy_ramdisk = http://127.0.0.1/fake-ramdisk
 heartbeat_interval = 5
 sync_power_state_interval = 60
+
+[redfish]
+# A test BMC that is down is down: fail in seconds rather than retry for 20 s (5 x 4 s by default).
+connection_attempts = 2
+connection_retry_interval = 1
 
 [database]
 connection = sqlite:///${dir}/ironic.db
@@ -133,7 +150,7 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
     // The schema first, with a placeholder port, so that the time between choosing a free
     // port and Ironic binding it is Ironic's own startup only.
     // create_schema, not `upgrade`: Ironic's migrations fail on SQLite.
-    await writeFile(conf, ironicConfig(dir, 0));
+    await writeFile(conf, ironicConfig(dir, 0, opts));
     // Asynchronously: it takes ~2 s, during which the test process has other things to serve.
     await execFileAsync("ironic-dbsync", ["--config-file", conf, "create_schema"], { timeout: 120_000 }).catch(
       (err: { code?: unknown; signal?: unknown; stderr?: string; stdout?: string }) => {
@@ -151,7 +168,7 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
           throw new Error(`cannot start Ironic on port ${port}: something already listens there`);
         continue;
       }
-      await writeFile(conf, ironicConfig(dir, port));
+      await writeFile(conf, ironicConfig(dir, port, opts));
       try {
         return await spawnIronic(dir, conf, port, opts);
       } catch (err) {
@@ -166,6 +183,18 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
 }
 
 class PortTakenError extends Error {}
+
+/**
+ * The environment without REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE: python-requests lets them
+ * override a Session's own `verify` (psf/requests#3829), so on a machine that sets them, sushy
+ * would ignore a node's redfish_verify_ca (true, false, or its CA bundle alike).
+ */
+function conductorEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.REQUESTS_CA_BUNDLE;
+  delete env.CURL_CA_BUNDLE;
+  return env;
+}
 
 /** A spawned `ironic` process, unref'd and killed when the test process exits. */
 interface IronicProcess {
@@ -186,7 +215,7 @@ function launch(dir: string, conf: string): IronicProcess {
   const fd = openSync(join(dir, "stdout.log"), "a");
   let proc: ChildProcess;
   try {
-    proc = spawn("ironic", ["--config-file", conf], { stdio: ["ignore", fd, fd] });
+    proc = spawn("ironic", ["--config-file", conf], { stdio: ["ignore", fd, fd], env: conductorEnv() });
   } finally {
     closeSync(fd); // the child has its own copy
   }

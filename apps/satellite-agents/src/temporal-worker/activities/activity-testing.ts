@@ -12,6 +12,7 @@ import { DefaultLogger } from "@temporalio/worker";
 import { NON_RETRYABLE_FAILURES, type DevicePlan } from "@fm/domain/workflows";
 import { freePort } from "@fm/test-support/ports";
 import { realisticFleet, type DeviceRecord, type NetboxServer } from "@fm/test-support/netbox-server";
+import type { RedfishSettings } from "./driver-info.ts";
 
 export const NETBOX_TOKEN = "0123456789abcdef0123456789abcdef01234567";
 /** Tests that wait on Ironic's conductor or on SLURM jobs. */
@@ -89,6 +90,9 @@ export function plan(over: Partial<DevicePlan> = {}): DevicePlan {
     ...over,
   };
 }
+
+/** The redfish settings the worker has by default (env.ts). */
+export const DEFAULT_REDFISH: RedfishSettings = { addressTemplate: "https://{address}", verifyCa: true };
 
 /** The base URL of a port nothing listens on: a source that does not answer. */
 export const deadEndpoint = async (): Promise<string> => `http://127.0.0.1:${await freePort()}`;

@@ -2,6 +2,8 @@
 import type { HubClient, IronicClient, NetboxClient, SlurmClient } from "@fm/clients";
 import type { IronicInstance } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
+import type { BmcCredentialSource } from "./bmc-credentials.ts";
+import type { RedfishSettings } from "./driver-info.ts";
 import { badInput, notConfigured } from "./failures.ts";
 
 export interface ActivityDeps {
@@ -17,6 +19,12 @@ export interface ActivityDeps {
   ironicDriver: string;
   /** The IPA deploy kernel and ramdisk (Glance image UUIDs or URLs) new nodes boot to be inspected and deployed. */
   deployImages?: { kernel: string; ramdisk: string } | undefined;
+  /** Where the BMC credentials of a device are read (BMC_CREDENTIALS_DIR), for the types that log in. */
+  bmcCredentials?: BmcCredentialSource | undefined;
+  /** How the redfish driver_info is written (address template, system id, CA verification). */
+  redfish: RedfishSettings;
+  /** The enrol target project's id in the instance's Keystone: the owner of new nodes. */
+  enrolOwner?: ((instance: IronicInstance) => Promise<string>) | undefined;
   /** dnsmasq --dhcp-hostsdir, for sites where Fleet Manager manages DHCP. */
   dhcpHostsDir?: string | undefined;
   /** What a burn-in SLURM job runs; FM_BURNIN_DURATION_S holds the job's duration. */

@@ -10,7 +10,16 @@ import { seedNetboxOnlyDevices, startOAuthTestHub, type TestHub } from "@fm/hub/
 import { startIronic, type IronicPeer } from "@fm/test-support/ironic";
 import { startNetboxServer, type DeviceRecord, type NetboxServer } from "@fm/test-support/netbox-server";
 import { bearer, clientToken } from "@fm/test-support/process";
-import { NETBOX_TOKEN, WAITING, activityFleet, expectFinal, gpuServers, rejection, run } from "./activity-testing.ts";
+import {
+  DEFAULT_REDFISH,
+  NETBOX_TOKEN,
+  WAITING,
+  activityFleet,
+  expectFinal,
+  gpuServers,
+  rejection,
+  run,
+} from "./activity-testing.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { createActivities } from "./index.ts";
 
@@ -27,6 +36,7 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
     ...clients,
     ironicDriver: "fake-hardware",
     slurmDeviceNamePrefix: "",
+    redfish: DEFAULT_REDFISH,
     burnInCommand: "sleep 1",
     pollIntervalMs: 100,
     ...over,

@@ -2,7 +2,13 @@
  * Hub activities: the preflight that plans a job from what the hub knows, and the record of what
  * NetBox and Ironic show of its devices once the job changed them.
  */
-import { ACTIVE_JOB_STATUSES, ironicInstanceFor, type Device, type JobDeviceObservation } from "@fm/domain";
+import {
+  ACTIVE_JOB_STATUSES,
+  ironicInstanceFor,
+  ironicResourceClassFor,
+  type Device,
+  type JobDeviceObservation,
+} from "@fm/domain";
 import type { DevicePlan, JobPlan, WorkflowKind } from "@fm/domain/workflows";
 import { nodeRef, type ActivityDeps } from "./deps.ts";
 import { badInput, guarded } from "./failures.ts";
@@ -91,6 +97,6 @@ export function planOf(d: Device): DevicePlan {
     ironicInstance: d.ironic.instance ?? (d.role ? ironicInstanceFor(d.role.deviceClass) : null),
     ironicNodeUuid: d.ironic.nodeUuid,
     slurmNodeName: d.slurm.nodeName,
-    resourceClass: d.role?.deviceClass ?? null,
+    resourceClass: d.role ? ironicResourceClassFor(d.role.deviceClass) : null,
   };
 }

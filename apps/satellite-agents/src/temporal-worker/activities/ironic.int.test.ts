@@ -7,7 +7,16 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IronicClient } from "@fm/clients";
 import { createNode, failClean, getNode, ironicRequest, startIronic, type IronicPeer } from "@fm/test-support/ironic";
-import { WAITING, deadEndpoint, expectFinal, expectRetryable, plan, rejection, run } from "./activity-testing.ts";
+import {
+  DEFAULT_REDFISH,
+  WAITING,
+  deadEndpoint,
+  expectFinal,
+  expectRetryable,
+  plan,
+  rejection,
+  run,
+} from "./activity-testing.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { ironicActivities } from "./ironic.ts";
 
@@ -22,6 +31,7 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
   ironicActivities({
     ironic: { overcloud: new IronicClient({ endpoint: ironic.url, backoffMs: 20 }) },
     ironicDriver: "fake-hardware",
+    redfish: DEFAULT_REDFISH,
     pollIntervalMs: 100,
     ...over,
   });

@@ -3,19 +3,18 @@
  * looks before it acts (the node by name, its state, a rebuild marker in its `extra`) and
  * accepts "already done" when two attempts race, so a retry applies nothing twice.
  */
+import { KeystoneAuthError, type IronicNode } from "@fm/clients";
 import type { DevicePlan } from "@fm/domain/workflows";
+import { BmcCredentialsError } from "./bmc-credentials.ts";
 import { ironicFor, nodeRef, type ActivityDeps } from "./deps.ts";
-import { badInput, guarded } from "./failures.ts";
+import { BMC_CREDENTIAL_DRIVERS, driverInfoPatch, wantedDriverInfo, type DriverInfo } from "./driver-info.ts";
+import { badInput, guarded, notConfigured } from "./failures.ts";
 import { inOrPast, ironicTransitions } from "./ironic-transitions.ts";
 
-/** Where each driver finds the BMC (default `bmc_address`). */
-const BMC_ADDRESS_FIELD: Record<string, string> = {
-  redfish: "redfish_address",
-  ipmi: "ipmi_address",
-  idrac: "redfish_address",
-};
-
-type IronicDeps = Pick<ActivityDeps, "ironic" | "ironicDriver" | "deployImages" | "pollIntervalMs">;
+type IronicDeps = Pick<
+  ActivityDeps,
+  "ironic" | "ironicDriver" | "deployImages" | "pollIntervalMs" | "bmcCredentials" | "redfish" | "enrolOwner"
+>;
 
 export function ironicActivities(deps: IronicDeps) {
   return {
@@ -29,35 +28,41 @@ export function ironicActivities(deps: IronicDeps) {
   };
 }
 
-/** Creates the Ironic node unless one of that name exists, then brings it to `manageable`. */
+/**
+ * Creates the Ironic node unless one of that name exists, then brings it to `manageable`: Ironic
+ * verifies the BMC credentials there, so a wrong password fails this step with Ironic's message
+ * (its last_error names the BMC's answer, never the password).
+ */
 async function ironicEnroll(deps: IronicDeps, d: DevicePlan): Promise<string> {
   const { waitFor, request } = ironicTransitions(deps);
   return guarded(async () => {
     const client = ironicFor(deps, d);
     let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
-    const bmc = bmcDriverInfo(deps, d);
-    const deployImages = deployDriverInfo(deps);
+    const driverInfo = await driverInfoOf(deps, d);
+    const owner = await ownerOf(deps, d);
     if (!node) {
       node = await client.createNode({
         name: d.name,
         driver: deps.ironicDriver,
-        driver_info: { [bmc.key]: bmc.value, ...deployImages },
+        driver_info: driverInfo,
         ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
+        // No owner here: Ironic refuses a project-scoped creator any owner but its own project
+        // (API nodes POST); a PATCH may change it, below.
         extra: { fleet_manager_device_id: d.deviceId },
       });
     } else if (node.extra.fleet_manager_device_id && node.extra.fleet_manager_device_id !== d.deviceId) {
       throw badInput(`Ironic node ${node.name} (${node.uuid}) belongs to another Fleet Manager device`);
     }
     if (node.provision_state === "enroll" && !node.target_provision_state) {
-      // `manage` verifies the BMC credentials: the address must be there first.
-      const missing = Object.entries({ [bmc.key]: bmc.value, ...deployImages }).filter(
-        ([key, value]) => node!.driver_info?.[key] !== value,
-      );
-      if (missing.length)
-        await client.patchNode(
-          node.uuid,
-          missing.map(([key, value]) => ({ op: "add" as const, path: `/driver_info/${key}`, value })),
-        );
+      // `manage` verifies the BMC credentials: they must be there first. A node resting in
+      // `enroll` with last_error failed that verification: its (masked) password is written again,
+      // the source's may have been corrected since. The owner is set here, before the node can be
+      // seen by the target project's users as available.
+      const patch = [
+        ...driverInfoPatch(node.driver_info, driverInfo, { rewriteSecrets: Boolean(node.last_error) }),
+        ...fieldPatch(node, { resource_class: d.resourceClass, owner }),
+      ];
+      if (patch.length) await client.patchNode(node.uuid, patch);
       await request(
         client,
         node.uuid,
@@ -99,14 +104,17 @@ async function ironicInspect(deps: IronicDeps, d: DevicePlan): Promise<void> {
   });
 }
 
-/** Points the node's driver at its BMC and checks that Ironic can reach power and management. */
+/**
+ * Points the node's driver at its BMC (address, credentials, deploy images) and checks that
+ * Ironic can use power and management. The node is past `manage`, which verified the password it
+ * holds: a masked one is left alone.
+ */
 async function configureBmc(deps: IronicDeps, d: DevicePlan): Promise<void> {
   return guarded(async () => {
     const client = ironicFor(deps, d);
-    const { key, value } = bmcDriverInfo(deps, d);
     const node = await client.getNode(nodeRef(d));
-    if (node.driver_info?.[key] !== value)
-      await client.patchNode(node.uuid, [{ op: "add", path: `/driver_info/${key}`, value }]);
+    const patch = driverInfoPatch(node.driver_info, await driverInfoOf(deps, d));
+    if (patch.length) await client.patchNode(node.uuid, patch);
     const validation = await client.validateNode(node.uuid);
     const broken = ["power", "management"]
       .filter((i) => validation[i]?.result === false)
@@ -188,18 +196,50 @@ async function ironicRebuild(deps: IronicDeps, d: DevicePlan, o: { image: string
   });
 }
 
-/** The site's IPA deploy kernel and ramdisk as Ironic's driver_info fields, when the worker has them. */
-function deployDriverInfo(deps: Pick<ActivityDeps, "deployImages">): Record<string, string> {
-  return deps.deployImages
-    ? { deploy_kernel: deps.deployImages.kernel, deploy_ramdisk: deps.deployImages.ramdisk }
-    : {};
+/**
+ * The driver_info the node must hold, the device's BMC credentials resolved here, in the
+ * activity, from the worker's credential source: they reach Ironic and nothing else.
+ */
+async function driverInfoOf(deps: IronicDeps, d: DevicePlan): Promise<DriverInfo> {
+  if (!d.bmcAddress) throw badInput(`${d.name} has no BMC address`);
+  let credentials;
+  if (BMC_CREDENTIAL_DRIVERS.has(deps.ironicDriver)) {
+    if (!deps.bmcCredentials)
+      throw notConfigured(
+        `this worker has no BMC_CREDENTIALS_DIR, but the ${deps.ironicDriver} hardware type logs in to the BMC of ${d.name}`,
+      );
+    try {
+      credentials = await deps.bmcCredentials.forDevice(d.name);
+    } catch (err) {
+      if (err instanceof BmcCredentialsError) throw notConfigured(err.message);
+      throw err;
+    }
+  }
+  return wantedDriverInfo({
+    driver: deps.ironicDriver,
+    bmcAddress: d.bmcAddress,
+    credentials,
+    redfish: deps.redfish,
+    deployImages: deps.deployImages,
+  });
 }
 
-/** Where the driver finds the BMC: redfish_address (https://), ipmi_address, or bmc_address. */
-function bmcDriverInfo(deps: Pick<ActivityDeps, "ironicDriver">, d: DevicePlan): { key: string; value: string } {
-  if (!d.bmcAddress) throw badInput(`${d.name} has no BMC address`);
-  return {
-    key: BMC_ADDRESS_FIELD[deps.ironicDriver] ?? "bmc_address",
-    value: deps.ironicDriver === "redfish" ? `https://${d.bmcAddress}` : d.bmcAddress,
-  };
+/** The enrol target project's id (the node's owner), when the worker has one configured. */
+async function ownerOf(deps: IronicDeps, d: DevicePlan): Promise<string | undefined> {
+  if (!deps.enrolOwner || !d.ironicInstance) return undefined;
+  try {
+    return await deps.enrolOwner(d.ironicInstance);
+  } catch (err) {
+    // No such project (or several): configuration to fix. Keystone down or erring: retried.
+    if (err instanceof KeystoneAuthError && err.status === 404)
+      throw notConfigured(`IRONIC_ENROL_TARGET_PROJECT_NAME: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Replaces the node's top-level fields that differ from a wanted, non-null value. */
+function fieldPatch(node: IronicNode, wanted: Record<"resource_class" | "owner", string | null | undefined>) {
+  return Object.entries(wanted)
+    .filter(([key, value]) => value && node[key as keyof IronicNode] !== value)
+    .map(([key, value]) => ({ op: "add" as const, path: `/${key}`, value: value! }));
 }
