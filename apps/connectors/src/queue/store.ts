@@ -46,7 +46,10 @@ export class CursorMoved extends Error {}
 const INSERT = `
   INSERT INTO connector_queue (connector, record_id, resource_key, position, changed_at, record)
   SELECT $1, r.id, r.key, r.pos, r.at, r.rec
-    FROM unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::jsonb[]) AS r(id, key, pos, at, rec)
+    FROM unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::jsonb[])
+         WITH ORDINALITY AS r(id, key, pos, at, rec, n)
+   -- seq follows the page's order: that is the delivery order, so the order per device.
+   ORDER BY r.n
   ON CONFLICT (connector, record_id) DO NOTHING`;
 /** Rows per INSERT: bounded statements for a 50,000-device snapshot. */
 const CHUNK = 1000;
@@ -90,9 +93,9 @@ export class QueueStore {
       const caughtUp = BigInt(p.nextAfter) >= BigInt(p.head);
       const res = await c.query(
         `UPDATE connector_state
-            SET position = $2, head = GREATEST($3, $2), updated_at = now(),
-                caught_up_at = CASE WHEN $4 THEN now() ELSE caught_up_at END
-          WHERE connector = $1 AND position = $5`,
+            SET position = $2::bigint, head = GREATEST($3::bigint, $2::bigint), updated_at = now(),
+                caught_up_at = CASE WHEN $4::boolean THEN now() ELSE caught_up_at END
+          WHERE connector = $1 AND position = $5::bigint`,
         [this.connector, p.nextAfter, p.head, caughtUp, p.after],
       );
       if (res.rowCount !== 1) throw new CursorMoved(`the cursor of ${this.connector} is no longer at ${p.after}`);
@@ -105,7 +108,7 @@ export class QueueStore {
       await this.insert(c, p.records);
       await c.query(
         `INSERT INTO connector_state (connector, position, head, caught_up_at, snapshot_position, snapshot_at)
-         VALUES ($1, $2, GREATEST($3, $2), now(), $2, now())
+         VALUES ($1, $2::bigint, GREATEST($3::bigint, $2::bigint), now(), $2::bigint, now())
          ON CONFLICT (connector) DO UPDATE
             SET position = EXCLUDED.position, head = EXCLUDED.head, caught_up_at = now(),
                 snapshot_position = EXCLUDED.position, snapshot_at = now(), updated_at = now()`,
@@ -124,7 +127,7 @@ export class QueueStore {
       record: InventoryRecord;
     }>(
       `SELECT seq::text, record_id, resource_key, attempts, record FROM connector_queue
-        WHERE connector = $1 ORDER BY seq LIMIT $2`,
+        WHERE connector = $1 ORDER BY connector_queue.seq LIMIT $2`, // the column, not the text alias ("10" < "9")
       [this.connector, limit],
     );
     return rows.map((r) => ({
@@ -167,7 +170,7 @@ export class QueueStore {
   /** The class of the last failure (null: the last attempt succeeded), for the health check. */
   async recordError(errorClass: string | null): Promise<void> {
     await this.pool.query(
-      `UPDATE connector_state SET last_error_class = COALESCE($2, last_error_class),
+      `UPDATE connector_state SET last_error_class = COALESCE($2::text, last_error_class),
               last_error_at = CASE WHEN $2::text IS NULL THEN last_error_at ELSE now() END
         WHERE connector = $1`,
       [this.connector, errorClass],
