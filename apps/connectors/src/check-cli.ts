@@ -12,7 +12,11 @@ async function main(): Promise<number> {
   let args;
   try {
     args = parseArgs({
-      options: { connector: { type: "string" }, "sla-s": { type: "string", default: "300" }, "database-url": { type: "string" } },
+      options: {
+        connector: { type: "string" },
+        "sla-s": { type: "string", default: "300" },
+        "database-url": { type: "string" },
+      },
     }).values;
   } catch (err) {
     process.stderr.write(`connector:check: ${(err as Error).message}\n`);

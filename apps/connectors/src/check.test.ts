@@ -14,7 +14,14 @@ const stats = (over = {}) => ({ undelivered: 0, oldestUndeliveredAgeS: 0, deadLe
 
 describe("the operator check", () => {
   it("is within the SLA when the queue is fresh and the feed read", () => {
-    const r = assess({ connector: "matrix-prod", slaS: 300, state: state(), sinceUpdateS: 5, stats: stats(), deadLetters: [] });
+    const r = assess({
+      connector: "matrix-prod",
+      slaS: 300,
+      state: state(),
+      sinceUpdateS: 5,
+      stats: stats(),
+      deadLetters: [],
+    });
     expect(r.ok).toBe(true);
     expect(r.lines[0]).toBe("connector matrix-prod: WITHIN SLA (freshness objective 5 min)");
     expect(r.lines).toContain("  last error: none");
@@ -28,7 +35,9 @@ describe("the operator check", () => {
       state: state({ lastErrorClass: "sink_unavailable", lastErrorAt: at }),
       sinceUpdateS: 5,
       stats: stats({ undelivered: 40, oldestUndeliveredAgeS: 420, deadLetters: 1 }),
-      deadLetters: [{ recordId: "matrix-prod:7:device:d1", resourceKey: "device:d1", reason: "400 BadRequest", deadAt: at }],
+      deadLetters: [
+        { recordId: "matrix-prod:7:device:d1", resourceKey: "device:d1", reason: "400 BadRequest", deadAt: at },
+      ],
     });
     expect(r.ok).toBe(false);
     expect(r.lines).toEqual(
@@ -43,9 +52,12 @@ describe("the operator check", () => {
   });
 
   it("breaches when the instance has stopped reading the feed or never started", () => {
-    expect(assess({ connector: "c", slaS: 300, state: state(), sinceUpdateS: 900, stats: stats(), deadLetters: [] }).ok).toBe(false);
-    expect(assess({ connector: "c", slaS: 300, state: undefined, sinceUpdateS: undefined, stats: stats(), deadLetters: [] }).lines[1]).toBe(
-      "  breach: has never read the feed (no cursor)",
-    );
+    expect(
+      assess({ connector: "c", slaS: 300, state: state(), sinceUpdateS: 900, stats: stats(), deadLetters: [] }).ok,
+    ).toBe(false);
+    expect(
+      assess({ connector: "c", slaS: 300, state: undefined, sinceUpdateS: undefined, stats: stats(), deadLetters: [] })
+        .lines[1],
+    ).toBe("  breach: has never read the feed (no cursor)");
   });
 });

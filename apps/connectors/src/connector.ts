@@ -101,8 +101,18 @@ export async function runConnector(env: NodeJS.ProcessEnv = process.env): Promis
     });
     const siteIds = await retry("site lookup", () => resolveSites(hub, config.CONNECTOR_SITES));
     if (!siteIds) return 0;
-    const backoff = { backoffBaseMs: config.CONNECTOR_BACKOFF_BASE_MS, backoffMaxMs: config.CONNECTOR_BACKOFF_MAX_S * 1000 };
-    deliverer = new Deliverer({ store, sink: makeSink(config), batchSize: config.CONNECTOR_BATCH_SIZE, metrics, log, ...backoff });
+    const backoff = {
+      backoffBaseMs: config.CONNECTOR_BACKOFF_BASE_MS,
+      backoffMaxMs: config.CONNECTOR_BACKOFF_MAX_S * 1000,
+    };
+    deliverer = new Deliverer({
+      store,
+      sink: makeSink(config),
+      batchSize: config.CONNECTOR_BATCH_SIZE,
+      metrics,
+      log,
+      ...backoff,
+    });
     const d = deliverer;
     reader = new FeedReader({
       hub,

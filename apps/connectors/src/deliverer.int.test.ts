@@ -35,7 +35,9 @@ afterEach(async () => {
 /** A fresh connector name (its own queue) with `changes` device events committed as one page. */
 async function setup(changes: number, opts: { poison?: boolean } = {}) {
   const name = `matrix-t${++n}`;
-  receiver = new KustoReceiver({ poison: opts.poison ? (r) => r.kind === "device" && r.name.startsWith("poison") : undefined });
+  receiver = new KustoReceiver({
+    poison: opts.poison ? (r) => r.kind === "device" && r.name.startsWith("poison") : undefined,
+  });
   await receiver.up();
   const store = new QueueStore(dbh.pool, name);
   await store.commitSnapshot({ position: "0", head: "0", records: [] });
@@ -44,7 +46,12 @@ async function setup(changes: number, opts: { poison?: boolean } = {}) {
     return event(i + 1, "device.updated", { ...d, version: 10 + i }, sin1.id);
   });
   const ctx = { connector: name, siteIds: new Set([sin1.id]) };
-  await store.commitPage({ after: "0", nextAfter: String(changes), head: String(changes), records: events.flatMap((e) => recordsOfEvent(e, ctx)) });
+  await store.commitPage({
+    after: "0",
+    nextAfter: String(changes),
+    head: String(changes),
+    records: events.flatMap((e) => recordsOfEvent(e, ctx)),
+  });
   const metrics = createConnectorMetrics(name, { stats: () => store.stats(), lag: () => ({ events: 0, seconds: 0 }) });
   const tokens = new EntraTokenSource({
     authority: receiver.url,
@@ -63,7 +70,16 @@ async function setup(changes: number, opts: { poison?: boolean } = {}) {
     timeoutMs: 5000,
     app: "test",
   });
-  const deliverer = new Deliverer({ store, sink, batchSize: 4, backoffBaseMs: 50, backoffMaxMs: 200, metrics, log: pino({ level: "silent" }), idleMs: 50 });
+  const deliverer = new Deliverer({
+    store,
+    sink,
+    batchSize: 4,
+    backoffBaseMs: 50,
+    backoffMaxMs: 200,
+    metrics,
+    log: pino({ level: "silent" }),
+    idleMs: 50,
+  });
   const start = () => {
     const stop = new AbortController();
     run = { stop, done: deliverer.run(stop.signal) };
@@ -79,7 +95,13 @@ const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
   }
 };
 const metric = async (m: { registry: { metrics(): Promise<string> } }, line: string) =>
-  Number((await m.registry.metrics()).split("\n").find((l) => l.startsWith(line))?.split(" ").at(-1));
+  Number(
+    (await m.registry.metrics())
+      .split("\n")
+      .find((l) => l.startsWith(line))
+      ?.split(" ")
+      .at(-1),
+  );
 
 describe("the deliverer", () => {
   it("delivers every record once, in order per device, and empties the queue", async () => {
@@ -89,10 +111,14 @@ describe("the deliverer", () => {
     expect(receiver.stored.size).toBe(12);
     expect(receiver.duplicates).toBe(0);
     for (const d of devices) {
-      const versions = [...receiver.stored.values()].filter((r) => r.kind === "device" && r.deviceId === d.id).map((r) => (r as { version: number }).version);
+      const versions = [...receiver.stored.values()]
+        .filter((r) => r.kind === "device" && r.deviceId === d.id)
+        .map((r) => (r as { version: number }).version);
       expect(versions).toEqual([...versions].sort((a, b) => a - b));
     }
-    expect(await metric(t.metrics, `fleet_manager_connector_records_delivered_total{sink="kusto",connector="${t.name}"}`)).toBe(12);
+    expect(
+      await metric(t.metrics, `fleet_manager_connector_records_delivered_total{sink="kusto",connector="${t.name}"}`),
+    ).toBe(12);
   });
 
   it("bisects a refused batch: the poison record is dead-lettered with Kusto's reason, the rest flows", async () => {
@@ -103,7 +129,9 @@ describe("the deliverer", () => {
     expect(receiver.stored.size).toBe(10);
     const dead = await t.store.deadLetters();
     expect(dead.map((d) => d.resourceKey)).toEqual([`device:${devices[3]!.id}`, `device:${devices[3]!.id}`]);
-    expect(dead[0]!.reason).toBe("400 BadRequest_InvalidBlob: Stream_WrongNumberOfFields: the record does not fit the mapping");
+    expect(dead[0]!.reason).toBe(
+      "400 BadRequest_InvalidBlob: Stream_WrongNumberOfFields: the record does not fit the mapping",
+    );
     expect((await t.store.stats()).deadLetters).toBe(2);
     expect(await metric(t.metrics, `fleet_manager_connector_dead_letters{connector="${t.name}"}`)).toBe(2);
     expect((await t.store.state())!.lastErrorClass).toBe("sink_rejected");
@@ -116,11 +144,21 @@ describe("the deliverer", () => {
     await until(async () => (await t.store.stats()).undelivered === 0);
     expect(receiver.requests.throttled).toBe(2);
     expect((await t.store.state())!.lastErrorClass).toBe("sink_throttled");
-    expect(await metric(t.metrics, `fleet_manager_connector_failures_total{reason="sink_throttled",connector="${t.name}"}`)).toBe(2);
+    expect(
+      await metric(t.metrics, `fleet_manager_connector_failures_total{reason="sink_throttled",connector="${t.name}"}`),
+    ).toBe(2);
 
     receiver.expireTokens();
     const grants = t.tokens.grants;
-    await t.store.commitPage({ after: "8", nextAfter: "9", head: "9", records: recordsOfEvent(event(9, "device.updated", devices[0], sin1.id), { connector: t.name, siteIds: new Set([sin1.id]) }) });
+    await t.store.commitPage({
+      after: "8",
+      nextAfter: "9",
+      head: "9",
+      records: recordsOfEvent(event(9, "device.updated", devices[0], sin1.id), {
+        connector: t.name,
+        siteIds: new Set([sin1.id]),
+      }),
+    });
     await until(async () => (await t.store.stats()).undelivered === 0);
     expect(receiver.requests.unauthorized).toBe(1);
     expect(t.tokens.grants).toBe(grants + 1);
@@ -142,7 +180,9 @@ describe("the deliverer", () => {
 describe("the queue", () => {
   it("refuses to move a cursor that is no longer where the page was read from", async () => {
     const t = await setup(1);
-    await expect(t.store.commitPage({ after: "0", nextAfter: "5", head: "5", records: [] })).rejects.toBeInstanceOf(CursorMoved);
+    await expect(t.store.commitPage({ after: "0", nextAfter: "5", head: "5", records: [] })).rejects.toBeInstanceOf(
+      CursorMoved,
+    );
     expect((await t.store.state())!.position).toBe("1");
   });
 });

@@ -53,7 +53,8 @@ export class Deliverer {
         }
         const out = await this.deliver(batch, signal);
         if (out.kind === "ok") {
-          if (this.consecutiveFailures > 0) this.o.log.info({ after: this.consecutiveFailures }, "sink delivering again");
+          if (this.consecutiveFailures > 0)
+            this.o.log.info({ after: this.consecutiveFailures }, "sink delivering again");
           this.consecutiveFailures = 0;
           continue;
         }

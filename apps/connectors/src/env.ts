@@ -16,7 +16,12 @@ export const ConnectorEnvSchema = z
     CONNECTOR_DATABASE_URL: z.string().min(1).describe("The connector's own PostgreSQL database (queue and cursor)"),
     CONNECTOR_SITES: z
       .string()
-      .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+      .transform((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
       .pipe(z.array(Slug).min(1))
       .describe("Comma-separated slugs of the sites this instance ships"),
     CONNECTOR_SINK: z.enum(["kusto", "webhook"]).default("kusto"),
@@ -24,7 +29,9 @@ export const ConnectorEnvSchema = z
     FM_CLIENT_ID: z.string().min(1).describe("The connector's OAuth2 client at the hub (scope fleet.read)"),
     FM_CLIENT_SECRET_FILE: z.string().min(1).describe("File holding that client's secret"),
     FM_TOKEN_ISSUER: z.url().optional().describe("OAuth2 issuer for discovery; default FM_HUB_URL"),
-    KUSTO_CLUSTER_URL: url.optional().describe("Kusto ingestion endpoint, e.g. https://ingest-matrix.westus.kusto.windows.net"),
+    KUSTO_CLUSTER_URL: url
+      .optional()
+      .describe("Kusto ingestion endpoint, e.g. https://ingest-matrix.westus.kusto.windows.net"),
     KUSTO_DATABASE: z.string().min(1).optional(),
     KUSTO_TABLE: z.string().min(1).optional(),
     KUSTO_MAPPING_NAME: z.string().min(1).optional().describe("The table's pre-created JSON ingestion mapping"),
@@ -43,13 +50,20 @@ export const ConnectorEnvSchema = z
     CONNECTOR_SLA_S: int(300).describe("Freshness objective: the oldest undelivered record's age, seconds"),
     CONNECTOR_HTTP_TIMEOUT_MS: int(30_000).describe("Timeout of one request to the hub (beyond the wait) or the sink"),
     CONNECTOR_SHUTDOWN_TIMEOUT_MS: int(10_000).describe("How long SIGTERM waits for a request in flight"),
-    METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("/healthz /readyz /metrics (0: any)"),
+    METRICS_PORT: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(65535)
+      .default(9464)
+      .describe("/healthz /readyz /metrics (0: any)"),
     METRICS_HOST: z.string().default("0.0.0.0"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info"),
   })
   .superRefine((c, ctx) => {
     const need = (keys: (keyof typeof c)[], why: string) => {
-      for (const k of keys) if (c[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: `required ${why}` });
+      for (const k of keys)
+        if (c[k] === undefined) ctx.addIssue({ code: "custom", path: [k], message: `required ${why}` });
     };
     if (c.CONNECTOR_SINK === "kusto")
       need(

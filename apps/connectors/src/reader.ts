@@ -65,10 +65,11 @@ export class FeedReader {
         }
         await this.page();
         failures = 0;
-      } catch (err) {
+      } catch (caught) {
         if (signal.aborted) break;
-        if (err instanceof CursorMoved) throw err;
-        if (err instanceof FeedCursorExpiredError) {
+        if (caught instanceof CursorMoved) throw caught;
+        let err = caught;
+        if (caught instanceof FeedCursorExpiredError) {
           this.o.metrics.failures.inc({ reason: "feed_cursor_expired" });
           await this.o.store.recordError("feed_cursor_expired").catch(() => {});
           this.o.log.warn({ after: this.position }, "feed cursor older than the hub keeps: reading a snapshot");
@@ -109,7 +110,10 @@ export class FeedReader {
       this.o.onEnqueued();
     }
     if (page.items.length)
-      this.o.log.debug({ after, nextAfter: page.nextAfter, events: page.items.length, records: records.length }, "feed page");
+      this.o.log.debug(
+        { after, nextAfter: page.nextAfter, events: page.items.length, records: records.length },
+        "feed page",
+      );
   }
 
   /** The whole snapshot is queued with its position as the cursor in one transaction. */
@@ -148,6 +152,7 @@ export function hubErrorClass(err: unknown): ErrorClass {
   // openid-client's refused grant carries the token endpoint's status and OAuth error.
   if (typeof status === "number" && typeof error === "string")
     return status === 400 || status === 401 ? "hub_unauthorized" : "hub_unavailable";
-  if (err instanceof Error && /did not answer|fetch failed|ECONN|timed out/i.test(err.message)) return "hub_unavailable";
+  if (err instanceof Error && /did not answer|fetch failed|ECONN|timed out/i.test(err.message))
+    return "hub_unavailable";
   return "internal";
 }

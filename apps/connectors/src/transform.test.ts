@@ -39,23 +39,39 @@ describe("feed events to inventory records", () => {
 
   it("skips other sites' devices and resources it does not ship", () => {
     expect(recordsOfEvent(event(1, "device.created", device(wdc1, "x"), wdc1.id), ctx)).toEqual([]);
-    const role = { id: "0b3f2a4e-0c39-4a0e-9a53-3a9d3a1f7c11", slug: "gpu-node", name: "GPU", deviceClass: "GPU_COMPUTE" };
+    const role = {
+      id: "0b3f2a4e-0c39-4a0e-9a53-3a9d3a1f7c11",
+      slug: "gpu-node",
+      name: "GPU",
+      deviceClass: "GPU_COMPUTE",
+    };
     expect(recordsOfEvent(event(2, "device_role.created", role, null), ctx)).toEqual([]);
   });
 
   it("turns a deleted site into a delete record", () => {
     const [out] = recordsOfEvent(event(9, "site.deleted", sin1, sin1.id), ctx);
-    expect(out!.record).toMatchObject({ kind: "site", op: "delete", siteId: sin1.id, recordId: `matrix-prod:9:site:${sin1.id}` });
+    expect(out!.record).toMatchObject({
+      kind: "site",
+      op: "delete",
+      siteId: sin1.id,
+      recordId: `matrix-prod:9:site:${sin1.id}`,
+    });
   });
 
   it("names snapshot records after the snapshot's position", () => {
     const d = device(sin1, "gpu-002");
-    const [out] = recordsOfSnapshot({ kind: "device", data: d }, { position: "77", takenAt: "2026-11-02T11:00:00.000Z" }, ctx);
+    const [out] = recordsOfSnapshot(
+      { kind: "device", data: d },
+      { position: "77", takenAt: "2026-11-02T11:00:00.000Z" },
+      ctx,
+    );
     expect(out!.record).toMatchObject({
       recordId: `matrix-prod:snapshot-77:device:${d.id}`,
       feedPosition: "77",
       changedAt: "2026-11-02T11:00:00.000Z",
     });
-    expect(recordsOfSnapshot({ kind: "site", data: wdc1 }, { position: "77", takenAt: "2026-11-02T11:00:00.000Z" }, ctx)).toEqual([]);
+    expect(
+      recordsOfSnapshot({ kind: "site", data: wdc1 }, { position: "77", takenAt: "2026-11-02T11:00:00.000Z" }, ctx),
+    ).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
  * (at least once), in `seq` order; a record id repeats across retries so the receiver
  * de-duplicates.
  */
-import pg from "pg";
+import type pg from "pg";
 import type { InventoryRecord } from "@fm/domain";
 
 export interface Enqueue {
@@ -194,7 +194,12 @@ export class QueueStore {
         WHERE connector = $1 ORDER BY id DESC LIMIT $2`,
       [this.connector, limit],
     );
-    return rows.map((r) => ({ recordId: r.record_id, resourceKey: r.resource_key, reason: r.reason, deadAt: r.dead_at }));
+    return rows.map((r) => ({
+      recordId: r.record_id,
+      resourceKey: r.resource_key,
+      reason: r.reason,
+      deadAt: r.dead_at,
+    }));
   }
 
   private async insert(c: pg.PoolClient, records: Enqueue[]): Promise<void> {

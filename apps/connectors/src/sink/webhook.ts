@@ -57,7 +57,12 @@ export class WebhookSink implements Sink {
     if (res.status === 400 || res.status === 413 || res.status === 422) return { kind: "rejected", reason: what };
     if (res.status === 401 || res.status === 403) return { kind: "retry", errorClass: "sink_auth", message: what };
     if (res.status === 429)
-      return { kind: "retry", errorClass: "sink_throttled", message: what, afterMs: retryAfter(res.headers.get("retry-after")) };
+      return {
+        kind: "retry",
+        errorClass: "sink_throttled",
+        message: what,
+        afterMs: retryAfter(res.headers.get("retry-after")),
+      };
     return { kind: "retry", errorClass: "sink_unavailable", message: what };
   }
 }

@@ -1,6 +1,13 @@
 /** Sites, devices and feed events as the hub sends them, for the connector's unit tests. */
 import { randomUUID } from "node:crypto";
-import { DeviceSchema, InventoryEventSchema, SiteRecordSchema, type Device, type InventoryEvent, type SiteRecord } from "@fm/domain";
+import {
+  DeviceSchema,
+  InventoryEventSchema,
+  SiteRecordSchema,
+  type Device,
+  type InventoryEvent,
+  type SiteRecord,
+} from "@fm/domain";
 
 const T = "2026-11-02T10:00:00.000Z";
 
@@ -68,7 +75,12 @@ export function device(at: SiteRecord, name: string, over: Partial<Device> = {})
   });
 }
 
-export function event(position: number, type: InventoryEvent["type"], data: unknown, siteId: string | null): InventoryEvent {
+export function event(
+  position: number,
+  type: InventoryEvent["type"],
+  data: unknown,
+  siteId: string | null,
+): InventoryEvent {
   return InventoryEventSchema.parse({
     position: String(position),
     type,

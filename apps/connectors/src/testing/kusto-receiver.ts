@@ -34,8 +34,12 @@ export class KustoReceiver {
   readonly stored = new Map<string, InventoryRecord>();
   /** Every record id in the order accepted requests carried them, duplicates included. */
   readonly arrivals: string[] = [];
+  /** When each record was first acknowledged (ms since the epoch). */
+  readonly ackedAt = new Map<string, number>();
   duplicates = 0;
   requests = { token: 0, ingest: 0, unauthorized: 0, throttled: 0, rejected: 0 };
+  /** How long each ingest takes before it answers: a slow cluster, to kill a connector mid-batch. */
+  ingestDelayMs = 0;
   private readonly tokens = new Map<string, number>();
   private throttleLeft = 0;
   private throttleRetryAfterS = 1;
@@ -102,8 +106,10 @@ export class KustoReceiver {
     });
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method === "POST" && url.pathname === `/${this.o.tenant}/oauth2/v2.0/token`) return this.token(body, res);
-    if (req.method === "POST" && url.pathname === `/v1/rest/ingest/${this.o.database}/${this.o.table}`)
+    if (req.method === "POST" && url.pathname === `/v1/rest/ingest/${this.o.database}/${this.o.table}`) {
+      if (this.ingestDelayMs) await new Promise((r) => setTimeout(r, this.ingestDelayMs));
       return this.ingest(req, url, body, res);
+    }
     oneApiError(res, 404, "NotFound", "Entity not found", true);
   }
 
@@ -113,9 +119,21 @@ export class KustoReceiver {
     if (form.get("grant_type") !== "client_credentials")
       return aadError(res, 400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.");
     if (form.get("scope") !== `${this.url}/.default`)
-      return aadError(res, 400, "invalid_scope", 70011, `The provided value for the input parameter 'scope' is not valid.`);
+      return aadError(
+        res,
+        400,
+        "invalid_scope",
+        70011,
+        `The provided value for the input parameter 'scope' is not valid.`,
+      );
     if (form.get("client_id") !== this.o.clientId)
-      return aadError(res, 400, "unauthorized_client", 700016, `Application with identifier was not found in the directory.`);
+      return aadError(
+        res,
+        400,
+        "unauthorized_client",
+        700016,
+        `Application with identifier was not found in the directory.`,
+      );
     if (form.get("client_secret") !== this.o.clientSecret)
       return aadError(res, 401, "invalid_client", 7000215, "Invalid client secret provided.");
     const token = randomBytes(32).toString("base64url");
@@ -143,14 +161,23 @@ export class KustoReceiver {
       res.setHeader("retry-after", String(this.throttleRetryAfterS));
       return oneApiError(res, 429, "TooManyRequests", "Request is denied due to throttling.", false);
     }
-    if (url.searchParams.get("streamFormat") !== "MultiJSON" || url.searchParams.get("mappingName") !== this.o.mappingName)
+    if (
+      url.searchParams.get("streamFormat") !== "MultiJSON" ||
+      url.searchParams.get("mappingName") !== this.o.mappingName
+    )
       return oneApiError(res, 400, "BadRequest_MappingReferenceWasNotFound", "Mapping reference was not found.", true);
     const records: InventoryRecord[] = [];
     for (const line of body.split("\n").filter((l) => l.trim())) {
       const parsed = InventoryRecordSchema.safeParse(safeJson(line));
       if (!parsed.success || this.o.poison?.(parsed.data)) {
         this.requests.rejected++;
-        return oneApiError(res, 400, "BadRequest_InvalidBlob", "Stream_WrongNumberOfFields: the record does not fit the mapping", true);
+        return oneApiError(
+          res,
+          400,
+          "BadRequest_InvalidBlob",
+          "Stream_WrongNumberOfFields: the record does not fit the mapping",
+          true,
+        );
       }
       records.push(parsed.data);
     }
@@ -158,7 +185,10 @@ export class KustoReceiver {
     for (const r of records) {
       this.arrivals.push(r.recordId);
       if (this.stored.has(r.recordId)) this.duplicates++;
-      else this.stored.set(r.recordId, r);
+      else {
+        this.stored.set(r.recordId, r);
+        this.ackedAt.set(r.recordId, Date.now());
+      }
     }
     res.writeHead(200, { "content-type": "application/json" }).end("{}");
   }
@@ -182,7 +212,10 @@ function oneApiError(res: ServerResponse, status: number, code: string, message:
     error: {
       code,
       message: status === 429 ? "Request is denied due to throttling." : "Request is invalid and cannot be executed.",
-      "@type": status === 401 ? "Kusto.Common.Svc.Exceptions.UnauthorizedOperationException" : "Kusto.DataNode.Exceptions.KustoRequestException",
+      "@type":
+        status === 401
+          ? "Kusto.Common.Svc.Exceptions.UnauthorizedOperationException"
+          : "Kusto.DataNode.Exceptions.KustoRequestException",
       "@message": message,
       "@context": {
         timestamp: new Date().toISOString(),

@@ -28,7 +28,13 @@ export class WebhookReceiver {
       req.on("end", () => {
         const body = Buffer.concat(chunks).toString("utf8");
         const h = (n: string) => req.headers[n] as string | undefined;
-        if (!verify(key, { id: h("webhook-id"), timestamp: h("webhook-timestamp"), signature: h("webhook-signature") }, body)) {
+        if (
+          !verify(
+            key,
+            { id: h("webhook-id"), timestamp: h("webhook-timestamp"), signature: h("webhook-signature") },
+            body,
+          )
+        ) {
           this.badSignatures++;
           return void res.writeHead(401).end("bad signature");
         }
