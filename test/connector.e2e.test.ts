@@ -230,15 +230,21 @@ describe("the Matrix connector", () => {
   }, 60_000);
 
   it("killed (SIGKILL) mid-batch and restarted: every change arrives, in order per device, repeats only as the same record id", async () => {
-    receiver.ingestDelayMs = 150;
+    // A backlog (the receiver away while the changes are made), then a slow receiver: the kill
+    // lands while a batch is in flight, with most of the backlog still queued.
+    await receiver.down();
     for (let i = 0; i < 100; i++) await change("sin1", i);
-    const before = receiver.requests.ingest;
-    await until(() => receiver.requests.ingest >= before + 2, 20_000, "deliveries under way");
+    receiver.ingestDelayMs = 400;
+    const before = receiver.stored.size;
+    await receiver.up();
+    await until(() => receiver.stored.size >= before + 20 && receiver.inFlight > 0, 30_000, "deliveries under way");
     expect(await matrix!.stop("SIGKILL")).toBe("SIGKILL");
     expect(made.filter(arrived).length).toBeLessThan(100);
     receiver.ingestDelayMs = 0;
     matrix = await startConnector(kustoEnv());
     await until(() => made.every(arrived), 60_000, "every change delivered after the restart");
+    // The batch in flight at the kill was stored but never acknowledged: sent again, same ids.
+    expect(receiver.duplicates).toBeGreaterThan(0);
     // No change became two different records: duplicates only as a repeated id, which the receiver dropped.
     const keys = deviceRecords(receiver).map((r) => `${r.deviceId}:${r.version}`);
     expect(new Set(keys).size).toBe(keys.length);

@@ -33,7 +33,7 @@ afterEach(async () => {
 });
 
 /** A fresh connector name (its own queue) with `changes` device events committed as one page. */
-async function setup(changes: number, opts: { poison?: boolean } = {}) {
+async function setup(changes: number, opts: { poison?: boolean; mappingName?: string } = {}) {
   const name = `matrix-t${++n}`;
   receiver = new KustoReceiver({
     poison: opts.poison ? (r) => r.kind === "device" && r.name.startsWith("poison") : undefined,
@@ -65,7 +65,7 @@ async function setup(changes: number, opts: { poison?: boolean } = {}) {
     clusterUrl: receiver.url,
     database: receiver.o.database,
     table: receiver.o.table,
-    mappingName: receiver.o.mappingName,
+    mappingName: opts.mappingName ?? receiver.o.mappingName,
     tokens,
     timeoutMs: 5000,
     app: "test",
@@ -174,6 +174,14 @@ describe("the deliverer", () => {
     await receiver.up();
     await until(async () => (await t.store.stats()).undelivered === 0);
     expect(receiver.stored.size).toBe(5);
+  });
+
+  it("does not dead-letter anything when Kusto refuses the mapping itself: it retries as a configuration error", async () => {
+    const t = await setup(3, { mappingName: "NoSuchMapping" });
+    t.start();
+    await until(async () => receiver.requests.ingest >= 3);
+    expect(await t.store.stats()).toMatchObject({ undelivered: 3, deadLetters: 0 });
+    expect((await t.store.state())!.lastErrorClass).toBe("sink_config");
   });
 });
 

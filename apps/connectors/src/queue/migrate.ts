@@ -7,12 +7,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
 
-const DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
+/** Beside this module (and beside the bundle in dist/, where the build copies them). */
+export const CONNECTOR_MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 /** Any constant distinct from the hub's locks; the connector's database is its own anyway. */
 const MIGRATION_LOCK = 0x636f6e6e;
 
 export async function migrate(client: pg.ClientBase): Promise<string[]> {
-  const files = (await readdir(DIR)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
+  const files = (await readdir(CONNECTOR_MIGRATIONS_DIR)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
   const applied: string[] = [];
   await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
   try {
@@ -24,7 +25,7 @@ export async function migrate(client: pg.ClientBase): Promise<string[]> {
     );
     for (const file of files) {
       if (done.has(file)) continue;
-      const sql = await readFile(DIR + file, "utf8");
+      const sql = await readFile(CONNECTOR_MIGRATIONS_DIR + file, "utf8");
       await client.query("BEGIN");
       try {
         await client.query(sql);

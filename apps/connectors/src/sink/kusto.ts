@@ -10,6 +10,8 @@
  *  - 429: throttled: wait Retry-After (or the backoff), then again;
  *  - `@permanent: true` (400 BadRequest: a record the mapping cannot ingest): rejected, and the
  *    delivery loop bisects the batch to find the record;
+ *  - 404, or a permanent error naming the mapping, database or table: the configuration is wrong,
+ *    not a record: retried (class `sink_config`), so nothing is dead-lettered for it;
  *  - 5xx, 504, `@permanent: false`, no answer: again later.
  */
 import { randomUUID } from "node:crypto";
@@ -28,6 +30,9 @@ export interface KustoSinkOptions {
   /** x-ms-app: Kusto's telemetry names the caller by it. */
   app: string;
 }
+
+/** Error codes of a wrong database, table or mapping name: the configuration, whatever the records. */
+const REQUEST_LEVEL = /Mapping(Reference)?(WasNot|Not)Found|EntityNotFound|DatabaseNotExist|TableNotFound/i;
 
 interface OneApiError {
   error?: { code?: string; message?: string; "@message"?: string; "@permanent"?: boolean };
@@ -99,6 +104,9 @@ function classify(res: Response, text: string): DeliveryOutcome {
       message: what,
       afterMs: retryAfter(res.headers.get("retry-after")),
     };
+  // Permanent, but about the request, not a record: bisecting would dead-letter every record.
+  if (res.status === 404 || REQUEST_LEVEL.test(err?.code ?? ""))
+    return { kind: "retry", errorClass: "sink_config", message: what };
   // Kusto says whether a failure is permanent; without the flag, a 400 is (its status table: "badly formed and failed (permanently)").
   const permanent = err?.["@permanent"] ?? res.status === 400;
   if (permanent && res.status < 500) return { kind: "rejected", reason: what };

@@ -14,6 +14,7 @@ export const ERROR_CLASSES = [
   "sink_unavailable",
   "sink_throttled",
   "sink_auth",
+  "sink_config",
   "sink_rejected",
   "hub_unavailable",
   "hub_unauthorized",

@@ -40,6 +40,8 @@ export class KustoReceiver {
   requests = { token: 0, ingest: 0, unauthorized: 0, throttled: 0, rejected: 0 };
   /** How long each ingest takes before it answers: a slow cluster, to kill a connector mid-batch. */
   ingestDelayMs = 0;
+  /** Ingest requests being handled right now. */
+  inFlight = 0;
   private readonly tokens = new Map<string, number>();
   private throttleLeft = 0;
   private throttleRetryAfterS = 1;
@@ -107,8 +109,13 @@ export class KustoReceiver {
     const url = new URL(req.url ?? "/", "http://x");
     if (req.method === "POST" && url.pathname === `/${this.o.tenant}/oauth2/v2.0/token`) return this.token(body, res);
     if (req.method === "POST" && url.pathname === `/v1/rest/ingest/${this.o.database}/${this.o.table}`) {
-      if (this.ingestDelayMs) await new Promise((r) => setTimeout(r, this.ingestDelayMs));
-      return this.ingest(req, url, body, res);
+      this.inFlight++;
+      try {
+        if (this.ingestDelayMs) await new Promise((r) => setTimeout(r, this.ingestDelayMs));
+        return this.ingest(req, url, body, res);
+      } finally {
+        this.inFlight--;
+      }
     }
     oneApiError(res, 404, "NotFound", "Entity not found", true);
   }
