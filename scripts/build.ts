@@ -115,9 +115,7 @@ async function sizeOf(dir: string): Promise<number> {
 }
 
 const t0 = performance.now();
-await Promise.all(
-  [HUB_DIST, AGENTS_DIST, CONNECTORS_DIST].map((dir) => rm(dir, { recursive: true, force: true })),
-);
+await Promise.all([HUB_DIST, AGENTS_DIST, CONNECTORS_DIST].map((dir) => rm(dir, { recursive: true, force: true })));
 await mkdir(HUB_DIST, { recursive: true });
 await Promise.all([buildHub(), buildAgents(), buildConnectors()]);
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
