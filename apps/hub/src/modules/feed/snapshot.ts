@@ -28,7 +28,7 @@
 import { Readable } from "node:stream";
 import { type DeviceRole, type InventorySnapshotLine, type InventorySnapshotQuery } from "@fm/domain";
 import type pg from "pg";
-import type { Db, PrismaClient } from "../../db/client.ts";
+import type { PrismaClient } from "../../db/client.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
 import { toDeviceRole } from "../device-roles/service.ts";
 import { deviceRepo } from "../devices/repo.ts";
@@ -67,9 +67,10 @@ export function createSnapshotService(deps: SnapshotDeps) {
       const wanted = query.site;
       let siteIds: string[] | undefined;
       if (wanted.length) siteIds = await siteIdsOf(deps.prisma, wanted);
-      const out = new Readable({ read() {} });
-      let pulled = () => {};
-      out._read = () => pulled();
+      // `wake` resumes the writer when the reader wants more, or has gone away.
+      let wake = () => {};
+      const out = new Readable({ read: () => wake() });
+      out.once("close", () => wake());
       let started!: () => void;
       let failed!: (err: Error) => void;
       const ready = new Promise<void>((resolve, reject) => {
@@ -78,20 +79,14 @@ export function createSnapshotService(deps: SnapshotDeps) {
       });
       const write = async (line: InventorySnapshotLine): Promise<void> => {
         if (out.destroyed) throw new Error("the reader went away");
-        if (!out.push(JSON.stringify(line) + "\n"))
-          await new Promise<void>((resolve) => {
-            pulled = resolve;
-            out.once("close", resolve);
-          });
+        if (!out.push(JSON.stringify(line) + "\n")) await new Promise<void>((resolve) => (wake = resolve));
       };
       const streaming = deps.repo.inSnapshot(
         pool,
         deps.prisma,
         async (tx, position) => {
-          const sites = siteIds
-            ? (await Promise.all(siteIds.map((id) => siteRepo.findById(tx, id)))).filter((s) => s !== null)
-            : await allSites(tx);
-          sites.sort((a, b) => a.slug.localeCompare(b.slug));
+          // One statement at a time: the transaction has one connection.
+          const sites = await siteRepo.allWithPushes(tx, siteIds);
           const takenAt = now();
           started();
           await write({
@@ -105,8 +100,8 @@ export function createSnapshotService(deps: SnapshotDeps) {
             await write({ kind: "site", data: toSite(s, takenAt, deps.siteSilenceAfterMs) });
             count++;
           }
-          for await (const role of allRoles(tx)) {
-            await write({ kind: "deviceRole", data: role });
+          for (const role of await deviceRoleRepo.allRolesCounted(tx)) {
+            await write({ kind: "deviceRole", data: toDeviceRole(role) });
             count++;
           }
           for (let after: string | undefined; ;) {
@@ -135,22 +130,3 @@ export function createSnapshotService(deps: SnapshotDeps) {
   };
 }
 export type SnapshotService = ReturnType<typeof createSnapshotService>;
-
-async function allSites(tx: Db) {
-  const rows = [];
-  for (let afterId: string | undefined; ;) {
-    const page = await siteRepo.list(tx, {}, { afterId, limit: 1000 });
-    rows.push(...page.rows.slice(0, 1000));
-    if (page.rows.length <= 1000) return rows;
-    afterId = page.rows[999]!.id;
-  }
-}
-
-async function* allRoles(tx: Db): AsyncGenerator<DeviceRole> {
-  for (let afterId: string | undefined; ;) {
-    const page = await deviceRoleRepo.listRoles(tx, {}, { afterId, limit: 1000 });
-    yield* page.rows.slice(0, 1000).map(toDeviceRole);
-    if (page.rows.length <= 1000) return;
-    afterId = page.rows[999]!.id;
-  }
-}
