@@ -134,7 +134,6 @@ export async function connectorBench(report: Report): Promise<void> {
       ENTRA_TENANT_ID: receiver.o.tenant,
       ENTRA_CLIENT_ID: receiver.o.clientId,
       ENTRA_CLIENT_SECRET_FILE: join(dir, "entra"),
-      LOG_LEVEL: "warn",
     });
     const spawnedMs = performance.now() - t;
     await until(() => receiver.stored.size >= devices, 300_000, "every record delivered");
