@@ -33,7 +33,7 @@ afterEach(async () => {
 });
 
 /** A fresh connector name (its own queue) with `changes` device events committed as one page. */
-async function setup(changes: number, opts: { poison?: boolean; mappingName?: string } = {}) {
+async function setup(changes: number, opts: { poison?: boolean; mappingName?: string; entraSecret?: string } = {}) {
   const name = `matrix-t${++n}`;
   receiver = new KustoReceiver({
     poison: opts.poison ? (r) => r.kind === "device" && r.name.startsWith("poison") : undefined,
@@ -57,7 +57,7 @@ async function setup(changes: number, opts: { poison?: boolean; mappingName?: st
     authority: receiver.url,
     tenant: receiver.o.tenant,
     clientId: receiver.o.clientId,
-    secret: () => receiver.o.clientSecret,
+    secret: () => opts.entraSecret ?? receiver.o.clientSecret,
     scope: `${receiver.url}/.default`,
     timeoutMs: 5000,
   });
@@ -182,6 +182,18 @@ describe("the deliverer", () => {
     await until(async () => receiver.requests.ingest >= 3);
     expect(await t.store.stats()).toMatchObject({ undelivered: 3, deadLetters: 0 });
     expect((await t.store.state())!.lastErrorClass).toBe("sink_config");
+  });
+});
+
+describe("the Entra ID token", () => {
+  it("refused (wrong secret): nothing is sent or dead-lettered, the error class is sink_auth with the AADSTS code", async () => {
+    const t = await setup(2, { entraSecret: "not-the-secret" });
+    const refused = t.tokens.get().catch((err: unknown) => err as Error);
+    expect(await refused).toMatchObject({ name: "TokenError", status: 401, aadsts: "AADSTS7000215" });
+    t.start();
+    await until(async () => (await t.store.state())!.lastErrorClass === "sink_auth");
+    expect(receiver.requests.ingest).toBe(0);
+    expect(await t.store.stats()).toMatchObject({ undelivered: 2, deadLetters: 0 });
   });
 });
 
