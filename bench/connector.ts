@@ -139,9 +139,9 @@ export async function connectorBench(report: Report): Promise<void> {
     await until(() => receiver.stored.size >= devices, 300_000, "every record delivered");
     const connectorMs = performance.now() - t;
     report(
-      `connector: ${devices} feed events to Kusto acknowledgements`,
-      `${Math.round(devices / (connectorMs / 1000))}/s`,
-      `${(connectorMs / 1000).toFixed(2)} s incl. ${(spawnedMs / 1000).toFixed(2)} s process start; ` +
+      `connector: ${devices} feed events to Kusto acknowledgements (after start)`,
+      `${Math.round(devices / ((connectorMs - spawnedMs) / 1000))}/s`,
+      `${((connectorMs - spawnedMs) / 1000).toFixed(2)} s (+ ${(spawnedMs / 1000).toFixed(2)} s process start); ` +
         `bare feed read: ${Math.round(read / (bareMs / 1000))}/s (${(bareMs / 1000).toFixed(2)} s)`,
     );
 
@@ -162,13 +162,29 @@ export async function connectorBench(report: Report): Promise<void> {
     })();
     const before = new Set(receiver.stored.keys());
     const t0 = Date.now();
-    const writes: Promise<unknown>[] = [];
+    // Paced writes, at most 8 in flight (the hub answers 503 database_busy beyond its pool; such a
+    // write is sent again): the rate achieved is reported beside the target.
+    const inFlight = new Set<Promise<unknown>>();
+    let busy = 0;
+    const write = async (id: string) => {
+      for (;;) {
+        try {
+          return await api("PATCH", `/api/v1/devices/${id}`, { notes: randomBytes(4).toString("hex") });
+        } catch (err) {
+          if (!String(err).includes(" 503 ")) throw err;
+          busy++;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    };
     for (let i = 0; i < rate * seconds; i++) {
       const due = t0 + (i * 1000) / rate;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-      writes.push(api("PATCH", `/api/v1/devices/${ids[i % ids.length]}`, { notes: randomBytes(4).toString("hex") }));
+      while (inFlight.size >= 8) await Promise.race(inFlight);
+      const p = write(ids[i % ids.length]!).finally(() => inFlight.delete(p));
+      inFlight.add(p);
     }
-    await Promise.all(writes);
+    await Promise.all(inFlight);
     const achieved = (rate * seconds) / ((Date.now() - t0) / 1000);
     await until(() => receiver.stored.size >= devices + rate * seconds, 120_000, "steady-load records delivered");
     stop.abort();
@@ -180,7 +196,7 @@ export async function connectorBench(report: Report): Promise<void> {
     report(
       `connector: commit -> Kusto ack at ${achieved.toFixed(0)} changes/s, p50 / p99`,
       `${pct(latencies, 50)} / ${pct(latencies, 99)} ms`,
-      `bare long-poll reader: ${pct(bareLatencies, 50)} / ${pct(bareLatencies, 99)} ms (${bareLatencies.length} events)`,
+      `bare long-poll reader: ${pct(bareLatencies, 50)} / ${pct(bareLatencies, 99)} ms (${bareLatencies.length} events; ${busy} writes retried after 503)`,
     );
   } finally {
     await connector?.stop();

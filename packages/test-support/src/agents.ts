@@ -100,7 +100,11 @@ async function startPortProcess(
     exited.then((c) => {
       throw new Error(`agent exited (${c}) before listening:\n${dump()}`);
     }),
-  ]);
+  ]).catch((err: unknown) => {
+    // Never leave a process behind that its caller has no handle to stop.
+    proc.kill("SIGKILL");
+    throw err;
+  });
   const metricsUrl = `http://127.0.0.1:${String(listening.metricsPort)}`;
   return {
     logs,
