@@ -18,7 +18,8 @@ const problems = (env: Record<string, string>) => {
     loadConfig(env);
     return [];
   } catch (err) {
-    return (err as ConfigError).problems;
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
   }
 };
 
