@@ -5,6 +5,7 @@ export * from "./openstack/index.ts";
 export * from "./netbox/index.ts";
 export * from "./slurm/index.ts";
 export * from "./prometheus/index.ts";
+export * from "./oauth/index.ts";
 export { SourceUnavailableError } from "./http/index.ts";
 export { backoffDelay, sleep as sleepUnlessAborted } from "./http/backoff.ts";
 export { TokenSource, type TokenSourceOptions } from "./oauth/token-source.ts";

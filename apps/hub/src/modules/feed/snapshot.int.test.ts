@@ -4,6 +4,7 @@
  * while writers commit during the snapshot. (The hub client's reading of it is tested with the
  * client.)
  */
+import { get as httpGet } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FeedPageSchema,
@@ -15,6 +16,8 @@ import {
   type Problem,
   type SiteList,
 } from "@fm/domain";
+import { adminQuery } from "@fm/test-support/postgres";
+import { eventually } from "@fm/test-support/wait";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { seedNetboxOnlyDevices } from "../../testing/inventory.ts";
 import type { Authenticator } from "../../plugins/request-context.ts";
@@ -194,6 +197,32 @@ describe("inventory snapshot", () => {
       });
     const finalSites = (await get<SiteList>("/api/v1/sites?limit=1000")).items.map((s) => s.slug);
     expect([...sites.values()].sort()).toEqual(finalSites.sort());
+  });
+});
+
+describe("inventory snapshot readers that go away", () => {
+  it("end their snapshot's transaction: more of them than the pool has connections, and the hub still serves", async () => {
+    // Each reader takes the first bytes and closes its connection while the hub has lines to send.
+    for (let i = 0; i < 7; i++)
+      await new Promise<void>((resolve, reject) => {
+        const req = httpGet(`${url}/api/v1/feeds/inventory/snapshot`, (res) =>
+          res.once("data", () => {
+            req.destroy();
+            resolve();
+          }),
+        );
+        req.once("error", reject);
+      });
+    const inTransaction = async () =>
+      (
+        await adminQuery(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state LIKE 'idle in transaction%'",
+          [hub.database.name],
+        )
+      ).rows[0].n as number;
+    await eventually(async () => expect(await inTransaction()).toBe(0));
+    const lines = await snapshot();
+    expect(lines.at(-1)).toEqual({ kind: "end", count: lines.length - 2 });
   });
 });
 

@@ -26,7 +26,7 @@
  * steps 2-4, milliseconds).
  */
 import { Readable } from "node:stream";
-import { type DeviceRole, type InventorySnapshotLine, type InventorySnapshotQuery } from "@fm/domain";
+import type { InventorySnapshotLine, InventorySnapshotQuery } from "@fm/domain";
 import type pg from "pg";
 import type { PrismaClient } from "../../db/client.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
