@@ -315,6 +315,7 @@ describe("values the render refuses, naming them", () => {
     [HUB, HUB_EXAMPLE, "environment"],
     [HUB, HUB_EXAMPLE, "deployment"],
     [HUB, HUB_EXAMPLE, "fleetManager.netboxUrl"],
+    [HUB, HUB_EXAMPLE, "fleetManager.hub.connectors.0.kusto"],
     [SATELLITE, SATELLITE_EXAMPLE, "environment"],
     [SATELLITE, SATELLITE_EXAMPLE, "satelliteName"],
     [SATELLITE, SATELLITE_EXAMPLE, "siteSlug"],
