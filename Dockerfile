@@ -1,6 +1,7 @@
 # One image for every Fleet Manager process, selected by the command:
 #   docker run IMAGE                                                  the hub (apps/hub/dist/main.js)
 #   docker run IMAGE apps/satellite-agents/dist/main.js <openstack|netbox|workflow|temporal-worker>
+#   docker run IMAGE apps/connectors/dist/main.js                     a connector instance (CONNECTOR_NAME, …)
 #   docker run IMAGE apps/hub/dist/migrate.js                         migrations only
 # It runs the built output (npm run build) as UID 65532 and writes nothing outside /tmp, so it
 # runs with a read-only root file system and an emptyDir (or tmpfs) on /tmp.
@@ -16,6 +17,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 COPY apps/hub/package.json apps/hub/
 COPY apps/satellite-agents/package.json apps/satellite-agents/
+COPY apps/connectors/package.json apps/connectors/
 COPY packages/clients/package.json packages/clients/
 COPY packages/domain/package.json packages/domain/
 COPY packages/test-support/package.json packages/test-support/
@@ -29,6 +31,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY apps/hub/package.json apps/hub/
 COPY apps/satellite-agents/package.json apps/satellite-agents/
+COPY apps/connectors/package.json apps/connectors/
 COPY packages/clients/package.json packages/clients/
 COPY packages/domain/package.json packages/domain/
 COPY packages/test-support/package.json packages/test-support/
@@ -41,6 +44,7 @@ WORKDIR /app
 COPY --from=runtime-deps /app /app
 COPY --from=build /src/apps/hub/dist /app/apps/hub/dist
 COPY --from=build /src/apps/satellite-agents/dist /app/apps/satellite-agents/dist
+COPY --from=build /src/apps/connectors/dist /app/apps/connectors/dist
 USER 65532:65532
 # The hub's API; every agent's /healthz, /readyz and /metrics.
 EXPOSE 8080 9464

@@ -8,6 +8,9 @@
  *   apps/satellite-agents/dist/main.js  every agent and the Temporal worker (node …/main.js <name>)
  *   apps/satellite-agents/dist/netbox-check.js   npm run netbox:check
  *   apps/satellite-agents/dist/workflow-bundle.js  the job workflows, bundled for Temporal's sandbox
+ *   apps/connectors/dist/main.js        a connector instance            (node apps/connectors/dist/main.js)
+ *   apps/connectors/dist/check.js       npm run connector:check
+ *   apps/connectors/dist/migrations/    the connector database's SQL migrations
  *
  * esbuild bundles each app's own code and the workspace packages (@fm/*, whose exports point at
  * TypeScript sources) into ES modules; every npm package stays an import resolved from
@@ -27,10 +30,12 @@ import { build, type BuildOptions, type Plugin } from "esbuild";
 import { bundleWorkflowCode } from "@temporalio/worker";
 import { WORKFLOW_BUNDLE_FILE, workflowsPath } from "../apps/satellite-agents/src/temporal-worker/workflow-bundle.ts";
 import { MIGRATIONS_DIR } from "../apps/hub/src/db/migrate.ts";
+import { CONNECTOR_MIGRATIONS_DIR } from "../apps/connectors/src/queue/migrate.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const HUB_DIST = join(ROOT, "apps/hub/dist");
 const AGENTS_DIST = join(ROOT, "apps/satellite-agents/dist");
+const CONNECTORS_DIST = join(ROOT, "apps/connectors/dist");
 
 /** Bundle our code and the workspace packages; leave every other bare import to node_modules. */
 const npmPackagesExternal: Plugin = {
@@ -80,6 +85,18 @@ async function buildAgents() {
   await writeFile(join(AGENTS_DIST, WORKFLOW_BUNDLE_FILE), code);
 }
 
+async function buildConnectors() {
+  await build({
+    ...common,
+    entryPoints: {
+      main: join(ROOT, "apps/connectors/src/main.ts"),
+      check: join(ROOT, "apps/connectors/src/check-cli.ts"),
+    },
+    outdir: CONNECTORS_DIST,
+  });
+  await cp(CONNECTOR_MIGRATIONS_DIR, join(CONNECTORS_DIST, "migrations"), { recursive: true });
+}
+
 /** The SDK's bundler logs every webpack step at info; keep its warnings and errors. */
 const quietBundlerLogger = {
   log: () => {},
@@ -98,11 +115,11 @@ async function sizeOf(dir: string): Promise<number> {
 }
 
 const t0 = performance.now();
-await Promise.all([rm(HUB_DIST, { recursive: true, force: true }), rm(AGENTS_DIST, { recursive: true, force: true })]);
+await Promise.all([HUB_DIST, AGENTS_DIST, CONNECTORS_DIST].map((dir) => rm(dir, { recursive: true, force: true })));
 await mkdir(HUB_DIST, { recursive: true });
-await Promise.all([buildHub(), buildAgents()]);
+await Promise.all([buildHub(), buildAgents(), buildConnectors()]);
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 console.log(
   `build: apps/hub/dist (${mib(await sizeOf(HUB_DIST))}) and apps/satellite-agents/dist ` +
-    `(${mib(await sizeOf(AGENTS_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `(${mib(await sizeOf(AGENTS_DIST))}) and apps/connectors/dist (${mib(await sizeOf(CONNECTORS_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );

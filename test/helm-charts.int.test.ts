@@ -26,6 +26,7 @@ import { slurmAgent } from "../apps/satellite-agents/src/slurm-agent/agent.ts";
 import { workflowAgent } from "../apps/satellite-agents/src/workflow-agent/agent.ts";
 import { temporalWorker } from "../apps/satellite-agents/src/temporal-worker/worker.ts";
 import { REPO_ROOT } from "@fm/test-support/process";
+import { ConnectorEnvSchema, loadConfig as loadConnectorConfig } from "../apps/connectors/src/env.ts";
 
 const run = promisify(execFile);
 const HUB = join(REPO_ROOT, "infra/helm/fleet-manager-hub");
@@ -62,6 +63,10 @@ const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env:
     "slurm-agent": agentProcess(slurmAgent as unknown as ProcessDefinition<z.ZodRawShape>),
     "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
     "health-status-agent": agentProcess(healthStatusAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    connector: {
+      shape: ConnectorEnvSchema.shape as Record<string, z.ZodType>,
+      parse: (env) => loadConnectorConfig(env),
+    },
   };
 /** Variables the schema requires: those with neither a default nor optional. */
 const required = (shape: Record<string, z.ZodType>) =>
@@ -122,7 +127,7 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 describe.each([
-  ["fleet-manager-hub", HUB, HUB_EXAMPLE, ["api", "netbox-agent"]],
+  ["fleet-manager-hub", HUB, HUB_EXAMPLE, ["api", "netbox-agent", "connector"]],
   [
     "fleet-manager-satellite",
     SATELLITE,
@@ -341,6 +346,7 @@ describe("values the render refuses, naming them", () => {
     [HUB, HUB_EXAMPLE, "environment"],
     [HUB, HUB_EXAMPLE, "deployment"],
     [HUB, HUB_EXAMPLE, "fleetManager.netboxUrl"],
+    [HUB, HUB_EXAMPLE, "fleetManager.hub.connectors.0.kusto"],
     [SATELLITE, SATELLITE_EXAMPLE, "environment"],
     [SATELLITE, SATELLITE_EXAMPLE, "satelliteName"],
     [SATELLITE, SATELLITE_EXAMPLE, "siteSlug"],

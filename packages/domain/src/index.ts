@@ -22,6 +22,7 @@ export * from "./netbox-settings.ts";
 export * from "./topology.ts";
 export * from "./audit.ts";
 export * from "./feed.ts";
+export * from "./inventory-records.ts";
 export * from "./identity.ts";
 export * from "./reflections.ts";
 export * from "./discrepancies.ts";

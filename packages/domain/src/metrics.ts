@@ -18,10 +18,11 @@ export const REFLECTOR_METRICS = {
 } as const;
 
 /**
- * The Matrix connector's freshness: a gauge, seconds since the oldest event of its delivery
- * queue that is not yet delivered was enqueued (0 when the queue is empty), labelled
- * `connector` with the instance name (e.g. `matrix-prod`). FleetManagerMatrixFeedStalled fires
- * when it stays above 900 for 10 minutes.
+ * The Matrix connector's freshness: a gauge, seconds since the hub committed the oldest change
+ * of its delivery queue that the sink has not acknowledged yet (0 when the queue is empty): the
+ * age of what the customer has not seen, however long it waited to be read or delivered.
+ * Labelled `connector` with the instance name (e.g. `matrix-prod`). FleetManagerMatrixFeedStalled
+ * fires when it stays above 900 for 10 minutes.
  */
 export const MATRIX_OLDEST_UNDELIVERED_EVENT_AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
 

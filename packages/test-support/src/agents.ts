@@ -1,4 +1,4 @@
-/** Satellite agents as real processes, the way `npm run agent -- <name>` runs them. */
+/** Satellite agents and connectors as real processes, the way `npm run agent -- <name>` and `npm run connector` run them. */
 import { spawn } from "node:child_process";
 import { REPO_ROOT, onJsonLines } from "./process.ts";
 
@@ -19,13 +19,33 @@ export interface AgentProcess {
 export const agentArgs = (kind: string, built = false): string[] =>
   built ? ["apps/satellite-agents/dist/main.js", kind] : ["--import", "tsx", "apps/satellite-agents/src/main.ts", kind];
 
-export async function startAgent(
+export function startAgent(
   kind: string,
   env: Record<string, string>,
   timeoutMs = 30_000,
   opts: { built?: boolean } = {},
 ): Promise<AgentProcess> {
-  const proc = spawn(process.execPath, agentArgs(kind, opts.built), {
+  return startPortProcess(agentArgs(kind, opts.built), env, "agent listening for /healthz and /metrics", timeoutMs);
+}
+
+/** A connector instance, the way `npm run connector` runs it (apps/connectors). */
+export function startConnector(env: Record<string, string>, timeoutMs = 30_000): Promise<AgentProcess> {
+  return startPortProcess(
+    ["--import", "tsx", "apps/connectors/src/main.ts"],
+    env,
+    "connector listening for /healthz and /metrics",
+    timeoutMs,
+  );
+}
+
+/** A process that serves /healthz and /metrics on METRICS_PORT=0 and logs the port it got in `listening`. */
+async function startPortProcess(
+  args: string[],
+  env: Record<string, string>,
+  listeningMessage: string,
+  timeoutMs: number,
+): Promise<AgentProcess> {
+  const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
@@ -76,11 +96,15 @@ export async function startAgent(
   };
 
   const listening = await Promise.race([
-    waitForLog((l) => l.msg === "agent listening for /healthz and /metrics", timeoutMs),
+    waitForLog((l) => l.msg === listeningMessage, timeoutMs),
     exited.then((c) => {
       throw new Error(`agent exited (${c}) before listening:\n${dump()}`);
     }),
-  ]);
+  ]).catch((err: unknown) => {
+    // Never leave a process behind that its caller has no handle to stop.
+    proc.kill("SIGKILL");
+    throw err;
+  });
   const metricsUrl = `http://127.0.0.1:${String(listening.metricsPort)}`;
   return {
     logs,

@@ -1,0 +1,345 @@
+/**
+ * The Matrix connector as processes: a real hub on PostgreSQL, `npm run connector` instances with
+ * their own database, and the Kusto/Entra ID test receiver (and a webhook receiver) over HTTP.
+ * What is asserted is what the customer's side sees: which records arrive, once each, in order
+ * per device; and what an operator sees: metrics, the health check's output and exit code.
+ * One hub for the file (feed retention 60 s, the hub's minimum), the tests in order.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { agentScope, type DeviceInventoryRecord, type InventoryRecord } from "@fm/domain";
+import { startConnector, type AgentProcess } from "@fm/test-support/agents";
+import { freePort } from "@fm/test-support/ports";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
+import { KustoReceiver } from "../apps/connectors/src/testing/kusto-receiver.ts";
+import { WebhookReceiver } from "../apps/connectors/src/testing/webhook-receiver.ts";
+
+const AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
+let hubDb: TestDatabase;
+let connectorDb: TestDatabase;
+let hub: HubProcess;
+let hubEnv: Record<string, string>;
+let admin: string;
+let dir: string;
+const receiver = new KustoReceiver({ poison: (r) => r.kind === "device" && r.name.startsWith("poison") });
+const webhook = new WebhookReceiver(`whsec_${randomBytes(32).toString("base64")}`);
+const sites: Record<string, string> = {};
+const devices: Record<string, { id: string; name: string }[]> = {};
+let netboxToken: string;
+let matrix: AgentProcess | undefined;
+/** The feed head once the wdc1 changes the stopped webhook instance misses were made. */
+let wdc1Head = 0;
+/** Every change made through the hub to a sin1 device: what must arrive. */
+const made: { deviceId: string; version: number }[] = [];
+
+async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = admin,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${hub.url}${path}`, {
+    method,
+    headers: { ...bearer(token), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** The NetBox view of a site, as the NetBox agent pushes it. */
+async function pushNetbox(slug: string, names: string[]): Promise<void> {
+  const items = names.map((name, i) => ({
+    netboxId: i + 1 + (slug === "wdc1" ? 1000 : 0),
+    name,
+    serial: `SN-${name}`,
+    assetTag: null,
+    status: "active",
+    role: { slug: "gpu-node", name: "GPU node", netboxId: 1, deviceClass: "GPU_COMPUTE" },
+    deviceType: null,
+    location: null,
+    rack: null,
+    rackPosition: null,
+    platformClass: null,
+    tags: [],
+    bmcAddress: null,
+    interfaces: [],
+  }));
+  const res = await api(
+    "PUT",
+    `/api/v1/sites/${sites[slug]}/reflections/netbox`,
+    { observedAt: new Date().toISOString(), complete: true, items },
+    netboxToken,
+  );
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const list = await api<{ items: { id: string; name: string }[] }>("GET", `/api/v1/devices/?site=${slug}&limit=1000`);
+  // Operator changes go to the healthy devices; the poison one has a test of its own.
+  devices[slug] = list.body.items.filter((d) => !d.name.startsWith("poison"));
+}
+
+/** An operator change to a device (its notes): one device.updated event. */
+async function change(slug: string, i: number): Promise<number> {
+  const d = devices[slug]![i % devices[slug]!.length]!;
+  const res = await api<{ version: number }>("PATCH", `/api/v1/devices/${d.id}`, {
+    notes: `change ${randomBytes(4).toString("hex")}`,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  if (slug === "sin1") made.push({ deviceId: d.id, version: res.body.version });
+  return res.body.version;
+}
+
+const connectorEnv = (name: string, extra: Record<string, string>): Record<string, string> => ({
+  CONNECTOR_NAME: name,
+  CONNECTOR_DATABASE_URL: connectorDb.url,
+  FM_HUB_URL: hub.url,
+  FM_CLIENT_ID: "fleet-admin",
+  FM_CLIENT_SECRET_FILE: join(dir, "hub-secret"),
+  CONNECTOR_FEED_WAIT_S: "5",
+  CONNECTOR_BATCH_SIZE: "10",
+  CONNECTOR_BACKOFF_BASE_MS: "200",
+  CONNECTOR_BACKOFF_MAX_S: "2",
+  ...extra,
+});
+const kustoEnv = () =>
+  connectorEnv("matrix-prod", {
+    CONNECTOR_SITES: "sin1",
+    CONNECTOR_SINK: "kusto",
+    KUSTO_CLUSTER_URL: receiver.url,
+    KUSTO_DATABASE: receiver.o.database,
+    KUSTO_TABLE: receiver.o.table,
+    KUSTO_MAPPING_NAME: receiver.o.mappingName,
+    ENTRA_AUTHORITY: receiver.url,
+    ENTRA_TENANT_ID: receiver.o.tenant,
+    ENTRA_CLIENT_ID: receiver.o.clientId,
+    ENTRA_CLIENT_SECRET_FILE: join(dir, "entra-secret"),
+  });
+const webhookEnv = () =>
+  connectorEnv("matrix-wdc1-prod", {
+    CONNECTOR_SITES: "wdc1",
+    CONNECTOR_SINK: "webhook",
+    WEBHOOK_URL: webhook.url,
+    WEBHOOK_SECRET_FILE: join(dir, "webhook-secret"),
+  });
+
+async function until(what: () => boolean | Promise<boolean>, ms: number, why: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > deadline) throw new Error(`${why}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const deviceRecords = (r: { stored: Map<string, InventoryRecord> }) =>
+  [...r.stored.values()].filter((x): x is DeviceInventoryRecord => x.kind === "device");
+const arrived = (c: { deviceId: string; version: number }) =>
+  deviceRecords(receiver).some((r) => r.deviceId === c.deviceId && r.version === c.version);
+
+const hubMetrics = async () => (await fetch(`${hub.url}/metrics`)).text();
+const gauge = (text: string, name: string) =>
+  Number(
+    text
+      .split("\n")
+      .find((l) => l.startsWith(name + " "))
+      ?.split(" ")[1],
+  );
+
+/** `npm run connector:check`, its output and exit code. */
+function check(name: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", "apps/connectors/src/check-cli.ts", "--connector", name, ...args],
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH, CONNECTOR_DATABASE_URL: connectorDb.url },
+      },
+    );
+    let out = "";
+    p.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    p.on("close", (code) => resolve({ code, out }));
+  });
+}
+
+beforeAll(async () => {
+  [hubDb, connectorDb, dir] = await Promise.all([
+    createTestDatabase(inject("templateDatabase")),
+    createTestDatabase(),
+    mkdtemp(join(tmpdir(), "fm-connector-")),
+  ]);
+  hubEnv = { DATABASE_URL: hubDb.url, PORT: String(await freePort()), FM_FEED_RETENTION_S: "60" };
+  hub = await startHub(hubEnv);
+  admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
+  for (const slug of ["sin1", "wdc1"]) {
+    const res = await api<{ id: string }>("POST", "/api/v1/sites/", { slug, name: slug.toUpperCase() });
+    expect(res.status).toBe(201);
+    sites[slug] = res.body.id;
+  }
+  const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+    "POST",
+    "/api/v1/satellites/",
+    {
+      name: "sys1-sin1",
+      siteIds: [sites.sin1, sites.wdc1],
+      environment: "dev",
+    },
+  );
+  const nb = sat.body.secrets.find((s) => s.agent === "netbox")!;
+  netboxToken = await clientToken(hub.url, nb.clientId, nb.clientSecret, `fleet.read ${agentScope("netbox")}`);
+  await pushNetbox(
+    "sin1",
+    Array.from({ length: 20 }, (_, i) => `sin1-gpu-${String(i).padStart(3, "0")}`),
+  );
+  await pushNetbox(
+    "wdc1",
+    Array.from({ length: 5 }, (_, i) => `wdc1-gpu-${i}`),
+  );
+  await Promise.all([
+    writeFile(join(dir, "hub-secret"), ADMIN_SECRET, { mode: 0o600 }),
+    writeFile(join(dir, "entra-secret"), receiver.o.clientSecret, { mode: 0o600 }),
+    writeFile(join(dir, "webhook-secret"), webhook.secret, { mode: 0o600 }),
+    receiver.up(),
+    webhook.start(),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await matrix?.stop("SIGKILL");
+  await hub?.stop("SIGKILL");
+  await Promise.all([receiver.down(), webhook.stop()]);
+  await Promise.all([hubDb?.drop(), connectorDb?.drop(), dir && rm(dir, { recursive: true, force: true })]);
+}, 60_000);
+
+describe("the Matrix connector", () => {
+  it("starts from the hub's snapshot: every device of its site once, none of another site", async () => {
+    matrix = await startConnector(kustoEnv());
+    await until(() => deviceRecords(receiver).length === 20, 30_000, "snapshot delivered");
+    expect(deviceRecords(receiver).every((r) => r.siteSlug === "sin1" && r.recordId.includes(":snapshot-"))).toBe(true);
+    expect(
+      [...receiver.stored.values()].filter((r) => r.kind === "site").map((r) => (r as { siteSlug: string }).siteSlug),
+    ).toEqual(["sin1"]);
+    await until(async () => (await fetch(`${matrix!.metricsUrl}/readyz`)).status === 200, 10_000, "ready");
+    const ok = await check("matrix-prod");
+    expect(ok.code, ok.out).toBe(0);
+    expect(ok.out).toContain("connector matrix-prod: WITHIN SLA");
+  }, 60_000);
+
+  it("killed (SIGKILL) mid-batch and restarted: every change arrives, in order per device, repeats only as the same record id", async () => {
+    // A backlog (the receiver away while the changes are made), then a slow receiver: the kill
+    // lands while a batch is in flight, with most of the backlog still queued.
+    await receiver.down();
+    for (let i = 0; i < 100; i++) await change("sin1", i);
+    receiver.ingestDelayMs = 400;
+    const before = receiver.stored.size;
+    await receiver.up();
+    await until(() => receiver.stored.size >= before + 20 && receiver.inFlight > 0, 30_000, "deliveries under way");
+    expect(await matrix!.stop("SIGKILL")).toBe("SIGKILL");
+    expect(made.filter(arrived).length).toBeLessThan(100);
+    receiver.ingestDelayMs = 0;
+    matrix = await startConnector(kustoEnv());
+    await until(() => made.every(arrived), 60_000, "every change delivered after the restart");
+    // The batch in flight at the kill was stored but never acknowledged: sent again, same ids.
+    expect(receiver.duplicates).toBeGreaterThan(0);
+    // No change became two different records: duplicates only as a repeated id, which the receiver dropped.
+    const keys = deviceRecords(receiver).map((r) => `${r.deviceId}:${r.version}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    // In order per device: versions rise in the order the records first arrived.
+    const firsts = [...new Set(receiver.arrivals)].map((id) => receiver.stored.get(id)!);
+    for (const d of devices.sin1!) {
+      const versions = firsts
+        .filter((r) => r.kind === "device" && r.deviceId === d.id)
+        .map((r) => (r as DeviceInventoryRecord).version);
+      expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    }
+  }, 120_000);
+
+  it("a webhook instance for another site ships its own site, signed, then stops cleanly", async () => {
+    const wdc1 = await startConnector(webhookEnv());
+    await until(() => deviceRecords(webhook).length === 5, 30_000, "wdc1 snapshot delivered");
+    expect(deviceRecords(webhook).every((r) => r.siteSlug === "wdc1")).toBe(true);
+    expect(webhook.badSignatures).toBe(0);
+    expect(await wdc1.stop("SIGTERM")).toBe(0);
+    // Changes it will not read before the hub's retention drops them (a later test).
+    for (let i = 0; i < 3; i++) await change("wdc1", i);
+    wdc1Head = gauge(await hubMetrics(), "fleet_manager_feed_head_position");
+    expect(wdc1Head).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("receiver down 60 s: the oldest-undelivered age grows past the check's SLA, then recovers and nothing is lost", async () => {
+    await receiver.down();
+    for (let i = 0; i < 5; i++) await change("sin1", i);
+    await new Promise((r) => setTimeout(r, 60_000));
+    expect(await matrix!.metric(AGE, { connector: "matrix-prod" })).toBeGreaterThanOrEqual(55);
+    const breach = await check("matrix-prod", "--sla-s", "30");
+    expect(breach.code, breach.out).toBe(1);
+    expect(breach.out).toContain("SLA BREACH");
+    expect(breach.out).toContain("last error: sink_unavailable");
+    await receiver.up();
+    await until(async () => (await matrix!.metric(AGE, { connector: "matrix-prod" })) === 0, 30_000, "queue drained");
+    expect(made.every(arrived)).toBe(true);
+  }, 120_000);
+
+  it("hub restarted: the connector rides it out and resumes", async () => {
+    expect(await hub.stop()).toBe(0);
+    await matrix!.waitForLog((l) => l.msg === "feed read failed" && l.reason === "hub_unavailable", 30_000);
+    hub = await startHub(hubEnv);
+    admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
+    const v = await change("sin1", 7);
+    await until(
+      () => arrived({ deviceId: devices.sin1![7]!.id, version: v }),
+      30_000,
+      "change after the restart delivered",
+    );
+  }, 120_000);
+
+  it("a cursor older than the hub keeps: 410, a new snapshot, and the state the missed changes left", async () => {
+    // The wdc1 changes were made over 60 s ago: wait for the purge to pass them.
+    const versions = await Promise.all(
+      devices
+        .wdc1!.slice(0, 3)
+        .map(async (d) => (await api<{ version: number }>("GET", `/api/v1/devices/${d.id}`)).body.version),
+    );
+    await until(
+      async () => gauge(await hubMetrics(), "fleet_manager_feed_oldest_position") > wdc1Head,
+      90_000,
+      "hub purged the old events",
+    );
+    const wdc1 = await startConnector(webhookEnv());
+    try {
+      await wdc1.waitForLog((l) => l.msg === "snapshot queued" && l.reason === "cursor_expired", 30_000);
+      for (const [i, d] of devices.wdc1!.slice(0, 3).entries())
+        await until(
+          () => deviceRecords(webhook).some((r) => r.deviceId === d.id && r.version === versions[i]),
+          30_000,
+          "resnapshot delivered",
+        );
+      expect(await wdc1.metric("fleet_manager_connector_snapshots_total", { reason: "cursor_expired" })).toBe(1);
+    } finally {
+      await wdc1.stop();
+    }
+  }, 150_000);
+
+  it("a record Kusto refuses is dead-lettered with its reason while the rest flows", async () => {
+    // The same view as before (same NetBox ids for the same names), plus one device.
+    await pushNetbox("sin1", [...devices.sin1!.map((d) => d.name).sort(), "poison-gpu-999"]);
+    const after = [await change("sin1", 1), await change("sin1", 2)];
+    await until(() => made.every(arrived), 30_000, "the others delivered");
+    expect(after).toHaveLength(2);
+    await until(
+      async () => (await matrix!.metric("fleet_manager_connector_dead_letters")) === 1,
+      30_000,
+      "dead letter counted",
+    );
+    const out = await check("matrix-prod");
+    expect(out.code, out.out).toBe(0);
+    expect(out.out).toContain("dead letters: 1");
+    expect(out.out).toMatch(/device:[0-9a-f-]+ matrix-prod:\d+:device:[0-9a-f-]+: 400 BadRequest_InvalidBlob/);
+    const health = (await (await fetch(`${matrix!.metricsUrl}/healthz`)).json()) as { deadLetters: number };
+    expect(health.deadLetters).toBe(1);
+  }, 60_000);
+});
