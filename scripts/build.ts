@@ -8,6 +8,7 @@
  *   apps/satellite-agents/dist/main.js  every agent and the Temporal worker (node …/main.js <name>)
  *   apps/satellite-agents/dist/netbox-check.js   npm run netbox:check
  *   apps/satellite-agents/dist/workflow-bundle.js  the job workflows, bundled for Temporal's sandbox
+ *   apps/fleetctl/dist/fleetctl.js      the CLI (node apps/fleetctl/dist/fleetctl.js, or run it directly)
  *
  * esbuild bundles each app's own code and the workspace packages (@fm/*, whose exports point at
  * TypeScript sources) into ES modules; every npm package stays an import resolved from
@@ -27,6 +28,7 @@ import { build, type BuildOptions, type Plugin } from "esbuild";
 import { bundleWorkflowCode } from "@temporalio/worker";
 import { WORKFLOW_BUNDLE_FILE, workflowsPath } from "../apps/satellite-agents/src/temporal-worker/workflow-bundle.ts";
 import { MIGRATIONS_DIR } from "../apps/hub/src/db/migrate.ts";
+import { FLEETCTL_DIST, buildFleetctl } from "./build-fleetctl.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const HUB_DIST = join(ROOT, "apps/hub/dist");
@@ -98,11 +100,11 @@ async function sizeOf(dir: string): Promise<number> {
 }
 
 const t0 = performance.now();
-await Promise.all([rm(HUB_DIST, { recursive: true, force: true }), rm(AGENTS_DIST, { recursive: true, force: true })]);
+await Promise.all([HUB_DIST, AGENTS_DIST, FLEETCTL_DIST].map((d) => rm(d, { recursive: true, force: true })));
 await mkdir(HUB_DIST, { recursive: true });
-await Promise.all([buildHub(), buildAgents()]);
+await Promise.all([buildHub(), buildAgents(), buildFleetctl()]);
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 console.log(
   `build: apps/hub/dist (${mib(await sizeOf(HUB_DIST))}) and apps/satellite-agents/dist ` +
-    `(${mib(await sizeOf(AGENTS_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `(${mib(await sizeOf(AGENTS_DIST))}) and apps/fleetctl/dist (${mib(await sizeOf(FLEETCTL_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );
