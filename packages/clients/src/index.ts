@@ -5,4 +5,5 @@ export * from "./openstack/index.ts";
 export * from "./netbox/index.ts";
 export * from "./slurm/index.ts";
 export * from "./prometheus/index.ts";
+export * from "./oauth/index.ts";
 export { SourceUnavailableError } from "./http/index.ts";

@@ -2,6 +2,44 @@ import { z } from "zod";
 import { Slug, Timestamp, Uuid, PageQuery, listOf } from "./common.ts";
 
 export const FLEET_SCOPES = ["fleet.read", "fleet.operate", "fleet.admin"] as const;
+export type FleetScope = (typeof FLEET_SCOPES)[number];
+
+/** Higher scopes include the lower ones: an admin may operate, an operator may read. */
+export const FLEET_SCOPES_SATISFYING: Record<FleetScope, readonly FleetScope[]> = {
+  "fleet.read": ["fleet.read", "fleet.operate", "fleet.admin"],
+  "fleet.operate": ["fleet.operate", "fleet.admin"],
+  "fleet.admin": ["fleet.admin"],
+};
+
+const isFleetScope = (s: string): s is FleetScope => (FLEET_SCOPES as readonly string[]).includes(s);
+
+/** Every scope `granted` carries, the fleet scopes it includes written out (fleet.admin: all three). */
+export function expandScopes(granted: Iterable<string>): Set<string> {
+  const all = new Set(granted);
+  for (const needed of FLEET_SCOPES) if (FLEET_SCOPES_SATISFYING[needed].some((s) => all.has(s))) all.add(needed);
+  return all;
+}
+
+/**
+ * A person's effective scopes. The scope mapping says what a person MAY do; the access token's
+ * `scope` claim (space-separated, RFC 9068 2.2.3) says what they asked for at login, e.g. only
+ * fleet.read for a look around (`fleetctl api login --scope read-only`). A token that asks for
+ * any fleet.* scope gets the part of its request the mapping allows (asking for more than the
+ * mapping grants gains nothing); a token that names no fleet.* scope (an issuer that does not
+ * pass the scope through) gets the mapping's scopes as they are.
+ */
+export function narrowScopes(mapped: Iterable<string>, tokenScope: unknown): string[] {
+  const requested =
+    typeof tokenScope === "string"
+      ? tokenScope.split(" ").filter(Boolean)
+      : Array.isArray(tokenScope)
+        ? tokenScope.filter((s): s is string => typeof s === "string")
+        : [];
+  const granted = [...new Set(mapped)];
+  if (!requested.some(isFleetScope)) return granted;
+  const allowed = expandScopes(granted);
+  return [...new Set(requested.filter((s) => allowed.has(s)))];
+}
 
 /**
  * The agents of a satellite. Each has its own OAuth2 client, `<clientPrefix>-<satellite>`;

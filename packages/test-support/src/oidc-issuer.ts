@@ -1,54 +1,128 @@
 /**
- * A second, independent OIDC issuer for tests of people's tokens: discovery document and
- * JWKS over real HTTP, RS256 keys, and a way to mint ID/access tokens with given claims.
+ * A second, independent OIDC issuer for tests of people's tokens, over real HTTP: discovery
+ * document and JWKS, RS256 keys, a way to mint tokens with given claims (`token()`), and the
+ * flows a CLI signs people in with, as the RFCs word them:
+ *  - authorization code with PKCE S256 only, for public clients on a loopback redirect
+ *    (RFC 6749 4.1, RFC 7636, RFC 8252 7.3);
+ *  - device authorization (RFC 8628), approved or denied by the test;
+ *  - refresh tokens, rotated on every use, a reused one revoking its whole family
+ *    (RFC 6749 6, RFC 9700 4.14.2);
+ *  - token endpoint errors as RFC 6749 5.2 words them.
+ * Who signs in is the test's choice: `setUser()` (or a `login_hint` email when none is set).
+ * Access tokens carry the audience the hub expects, the user's email and groups (which the
+ * hub's scope mapping reads) and a `scope` claim with what the client asked for.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from "jose";
+import { createFlows, json, type FlowOptions, type TestUser, type TokenRequestSeen } from "./oidc-issuer-flows.ts";
+
+export type { TestUser, TokenRequestSeen } from "./oidc-issuer-flows.ts";
+
+export type TestIssuerOptions = Partial<FlowOptions>;
 
 export interface TestIssuer {
   issuer: string;
+  /** An access token for the hub with these claims, as if some flow had issued it. */
   token(claims: Record<string, unknown>, opts?: { audience?: string; expiresIn?: string }): Promise<string>;
+  /** Who signs in at the authorization endpoint and on the device page; undefined: nobody (access_denied). */
+  setUser(user: TestUser | undefined): void;
+  /** Approves a pending device authorization (RFC 8628 3.3) as `user` (default: the configured user). */
+  approveDevice(userCode: string, user?: TestUser): void;
+  /** The person at the device page says no: the polling client gets access_denied. */
+  denyDevice(userCode: string): void;
+  /** The next `polls` device token requests answer slow_down (RFC 8628 3.5). */
+  slowDownNext(polls: number): void;
+  /** Token requests the issuer received and its answers, for tests to check what a client sent. */
+  readonly tokenRequests: ReadonlyArray<TokenRequestSeen>;
   close(): Promise<void>;
 }
 
-export async function startTestIssuer(): Promise<TestIssuer> {
+export const TEST_CLIENT_ID = "fleetctl";
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid: "people-1", alg: "RS256", use: "sig" };
   let issuer = "";
-  const server: Server = createServer((req, res) => {
-    res.setHeader("content-type", "application/json");
-    if (req.url === "/.well-known/openid-configuration") {
-      res.end(
-        JSON.stringify({
-          issuer,
-          jwks_uri: `${issuer}/jwks`,
-          authorization_endpoint: `${issuer}/authorize`,
-          token_endpoint: `${issuer}/token`,
-          response_types_supported: ["code"],
-          subject_types_supported: ["public"],
-          id_token_signing_alg_values_supported: ["RS256"],
-        }),
-      );
-    } else if (req.url === "/jwks") {
-      res.end(JSON.stringify({ keys: [jwk] }));
-    } else {
-      res.statusCode = 404;
-      res.end("{}");
+  const audience = options.audience ?? "fleet-manager";
+
+  const sign = (claims: Record<string, unknown>, o: { audience: string; expiresIn: string | number }) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: "RS256", kid: "people-1" })
+      .setIssuer(issuer)
+      .setAudience(o.audience)
+      .setSubject(String(claims.sub ?? claims.email ?? "someone"))
+      .setIssuedAt()
+      .setExpirationTime(o.expiresIn)
+      .sign(privateKey as CryptoKey);
+
+  const flows = createFlows(
+    {
+      clientIds: options.clientIds ?? [TEST_CLIENT_ID],
+      audience,
+      accessTokenTtlS: options.accessTokenTtlS ?? 600,
+      deviceIntervalS: options.deviceIntervalS ?? 1,
+      deviceExpiresInS: options.deviceExpiresInS ?? 600,
+    },
+    { issuer: () => issuer, sign },
+  );
+
+  const metadata = () => ({
+    issuer,
+    jwks_uri: `${issuer}/jwks`,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    device_authorization_endpoint: `${issuer}/device_authorization`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none"],
+    scopes_supported: ["openid", "email", "profile", "offline_access", "fleet.read", "fleet.operate", "fleet.admin"],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["RS256"],
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? "/", issuer);
+    const route = `${req.method} ${url.pathname}`;
+    if (route === "GET /.well-known/openid-configuration") return json(res, 200, metadata());
+    if (route === "GET /jwks") return json(res, 200, { keys: [jwk] });
+    if (route === "GET /authorize") return flows.authorize(url.searchParams, res);
+    if (route === "GET /device") return flows.devicePage(url.searchParams, res);
+    if (route === "POST /token" || route === "POST /device_authorization") {
+      if (!/^application\/x-www-form-urlencoded\b/.test(req.headers["content-type"] ?? ""))
+        return json(res, 400, { error: "invalid_request", error_description: "expected a form body" });
+      const form = Object.fromEntries(new URLSearchParams(await readBody(req)));
+      return route === "POST /token" ? flows.token(form, res) : flows.deviceAuthorization(form, res);
     }
+    json(res, 404, {});
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) json(res, 500, { error: "server_error", error_description: String(err) });
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   return {
     issuer,
     token: (claims, opts = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: "RS256", kid: "people-1" })
-        .setIssuer(issuer)
-        .setAudience(opts.audience ?? "fleet-manager")
-        .setSubject(String(claims.sub ?? claims.email ?? "someone"))
-        .setIssuedAt()
-        .setExpirationTime(opts.expiresIn ?? "10m")
-        .sign(privateKey as CryptoKey),
-    close: () => new Promise<void>((r) => server.close(() => r())),
+      sign(claims, { audience: opts.audience ?? audience, expiresIn: opts.expiresIn ?? "10m" }),
+    setUser: flows.setUser,
+    approveDevice: flows.approveDevice,
+    denyDevice: flows.denyDevice,
+    slowDownNext: flows.slowDownNext,
+    tokenRequests: flows.tokenRequests,
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }

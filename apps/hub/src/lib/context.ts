@@ -1,19 +1,12 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { AgentIdentity } from "@fm/domain";
+import { FLEET_SCOPES, FLEET_SCOPES_SATISFYING, type AgentIdentity, type FleetScope } from "@fm/domain";
 
-export const SCOPES = ["fleet.read", "fleet.operate", "fleet.admin"] as const;
-export type Scope = (typeof SCOPES)[number];
-
-/** Higher scopes include the lower ones: an admin may operate, an operator may read. */
-const IMPLIED: Record<Scope, readonly Scope[]> = {
-  "fleet.read": ["fleet.read", "fleet.operate", "fleet.admin"],
-  "fleet.operate": ["fleet.operate", "fleet.admin"],
-  "fleet.admin": ["fleet.admin"],
-};
+export const SCOPES = FLEET_SCOPES;
+export type Scope = FleetScope;
 
 export function hasScope(principal: Principal, needed: string): boolean {
   if (needed === "agent") return principal.kind === "agent" && principal.agent !== undefined;
-  const satisfiedBy = IMPLIED[needed as Scope] ?? [needed];
+  const satisfiedBy = FLEET_SCOPES_SATISFYING[needed as Scope] ?? [needed];
   return satisfiedBy.some((s) => principal.scopes.has(s));
 }
 

@@ -75,6 +75,10 @@ export interface SendOptions<E extends Error> {
   method: string;
   /** Sent as JSON (with its content-type) when defined. */
   body?: unknown;
+  /** Sent as an application/x-www-form-urlencoded body instead (OAuth token requests). */
+  form?: Record<string, string>;
+  /** Cancels the attempt under way (with `timeoutMs`) and the attempts after it. */
+  signal?: AbortSignal;
   redirect?: "follow" | "manual" | "error";
   /** Headers of each attempt. Called outside the retry: a failing token source is not an outage. */
   headers(): Promise<Record<string, string>> | Record<string, string>;
@@ -91,6 +95,11 @@ export interface SendOptions<E extends Error> {
   sleep?: (ms: number) => Promise<unknown>;
 }
 
+function contentType(o: Pick<SendOptions<Error>, "body" | "form">): Record<string, string> {
+  if (o.form) return { "content-type": "application/x-www-form-urlencoded" };
+  return o.body !== undefined ? { "content-type": "application/json" } : {};
+}
+
 /**
  * The retry loop every client shares (hub, Ironic, NetBox, slurmrestd): up to `attempts`
  * sends with exponential backoff and full jitter; transport failures and the answers `judge`
@@ -103,19 +112,26 @@ export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promi
     attempt++;
     if (attempt > 1)
       await (o.sleep ?? sleep)(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
+    o.signal?.throwIfAborted();
     const headers = await o.headers();
+    const timeout = AbortSignal.timeout(o.timeoutMs);
     let res: Response;
     let text: string;
     try {
       res = await o.fetch(o.url, {
         method: o.method,
-        headers: { ...headers, ...(o.body !== undefined ? { "content-type": "application/json" } : {}) },
-        body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
+        headers: { ...headers, ...contentType(o) },
+        body: o.form
+          ? new URLSearchParams(o.form).toString()
+          : o.body !== undefined
+            ? JSON.stringify(o.body)
+            : undefined,
         ...(o.redirect ? { redirect: o.redirect } : {}),
-        signal: AbortSignal.timeout(o.timeoutMs),
+        signal: o.signal ? AbortSignal.any([o.signal, timeout]) : timeout,
       });
       text = await res.text();
     } catch (error) {
+      if (o.signal?.aborted) throw o.signal.reason;
       last = { error, http: false };
       if (o.resendable && !o.resendable(error)) break;
       continue;

@@ -3,11 +3,12 @@
  *  - the hub itself (client-credentials tokens for agents and automation): EdDSA-signed
  *    RFC 9068 access tokens (`typ: at+jwt`), checked for issuer, audience, expiry and the
  *    key id, then against the client's current state (revoked or removed: refused at once);
- *  - one external OIDC issuer for people (FM_OIDC_ISSUER), whose claims map to scopes.
+ *  - one external OIDC issuer for people (FM_OIDC_ISSUER), whose claims map to scopes, narrowed
+ *    to what the token's `scope` claim asked for (`narrowScopes`).
  * Anything else — no signature, HS256, another issuer or audience, an expired token — is 401.
  */
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from "jose";
-import { Unauthorized, agentScope, type AgentKind } from "@fm/domain";
+import { Unauthorized, agentScope, narrowScopes, type AgentKind } from "@fm/domain";
 import type { Authenticator } from "../../plugins/request-context.ts";
 import type { Principal } from "../../lib/context.ts";
 import type { ClientCache } from "./client-cache.ts";
@@ -134,7 +135,10 @@ export function createOAuthAuthenticator(
       throw invalid(`token rejected: ${(err as Error).message}`);
     }
     const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
-    return { id: `person:${who}`, kind: "person", scopes: new Set(scopesFromClaims(claims, external!.mapping)) };
+    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`
+    // (https://learn.microsoft.com/en-us/entra/identity-platform/access-token-claims-reference).
+    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), claims.scope ?? claims.scp);
+    return { id: `person:${who}`, kind: "person", scopes: new Set(scopes) };
   }
 
   return async (request) => {

@@ -193,4 +193,28 @@ describe("people through an external OIDC issuer", () => {
     const wrongAud = await t.people.token({ email: "ana@example.com" }, { audience: "another-app" });
     expect((await api("/api/v1/sites", { token: wrongAud })).status).toBe(401);
   });
+
+  it("a person who asked for less at login gets only that: scope `openid fleet.read` cannot create a site", async () => {
+    const claims = { email: "cy@example.com", groups: ["fleet-admins"] };
+    const createSite = (token: string, slug: string) =>
+      api("/api/v1/sites", { method: "POST", token, body: JSON.stringify({ slug, name: "x" }) });
+    const narrowed = await t.people.token({ ...claims, scope: "openid fleet.read" });
+    expect((await api("/api/v1/sites", { token: narrowed })).status).toBe(200);
+    const refused = await createSite(narrowed, "by-narrowed");
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await refused.json()).toMatchObject({ status: 403, code: expect.any(String) });
+    // Entra ID's name for the claim.
+    const narrowedScp = await t.people.token({ ...claims, scp: "fleet.read" });
+    expect((await createSite(narrowedScp, "by-narrowed-scp")).status).toBe(403);
+    // The same person, their token naming no fleet scope, has what the mapping gives them.
+    const full = await t.people.token({ ...claims, scope: "openid email" });
+    expect((await createSite(full, "by-full")).status).toBe(201);
+    // Asking for more than the mapping grants gains nothing.
+    const greedy = await t.people.token({ email: "di@example.com", scope: "openid fleet.admin" });
+    expect((await createSite(greedy, "by-greedy")).status).toBe(403);
+    expect((await api("/api/v1/sites", { token: greedy })).status).toBe(403);
+    const left = (await (await api("/api/v1/sites?slug=by-narrowed", { token: admin })).json()) as { items: unknown[] };
+    expect(left.items).toEqual([]);
+  });
 });
