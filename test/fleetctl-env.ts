@@ -35,6 +35,8 @@ export interface RunOptions {
   input?: string;
   /** Called with all of stdout so far, each time more arrives (to act on a live command). */
   onStdout?: (soFar: string) => void;
+  /** The same for stderr (prompts). */
+  onStderr?: (soFar: string) => void;
 }
 
 export interface FleetctlEnv {
@@ -78,8 +80,7 @@ export async function startFleetctlEnv(hubEnv: Record<string, string> = {}): Pro
     adminSecretFile,
     home,
     configDir,
-    fleetctl: (args, o = {}) =>
-      run(args, { HOME: home, XDG_CONFIG_HOME: join(home, "config"), ...o.env }, o.input, o.onStdout),
+    fleetctl: (args, o = {}) => run(args, { HOME: home, XDG_CONFIG_HOME: join(home, "config"), ...o.env }, o.input, o),
     stop: async () => {
       clearInterval(renew);
       await hub.stop();
@@ -93,7 +94,7 @@ export function run(
   args: string[],
   env: Record<string, string>,
   input?: string,
-  onStdout?: (soFar: string) => void,
+  watch: Pick<RunOptions, "onStdout" | "onStderr"> = {},
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [BIN, ...args], {
@@ -105,9 +106,12 @@ export function run(
     let stderr = "";
     p.stdout.on("data", (d: Buffer) => {
       stdout += d.toString();
-      onStdout?.(stdout);
+      watch.onStdout?.(stdout);
     });
-    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    p.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      watch.onStderr?.(stderr);
+    });
     p.on("error", reject);
     p.on("close", (code) => resolve({ code, stdout, stderr }));
     p.stdin.end(input ?? "");

@@ -35,7 +35,7 @@ export async function machineToken(o: {
   scopes?: string[];
 }): Promise<IssuedToken> {
   const secret = await readSecretFile(o.clientSecretFile);
-  const { clientCredentialsToken, OAuthError } = await import("./oauth-local.ts");
+  const { clientCredentialsToken, OAuthError } = await import("@fm/clients");
   try {
     const t = await clientCredentialsToken({
       tokenEndpoint: `${o.hub}/oauth/token`,
