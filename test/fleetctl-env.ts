@@ -37,6 +37,8 @@ export interface RunOptions {
   onStdout?: (soFar: string) => void;
   /** The same for stderr (prompts). */
   onStderr?: (soFar: string) => void;
+  /** Kills the command when aborted (one that runs until interrupted, as `feed tail --follow`). */
+  signal?: AbortSignal;
 }
 
 export interface FleetctlEnv {
@@ -94,13 +96,14 @@ export function run(
   args: string[],
   env: Record<string, string>,
   input?: string,
-  watch: Pick<RunOptions, "onStdout" | "onStderr"> = {},
+  watch: Pick<RunOptions, "onStdout" | "onStderr" | "signal"> = {},
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [BIN, ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, ...env },
       stdio: ["pipe", "pipe", "pipe"],
+      signal: watch.signal,
     });
     let stdout = "";
     let stderr = "";
@@ -112,7 +115,7 @@ export function run(
       stderr += d.toString();
       watch.onStderr?.(stderr);
     });
-    p.on("error", reject);
+    p.on("error", (err) => (err.name === "AbortError" ? undefined : reject(err)));
     p.on("close", (code) => resolve({ code, stdout, stderr }));
     p.stdin.end(input ?? "");
   });

@@ -41,7 +41,7 @@ export async function lastPosition(hub: HubClient): Promise<number> {
 
 const eventName = (e: InventoryEvent) => {
   const d = e.data as { name?: unknown; slug?: unknown };
-  return String(d.name ?? d.slug ?? e.resourceId);
+  return String(d.slug ?? d.name ?? e.resourceId);
 };
 export const eventLine = (e: InventoryEvent) =>
   `${e.position}  ${e.occurredAt}  ${e.type.padEnd(24)}  ${eventName(e)}\n`;
