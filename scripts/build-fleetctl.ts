@@ -21,7 +21,8 @@ const npmPackagesExternal: Plugin = {
   },
 };
 
-export async function buildFleetctl(): Promise<void> {
+/** Builds into `outdir` (default apps/fleetctl/dist, which must sit where node_modules can be found); its entry's path. */
+export async function buildFleetctl(outdir = FLEETCTL_DIST): Promise<string> {
   await build({
     bundle: true,
     platform: "node",
@@ -33,8 +34,10 @@ export async function buildFleetctl(): Promise<void> {
     plugins: [npmPackagesExternal],
     logLevel: "warning",
     entryPoints: { fleetctl: join(ROOT, "apps/fleetctl/src/main.ts") },
-    outdir: FLEETCTL_DIST,
+    outdir,
     banner: { js: "#!/usr/bin/env node" },
   });
-  await chmod(FLEETCTL_BUILT, 0o755);
+  const entry = join(outdir, "fleetctl.js");
+  await chmod(entry, 0o755);
+  return entry;
 }

@@ -7,6 +7,8 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "@fm/test-support/process";
+import { buildFleetctl } from "../scripts/build-fleetctl.ts";
 import { BIN, run } from "./fleetctl-env.ts";
 
 let home: string;
@@ -173,5 +175,30 @@ describe("profiles", { timeout: 120_000 }, () => {
     const r = await fleetctl(["api", "job", "list"], { FLEETCTL_CONFIG: file });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${file} is not a fleetctl config: profiles.x.hub`);
+  });
+});
+
+describe("the built CLI", { timeout: 120_000 }, () => {
+  it("runs with plain node, each command loaded from its chunk", async () => {
+    // Its own directory beside dist/, so a concurrent `npm run build` is not disturbed.
+    const outdir = join(REPO_ROOT, "apps/fleetctl", `dist-e2e-${process.pid}`);
+    try {
+      const entry = await buildFleetctl(outdir);
+      const node = (args: string[]) =>
+        spawnSync(process.execPath, [entry, ...args], { env: { PATH: process.env.PATH, ...env() }, encoding: "utf8" });
+      expect(node(["--version"]).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+      const file = join(home, "built.yaml");
+      await writeFile(
+        file,
+        "clouds:\n  ironic:\n    auth_type: none\n    auth:\n      endpoint: http://10.0.0.1:6385\n",
+      );
+      const auth = node(["openstack", "auth", "-d", "lab", "-e", "dev", "--clouds-file", file]);
+      expect(auth.status, auth.stderr).toBe(0);
+      expect(auth.stdout).toContain("export OS_ENDPOINT='http://10.0.0.1:6385'\n");
+      const usage = node(["api", "device", "list", "-o", "xml"]);
+      expect(usage.status).toBe(2);
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
   });
 });

@@ -69,7 +69,7 @@ describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
     expect(listed.items[0]).toEqual(await device(node)); // the full representation, as the API serves it
 
     const jobs = await e.fleetctl(["api", "job", "list"]);
-    expect(jobs.code, jobs.stderr).toBe(0);
+    expect(jobs).toMatchObject({ code: 0, stdout: "", stderr: "Nothing found.\n" }); // no job yet
   });
 
   it("the token is cached with mode 0600 in a 0700 directory, and whoami reads it", async () => {
@@ -195,6 +195,13 @@ describe("jobs", { timeout: 120_000 }, () => {
     expect(created.code, created.stderr).toBe(0);
     const job = JSON.parse(created.stdout) as Job;
     expect(job).toMatchObject({ kind: "REPAIR", status: "PENDING", params: { ticket: "OPS-1" } });
+
+    const listed = await e.fleetctl(["api", "job", "list", "--active", "true"]);
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `^NAME\\s+KIND\\s+STATUS\\s+PROGRESS\\s+DEVICES\\s+CREATED\n${job.name}\\s+REPAIR\\s+PENDING\\s+0%\\s+1\\s`,
+      ),
+    );
 
     const cancelled = await e.fleetctl(["api", "job", "cancel", job.name, "-o", "json"]);
     expect(cancelled.code, cancelled.stderr).toBe(0);

@@ -72,9 +72,11 @@ export async function collect<T>(
   return { items, count, truncated: false };
 }
 
+/** What a table leaves unsaid, on stderr: that it is empty, or that it shows only part of the list. */
 export function truncationNote(ctx: Ctx, o: OutputOptions, shown: number, count: number, truncated: boolean) {
-  if (truncated && (o.format === "table" || o.format === "wide"))
-    ctx.err(`(${shown} of ${count} shown: --limit or --all for more)\n`);
+  if (o.format !== "table" && o.format !== "wide") return;
+  if (shown === 0) ctx.err("Nothing found.\n");
+  else if (truncated) ctx.err(`(${shown} of ${count} shown: --limit or --all for more)\n`);
 }
 
 /** An option given as "true"/"false" (choices checked by the parser) as a boolean. */
