@@ -81,6 +81,8 @@ describe("resources", { timeout: 120_000 }, () => {
     expect(taken.stderr).toContain("409 site_slug_taken");
     expect((await e.fleetctl(["api", "site", "delete", "fra1"])).code).toBe(0);
     expect((await e.fleetctl(["api", "site", "get", "fra1"])).code).toBe(3);
+    // keflavik and stavanger, and iad1 that the hub's NetBox settings created.
+    expect(await e.fleetctl(["api", "site", "list", "--format", "count"])).toMatchObject({ code: 0, stdout: "3\n" });
   });
 
   it("satellites: secrets shown once on create and rotation; a revoked agent can no longer get a token", async () => {

@@ -56,8 +56,10 @@ export async function collect<T>(
   ctx: Ctx,
   page: (q: { limit: number; cursor?: string }) => Promise<{ items: T[]; count: number; nextCursor?: string | null }>,
 ): Promise<{ items: T[]; count: number; truncated: boolean }> {
-  if (!ctx.opts.all) {
-    const p = await page({ limit: limitOption(ctx) });
+  // -o count needs only the hub's count: one item is fetched.
+  const counting = outputFormat(ctx.opts as { output?: string; format?: string }) === "count";
+  if (!ctx.opts.all || counting) {
+    const p = await page({ limit: counting ? 1 : limitOption(ctx) });
     return { items: p.items, count: p.count, truncated: Boolean(p.nextCursor) };
   }
   const items: T[] = [];
