@@ -16,10 +16,11 @@
  * 11. hub cold start and idle RSS, built (`npm run build`) vs from source under tsx (built.ts)
  * 12. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
  * 13. a health-status agent cycle for 10,000 devices on a real Prometheus vs the bare rule queries (health.ts)
- * 15. fleetctl: CLI start-up vs `node -e ''`, and `device list --format count` on 50,000 devices vs a bare fetch (fleetctl.ts)
+ * 15. the inventory snapshot of 50,000 devices vs the device list pages, time and hub RSS (feed-snapshot.ts)
+ * 16. fleetctl: CLI start-up vs `node -e ''`, and `device list --format count` on 50,000 devices vs a bare fetch (fleetctl.ts)
  * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|health|fuzz|fleetctl|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|health|fuzz|feed-snapshot|fleetctl|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -36,6 +37,7 @@ import { jobsThroughput } from "./jobs.ts";
 import { builtVsTsx } from "./built.ts";
 import { soak } from "./soak.ts";
 import { fuzzRun } from "./fuzz.ts";
+import { feedSnapshot } from "./feed-snapshot.ts";
 import { fleetctlBench } from "./fleetctl.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
@@ -354,6 +356,7 @@ if (!only || only === "reflections")
 if (!only || only === "jobs") await jobsThroughput(report);
 if (!only || only === "health") await healthCycle(report);
 if (!only || only === "fuzz") await fuzzRun(report);
+if (!only || only === "feed-snapshot") await feedSnapshot(report);
 if (!only || only === "fleetctl") await fleetctlBench(report);
 // Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
 if (only === "soak") await soak(report);

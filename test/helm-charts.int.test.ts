@@ -286,6 +286,8 @@ describe("names the runbook's commands use", () => {
     for (const name of ["fleet-manager-satellite-workflow-agent", "fleet-manager-satellite-temporal-worker"])
       expect(env(name, "TEMPORAL_ADDRESS")).toBe("temporal-frontend.temporal.svc.cluster.local:7233");
     expect(env("fleet-manager-satellite-temporal-worker", "SLURM_URL")).toBe("https://10.20.30.40:6820");
+    // The worker and the SLURM agent must agree on which node a device is.
+    expect(env("fleet-manager-satellite-temporal-worker", "SLURM_DEVICE_NAME_PREFIX")).toBe("ice2-");
     expect(env("fleet-manager-satellite-health-status-agent", "MIMIR_BASE_URL")).toBe(
       "https://mimir.nscale.com/prometheus",
     );

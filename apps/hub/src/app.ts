@@ -11,6 +11,7 @@ import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
 import {
+  DEFAULT_FEED_RETENTION_S,
   DEFAULT_IMPAIRMENT_POLICY,
   DEFAULT_SITE_SILENCE_AFTER_MS,
   EMPTY_NETBOX_SETTINGS,
@@ -34,8 +35,11 @@ import { registerDevices } from "./modules/devices/routes.ts";
 import { createDeviceService } from "./modules/devices/service.ts";
 import { FeedNotifier } from "./modules/feed/notifier.ts";
 import { feedRepo } from "./modules/feed/repo.ts";
+import { registerFeedMetrics } from "./modules/feed/metrics.ts";
+import { FeedRetention } from "./modules/feed/retention.ts";
 import { registerFeed } from "./modules/feed/routes.ts";
 import { createFeedService } from "./modules/feed/service.ts";
+import { createSnapshotService } from "./modules/feed/snapshot.ts";
 import { healthRepo } from "./modules/health/repo.ts";
 import { registerHealth } from "./modules/health/routes.ts";
 import { createHealthService } from "./modules/health/service.ts";
@@ -79,6 +83,8 @@ declare module "fastify" {
   interface FastifyInstance {
     routeTable: RouteInfo[];
     identity: { config: IdentityConfig; keystore: KeyStore; clients: ClientCache; satellites: SatelliteService };
+    /** The feed's retention purge (tests run it on demand). */
+    feedRetention: FeedRetention;
   }
 }
 
@@ -107,6 +113,10 @@ export interface AppDeps {
   siteSilenceAfterMs?: number;
   /** Impairment cordon and release (health critical too long); default 10 min / 30 min / 10 %. */
   impairment?: ImpairmentPolicy;
+  /** Feed events older than this are purged (default 7 days), and how often to purge (default 1 min). */
+  feedRetention?: { retentionMs: number; intervalMs?: number; now?: () => Date };
+  /** Longest an inventory snapshot may stream (default 10 min). */
+  snapshotTimeoutMs?: number;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -269,5 +279,26 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   const notifier = new FeedNotifier(listener);
   notifier.onNotify = () => feedRepo.sequence(prisma);
   app.addHook("preClose", async () => notifier.close());
-  registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }) });
+  const snapshots = createSnapshotService({
+    prisma,
+    pool: deps.pool,
+    repo: feedRepo,
+    staleAfterMs,
+    siteSilenceAfterMs: deps.siteSilenceAfterMs ?? DEFAULT_SITE_SILENCE_AFTER_MS,
+    timeoutMs: deps.snapshotTimeoutMs ?? 600_000,
+  });
+  registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }), snapshots });
+  registerFeedMetrics(registry, prisma, feedRepo);
+  const retention = new FeedRetention({
+    prisma,
+    repo: feedRepo,
+    retentionMs: deps.feedRetention?.retentionMs ?? DEFAULT_FEED_RETENTION_S * 1000,
+    intervalMs: deps.feedRetention?.intervalMs ?? 60_000,
+    log: app.log,
+    registry,
+    ...(deps.feedRetention?.now ? { now: deps.feedRetention.now } : {}),
+  });
+  app.decorate("feedRetention", retention);
+  app.addHook("onReady", async () => retention.start());
+  app.addHook("preClose", () => retention.stop());
 }

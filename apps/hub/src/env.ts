@@ -1,6 +1,12 @@
 import { resolve } from "node:path";
 import { z } from "zod";
-import { DEFAULT_IMPAIRMENT_POLICY, DEVICE_CLASSES, EnvironmentSchema, NetboxSettingsInputSchema } from "@fm/domain";
+import {
+  DEFAULT_FEED_RETENTION_S,
+  DEFAULT_IMPAIRMENT_POLICY,
+  DEVICE_CLASSES,
+  EnvironmentSchema,
+  NetboxSettingsInputSchema,
+} from "@fm/domain";
 
 /** A variable holding JSON of `schema`; `expected` names the form in the error. */
 function jsonOf<T extends z.ZodType>(schema: T, expected: string) {
@@ -75,6 +81,8 @@ export const EnvSchema = z.object({
     .default(DEFAULT_IMPAIRMENT_POLICY.releaseAfterMs / 1000),
   /** Largest share of a site's devices impairment may cordon (0-1); above it the site is held instead (0: every due cordon is held). */
   FM_IMPAIRMENT_MAX_SITE_FRACTION: z.coerce.number().min(0).max(1).default(DEFAULT_IMPAIRMENT_POLICY.maxSiteFraction),
+  /** How long the inventory feed keeps events, seconds; a reader further behind must resnapshot (410). */
+  FM_FEED_RETENTION_S: z.coerce.number().int().min(60).default(DEFAULT_FEED_RETENTION_S),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */

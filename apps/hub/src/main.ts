@@ -70,6 +70,7 @@ async function start() {
       deviceRoleClassMapping: env.FM_NETBOX_DEVICE_ROLE_CLASS_MAPPING,
     },
     siteSilenceAfterMs: env.FM_SITE_SILENCE_AFTER_S * 1000,
+    feedRetention: { retentionMs: env.FM_FEED_RETENTION_S * 1000 },
     impairment: {
       cordonAfterMs: env.FM_IMPAIRMENT_CORDON_AFTER_S * 1000,
       releaseAfterMs: env.FM_IMPAIRMENT_RELEASE_AFTER_S * 1000,

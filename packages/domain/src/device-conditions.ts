@@ -23,15 +23,13 @@ import {
   HEALTHY_CHECK_STATUSES,
   IRONIC_FAILED_STATES,
   IRONIC_SETTLED_STATES,
-  SLURM_BUSY,
-  SLURM_FAILED,
-  SLURM_IMPAIRED,
   camel,
   netboxSeen,
   observationAges,
   slurmWords,
   type Obs,
 } from "./device-observations.ts";
+import { SLURM_BUSY, SLURM_FAILED, SLURM_IMPAIRED } from "./slurm-nodes.ts";
 
 export const CONDITION_TYPES = ["Inventoried", "Provisioned", "Schedulable", "Healthy", "Cordoned", "Fresh"] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];

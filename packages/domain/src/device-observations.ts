@@ -3,6 +3,7 @@
  * the Ironic and SLURM state vocabularies they classify (see device-status.ts for the rules).
  */
 
+import { slurmNodeWords } from "./slurm-nodes.ts";
 export interface DeviceObservations {
   netbox: {
     status: "planned" | "staged" | "active" | "offline" | "failed" | "inventory" | "decommissioning";
@@ -78,9 +79,6 @@ export const IRONIC_ALLOCATED_STATES: readonly string[] = [
 ];
 export const IRONIC_SETTLED_STATES: readonly string[] = ["available", "active"];
 
-export const SLURM_FAILED = ["FAIL"];
-export const SLURM_IMPAIRED = ["DOWN", "DRAIN", "DRAINING", "DRAINED", "NOT_RESPONDING"];
-export const SLURM_BUSY = ["ALLOCATED", "MIXED", "COMPLETING"];
 export const HEALTHY_CHECK_STATUSES = ["ok", "pass", "passed", "true", "healthy"];
 
 export type Obs = DeviceObservations;
@@ -98,11 +96,9 @@ export const netboxSeen = (obs: Obs) => (obs.netbox.observedAt === null ? null :
 
 /** SLURM state and flags as one upper-case set (see the header on why both). */
 export function slurmWords(obs: Obs): Set<string> {
-  if (!obs.slurm) return new Set();
-  const words = obs.slurm.state === null ? obs.slurm.flags : [obs.slurm.state, ...obs.slurm.flags];
-  return new Set(words.map((w) => w.toUpperCase()));
+  return new Set(obs.slurm ? slurmNodeWords(obs.slurm.state, obs.slurm.flags) : []);
 }
-export const slurmHasAny = (obs: Obs, words: string[]) => {
+export const slurmHasAny = (obs: Obs, words: readonly string[]) => {
   const set = slurmWords(obs);
   return words.some((w) => set.has(w));
 };

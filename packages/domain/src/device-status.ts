@@ -64,9 +64,6 @@ import {
   IRONIC_ALLOCATED_STATES,
   IRONIC_ENROLLING_STATES,
   IRONIC_FAILED_STATES,
-  SLURM_BUSY,
-  SLURM_FAILED,
-  SLURM_IMPAIRED,
   ironicIn,
   netboxSeen,
   slurmHasAny,
@@ -74,6 +71,7 @@ import {
   type DeviceObservations,
   type Obs,
 } from "./device-observations.ts";
+import { SLURM_BUSY, SLURM_FAILED, SLURM_IMPAIRED } from "./slurm-nodes.ts";
 
 export const OPERATIONAL_STATUSES = [
   "AVAILABLE",

@@ -20,6 +20,7 @@
 import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { CORDON_REASON_PREFIX } from "./impairment.ts";
+import { isSlurmDrained } from "./slurm-nodes.ts";
 
 export const DISCREPANCY_KINDS = [
   "netbox_active_without_ironic_node",
@@ -35,8 +36,6 @@ export type DiscrepancyKind = z.infer<typeof DiscrepancyKind>;
 
 /** Device classes whose machines Ironic manages (a switch has no Ironic node, and that is fine). */
 export const IRONIC_MANAGED_CLASSES: readonly string[] = ["GPU_COMPUTE", "CPU_BAREMETAL", "CPU_HYPERVISOR"];
-
-const SLURM_DRAIN_WORDS = ["DRAIN", "DRAINED", "DRAINING"];
 
 /** What the values seen are: source field -> value (null: the source has no value). */
 export type Observed = Record<string, string | null>;
@@ -79,7 +78,7 @@ export function deviceDiscrepancies(d: DiscrepancyDevice, site: { ironicReports:
       observed: { "netbox.status": "staged", "ironic.provisionState": "available", "ironic.node": d.ironicNodeUuid },
     });
   const slurmWords = [d.slurmState, ...d.slurmStateFlags].filter((w): w is string => w !== null);
-  const drained = slurmWords.some((w) => SLURM_DRAIN_WORDS.includes(w.toUpperCase()));
+  const drained = isSlurmDrained(d.slurmState, d.slurmStateFlags);
   const ours = d.slurmReason?.startsWith(CORDON_REASON_PREFIX) ?? false;
   if (d.slurmObservedAt !== null && drained && !ours && !d.cordoned)
     found.push({

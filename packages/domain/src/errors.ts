@@ -47,6 +47,11 @@ export class Conflict extends DomainError {
   readonly status = 409;
   readonly title = "Conflict";
 }
+/** The resource existed and is gone for good (a feed cursor older than the feed's retention). */
+export class Gone extends DomainError {
+  readonly status = 410;
+  readonly title = "Gone";
+}
 export class PreconditionFailed extends DomainError {
   readonly status = 412;
   readonly title = "Precondition Failed";

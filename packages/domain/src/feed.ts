@@ -4,12 +4,12 @@
  * here; connectors parse the feed with these schemas, and the hub's writers are typed by them.
  */
 import { z } from "zod";
-import { Timestamp, Uuid } from "./common.ts";
+import { Slug, Timestamp, Uuid } from "./common.ts";
 import { DeviceSchema } from "./devices.ts";
 import { DeviceRoleSchema, DeviceTypeSchema } from "./inventory.ts";
 import { JobSchema } from "./jobs.ts";
 import { NetboxSettingsSchema } from "./netbox-settings.ts";
-import { SiteRecordSchema } from "./sites.ts";
+import { SiteRecordSchema, SiteSchema } from "./sites.ts";
 import { SlurmBootstrapConfigSchema } from "./slurm-bootstrap.ts";
 
 export const FEED_MAX_WAIT_S = 60;
@@ -87,6 +87,20 @@ const VARIANTS = INVENTORY_EVENT_TYPES.map(inventoryEventOf) as unknown as [
 export const InventoryEventSchema = z.discriminatedUnion("type", VARIANTS).meta({ id: "InventoryEvent" });
 export type InventoryEvent = z.infer<typeof InventoryEventSchema>;
 
+/** Default of FM_FEED_RETENTION_S: the hub keeps feed events this long (7 days), seconds. */
+export const DEFAULT_FEED_RETENTION_S = 604_800;
+/** Problem code of a feed read whose `after` is older than the events the hub still keeps (410). */
+export const FEED_CURSOR_EXPIRED = "feed_cursor_expired";
+export const INVENTORY_SNAPSHOT_PATH = "/api/v1/feeds/inventory/snapshot";
+export const INVENTORY_SNAPSHOT_CONTENT_TYPE = "application/x-ndjson";
+
+/** `?site=a&site=b` (or one `?site=a`): the sites to include, by slug; none means every site. */
+const SiteFilter = z
+  .union([Slug, z.array(Slug).max(100)])
+  .optional()
+  .transform((v) => (v === undefined ? [] : Array.isArray(v) ? [...new Set(v)] : [v]))
+  .describe("Site slug, repeatable; only these sites' resources (none: every site)");
+
 export const FeedQuerySchema = z.object({
   after: z
     .string()
@@ -101,11 +115,44 @@ export const FeedQuerySchema = z.object({
     .max(FEED_MAX_WAIT_S)
     .default(0)
     .describe("Long-poll: wait up to this many seconds for an event when none is ready"),
+  site: SiteFilter.describe(
+    "Site slug, repeatable: only events of these sites and events of no site (roles, types, settings); positions of other events are skipped, nextAfter still advances past them",
+  ),
 });
+export type FeedQuery = z.output<typeof FeedQuerySchema>;
+
 export const FeedPageSchema = z
   .object({
     items: z.array(InventoryEventSchema),
     nextAfter: z.string().describe("Pass as ?after= to continue; equals ?after= when there was nothing new"),
+    head: z
+      .string()
+      .describe("Highest position the feed has given so far: head - nextAfter is how many events the reader lags"),
   })
   .meta({ id: "InventoryFeedPage" });
 export type FeedPage = z.infer<typeof FeedPageSchema>;
+
+export const InventorySnapshotQuerySchema = z.object({ site: SiteFilter });
+export type InventorySnapshotQuery = z.output<typeof InventorySnapshotQuerySchema>;
+
+/**
+ * One line of `GET /api/v1/feeds/inventory/snapshot` (NDJSON): first `snapshot` (its feed
+ * position), then every site, device role and device as their own GETs return them, then `end`
+ * with the number of resource lines. The resources are exactly the state after the feed events
+ * up to `position`: continue with the feed at `?after=<position>`.
+ */
+export const InventorySnapshotLineSchema = z
+  .discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("snapshot"),
+      position: z.string().describe("Feed position the data reflects; read the feed from ?after=<position>"),
+      takenAt: Timestamp,
+      sites: z.array(z.string()).describe("Slugs of the sites included"),
+    }),
+    z.object({ kind: z.literal("site"), data: SiteSchema }),
+    z.object({ kind: z.literal("deviceRole"), data: DeviceRoleSchema }),
+    z.object({ kind: z.literal("device"), data: DeviceSchema }),
+    z.object({ kind: z.literal("end"), count: z.number().int().min(0).describe("Resource lines sent") }),
+  ])
+  .meta({ id: "InventorySnapshotLine" });
+export type InventorySnapshotLine = z.infer<typeof InventorySnapshotLineSchema>;

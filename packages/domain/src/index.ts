@@ -13,6 +13,7 @@ export {
   HEALTHY_CHECK_STATUSES,
   type DeviceObservations,
 } from "./device-observations.ts";
+export * from "./slurm-nodes.ts";
 export * from "./device-conditions.ts";
 export * from "./device-status.ts";
 export * from "./devices.ts";

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { SlurmApiError, SlurmClient, SlurmUnavailableError, canUpdateNode } from "@fm/clients";
-import type { SlurmItem } from "@fm/domain";
+import { SlurmDeviceNamePrefix, type SlurmItem } from "@fm/domain";
 import { loopAgent, type AgentContext } from "../runtime/agent.ts";
 import { describeError } from "../runtime/log.ts";
 import { pushView, reflector, type ReflectorSpec } from "../runtime/reflector.ts";
@@ -36,11 +36,7 @@ const env = {
     .string()
     .min(1)
     .describe("File holding the slurmrestd JWT (re-read on every request, so rotation needs no restart)"),
-  SLURM_DEVICE_NAME_PREFIX: z
-    .string()
-    .max(100)
-    .default("")
-    .describe("A device's name is this prefix and its SLURM node's name (temporalWorker.slurm.deviceNamePrefix)"),
+  SLURM_DEVICE_NAME_PREFIX: SlurmDeviceNamePrefix,
   SLURM_DRAIN_VIA: z
     .enum(["auto", "rest", "scontrol"])
     .default("auto")

@@ -9,7 +9,7 @@
  * itself has set DOWN or FAIL is left alone while cordoned (it runs nothing; draining it would
  * overwrite SLURM's reason), and undrain, unlike resume, leaves such a base state as it is.
  */
-import { CORDON_REASON_PREFIX, type SlurmItem } from "@fm/domain";
+import { CORDON_REASON_PREFIX, isSlurmDrained, type SlurmItem } from "@fm/domain";
 
 /** A cordoned device, by the SLURM node it is. */
 export interface CordonedNode {
@@ -23,8 +23,7 @@ export type DrainAction = { node: string; action: "drain"; reason: string } | { 
 const SLURM_OUT = new Set(["DOWN", "FAIL", "FAILING"]);
 
 /** Whether the node is drained or draining, by anyone. */
-export const isDrained = (n: Pick<SlurmItem, "state" | "flags">) =>
-  [n.state ?? "", ...n.flags].some((w) => ["DRAIN", "DRAINED", "DRAINING"].includes(w.toUpperCase()));
+export const isDrained = (n: Pick<SlurmItem, "state" | "flags">) => isSlurmDrained(n.state, n.flags);
 
 /** Whether the drain is the agent's own (its reason carries the marker). */
 export const isOurDrain = (n: Pick<SlurmItem, "state" | "flags" | "reason">) =>

@@ -1,5 +1,6 @@
 /** The Temporal worker's configuration, besides what every agent reads (../runtime/config.ts). */
 import { z } from "zod";
+import { SlurmDeviceNamePrefix } from "@fm/domain";
 import { ConfigError } from "../runtime/config.ts";
 import type { Config } from "../runtime/shell.ts";
 import { TemporalEnv } from "../runtime/temporal-env.ts";
@@ -39,6 +40,7 @@ export const workerEnv = {
     .min(1)
     .optional()
     .describe("File holding the slurmrestd JWT (re-read on every request, so rotation needs no restart)"),
+  SLURM_DEVICE_NAME_PREFIX: SlurmDeviceNamePrefix,
   FM_DHCP_HOSTS_DIR: z
     .string()
     .min(1)

@@ -40,6 +40,7 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
           ? { kernel: config.IRONIC_DEPLOY_KERNEL, ramdisk: config.IRONIC_DEPLOY_RAMDISK }
           : undefined,
       dhcpHostsDir: config.FM_DHCP_HOSTS_DIR,
+      slurmDeviceNamePrefix: config.SLURM_DEVICE_NAME_PREFIX,
       burnInCommand: config.FM_BURNIN_COMMAND,
       pollIntervalMs: config.FM_POLL_INTERVAL_MS,
     });

@@ -17,6 +17,9 @@ import {
   DeviceListSchema,
   DeviceSchema,
   DiscrepancyListSchema,
+  FEED_CURSOR_EXPIRED,
+  FeedPageSchema,
+  type FeedPage,
   DiscrepancySummarySchema,
   type Discrepancy,
   type DiscrepancyKind,
@@ -35,6 +38,8 @@ import {
   type JobStatus,
   DeviceRoleListSchema,
   ProblemSchema,
+  INVENTORY_SNAPSHOT_PATH,
+  type InventorySnapshotLine,
   ReflectionResultSchema,
   SiteListSchema,
   SiteSchema,
@@ -51,6 +56,9 @@ import {
   type SitePatch,
 } from "@fm/domain";
 import { SourceUnavailableError, noAnswer, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import { readSnapshotStream } from "./feed-stream.ts";
+
+export { SnapshotTruncatedError } from "./feed-stream.ts";
 
 export class HubApiError extends Error {
   constructor(
@@ -63,6 +71,17 @@ export class HubApiError extends Error {
   }
   get code(): string | undefined {
     return this.problem?.code;
+  }
+}
+
+/**
+ * The feed no longer keeps the events after the cursor (410 feed_cursor_expired): read the
+ * snapshot (`readSnapshot`) and continue the feed from its position.
+ */
+export class FeedCursorExpiredError extends HubApiError {
+  constructor(from: HubApiError) {
+    super(from.status, from.problem, from.message);
+    this.name = "FeedCursorExpiredError";
   }
 }
 
@@ -89,11 +108,14 @@ export interface HubClientOptions {
 }
 
 interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
+  /** An array value is sent as the parameter repeated (`?site=a&site=b`). */
+  query?: Record<string, string | number | boolean | readonly string[] | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
   /** Retry even though the method is POST/PATCH: the caller knows a repeat is harmless. */
   retry?: boolean;
+  /** Per-attempt timeout when it must exceed the client's (a long-poll). */
+  timeoutMs?: number;
 }
 
 export class HubClient {
@@ -118,7 +140,7 @@ export class HubClient {
     o: RequestOptions = {},
   ): Promise<{ body: z.infer<S>; headers: Headers; status: number }> {
     const url = new URL(this.opts.baseUrl + path);
-    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    setQuery(url, o.query);
     const repeatable =
       method !== "POST" && method !== "PATCH" ? true : Boolean(o.retry ?? o.headers?.["idempotency-key"]);
     let reauthenticated = false;
@@ -127,7 +149,7 @@ export class HubClient {
       method,
       body: o.body,
       fetch: this.opts.fetch,
-      timeoutMs: this.opts.timeoutMs,
+      timeoutMs: o.timeoutMs ?? this.opts.timeoutMs,
       attempts: repeatable ? this.opts.maxAttempts : 1,
       backoffMs: this.opts.backoffMs,
       sleep: this.opts.sleep,
@@ -144,6 +166,7 @@ export class HubClient {
           return { kind: "again" };
         }
         const error = toError(res, text, method, path);
+        if (error.code === FEED_CURSOR_EXPIRED) return { kind: "fail", error: new FeedCursorExpiredError(error) };
         return res.status === 429 || res.status >= 500
           ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
           : { kind: "fail", error };
@@ -297,6 +320,48 @@ export class HubClient {
     );
   }
 
+  /**
+   * One page of the inventory feed after `after` (with `wait`, a long-poll). Throws
+   * FeedCursorExpiredError when the hub no longer keeps the events after `after`: read
+   * `readSnapshot()` and continue from its position.
+   */
+  readFeed(query: { after: string; limit?: number; wait?: number; site?: readonly string[] }): Promise<FeedPage> {
+    const wait = query.wait ?? 0;
+    return this.request("GET", "/api/v1/feeds/inventory", FeedPageSchema, {
+      query: { after: query.after, limit: query.limit, wait: query.wait, site: query.site },
+      // The hub holds a long-poll open up to `wait` seconds before it answers.
+      timeoutMs: Math.max(this.opts.timeoutMs, wait * 1000 + 10_000),
+    }).then((r) => r.body);
+  }
+
+  /**
+   * The inventory snapshot, line by line, each parsed and validated: `snapshot` (its feed
+   * position) first, then sites, device roles and devices, then `end`. Throws
+   * SnapshotTruncatedError if the stream stops before `end` or `end` counts other than what came.
+   */
+  readSnapshot(opts: { sites?: readonly string[]; signal?: AbortSignal } = {}): AsyncGenerator<InventorySnapshotLine> {
+    return readSnapshotStream({
+      url: (() => {
+        const url = new URL(this.opts.baseUrl + INVENTORY_SNAPSHOT_PATH);
+        setQuery(url, { site: opts.sites });
+        return url;
+      })(),
+      fetch: this.opts.fetch,
+      token: this.opts.token,
+      onUnauthorized: this.opts.onUnauthorized,
+      signal: opts.signal,
+      fail: (res, text) => toError(res, text, "GET", INVENTORY_SNAPSHOT_PATH),
+      unavailable: (cause) =>
+        new HubUnavailableError(
+          noAnswer(`GET ${INVENTORY_SNAPSHOT_PATH}`, `the hub at ${this.opts.baseUrl}`, 1, cause),
+          1,
+          {
+            cause,
+          },
+        ),
+    });
+  }
+
   async deleteSite(id: string, ifMatch?: string): Promise<void> {
     await this.request("DELETE", `/api/v1/sites/${id}/`, undefined, {
       headers: ifMatch ? { "if-match": ifMatch } : {},
@@ -339,6 +404,14 @@ export type DeviceQuery = {
   limit?: number;
   cursor?: string;
 };
+
+function setQuery(url: URL, query: RequestOptions["query"]): void {
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v === undefined) continue;
+    if (typeof v === "object") for (const item of v) url.searchParams.append(k, item);
+    else url.searchParams.set(k, String(v));
+  }
+}
 
 function toError(res: Response, text: string, method: string, path: string): HubApiError {
   let problem: Problem | undefined;

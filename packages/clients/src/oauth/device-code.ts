@@ -84,7 +84,8 @@ export async function loginWithDeviceCode(o: {
     userCode: d.user_code,
     expiresIn: d.expires_in,
   });
-  let intervalMs = (d.interval ?? DEFAULT_INTERVAL_S) * 1000;
+  // An interval of 0 would poll without pause: at least a second between polls.
+  let intervalMs = Math.max(1, d.interval ?? DEFAULT_INTERVAL_S) * 1000;
   for (;;) {
     // Aborted: the caller's reason, as from every other step, not the timer's AbortError.
     await delay(intervalMs, undefined, o.signal ? { signal: o.signal } : {}).catch((err: unknown) => {

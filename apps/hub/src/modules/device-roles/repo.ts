@@ -57,6 +57,11 @@ export const deviceRoleRepo = {
     return keysetRows(db.deviceType, {}, page);
   },
 
+  /** Every role with its fleet-wide device count, in id order: one statement, for a snapshot. */
+  async allRolesCounted(db: Db): Promise<DeviceRoleCountedRow[]> {
+    return db.deviceRole.findMany({ include: { _count: { select: { devices: true } } }, orderBy: { id: "asc" } });
+  },
+
   async roleExists(db: Db, id: string): Promise<boolean> {
     return (await db.deviceRole.findUnique({ where: { id }, select: { id: true } })) !== null;
   },

@@ -55,7 +55,7 @@ describe("inventory change feed", () => {
     expect(resumed.items.map((e) => e.position)).toEqual([mine[1]!.position]);
     expect(resumed.nextAfter).toBe(mine[1]!.position);
     const end = await read(all.nextAfter);
-    expect(end).toEqual({ items: [], nextAfter: all.nextAfter });
+    expect(end).toEqual({ items: [], nextAfter: all.nextAfter, head: all.nextAfter });
   });
 
   it("long-polls: a waiting reader is woken by the commit's notification, not by its periodic re-check", async () => {

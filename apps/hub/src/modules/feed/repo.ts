@@ -19,14 +19,36 @@
  * seen position P can only ever find new events above P: nothing is skipped, and positions are
  * contiguous. Readers run the sequencer before reading, and the hub runs it whenever a writer
  * commits (NOTIFY from a trigger), so positions appear within milliseconds.
+ *
+ * Retention: the purge deletes a prefix of positions (never a hole) and, in the same
+ * transaction, raises `inventory_feed_state.purged_through` to the last position it deleted.
+ * The sequencer continues above max(position, purged_through), so positions are never reused
+ * even when every event was purged. A reader checks `purged_through` AFTER reading its page: if
+ * its cursor is still at or above it then, nothing after the cursor had been purged when it read.
  */
+import type pg from "pg";
 import type { InventoryEvent } from "@fm/domain";
 import { bulkInsert } from "../../db/bulk.ts";
 import type { Db, PrismaClient } from "../../db/client.ts";
-import type { Prisma } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */
-const SEQUENCER_LOCK_KEY = "7380946367040729457";
+export const SEQUENCER_LOCK_KEY = "7380946367040729457";
+
+/** The highest position given so far: purged events' positions count too. */
+const HEAD_SQL = Prisma.sql`greatest((SELECT max(position) FROM inventory_events), (SELECT purged_through FROM inventory_feed_state WHERE id = 1), 0)`;
+
+/**
+ * The sequencer's statement, shared with the snapshot (which positions inside its own
+ * transaction, see snapshot.ts). The caller holds SEQUENCER_LOCK_KEY.
+ */
+export const SEQUENCE_SQL = Prisma.sql`
+  WITH top AS (SELECT ${HEAD_SQL} AS p),
+       todo AS (SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM inventory_events WHERE position IS NULL)
+  UPDATE inventory_events e SET position = top.p + todo.n
+    FROM todo, top
+   WHERE e.seq = todo.seq`;
+export const HEAD_QUERY = Prisma.sql`SELECT (${HEAD_SQL})::text AS head`;
 
 /** An event to append: its data is exactly its type's (packages/domain feed.ts). */
 export type NewInventoryEvent = InventoryEvent extends infer E
@@ -70,22 +92,167 @@ export const feedRepo = {
     if (!pending[0]?.any) return 0;
     return prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)`;
-      return tx.$executeRaw`
-        WITH top AS (SELECT coalesce(max(position), 0) AS p FROM inventory_events),
-             todo AS (SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM inventory_events WHERE position IS NULL)
-        UPDATE inventory_events e SET position = top.p + todo.n
-          FROM todo, top
-         WHERE e.seq = todo.seq`;
+      return tx.$executeRaw(SEQUENCE_SQL);
     });
   },
 
-  async readAfter(db: Db, after: bigint, limit: number): Promise<StoredInventoryEvent[]> {
+  /** The highest position given so far (0: none yet). */
+  async head(db: Db): Promise<bigint> {
+    const rows = await db.$queryRaw<{ head: string }[]>(HEAD_QUERY);
+    return BigInt(rows[0]!.head);
+  },
+
+  /** The highest position purged by retention (0: none): a cursor below it has missed events. */
+  async purgedThrough(db: Db): Promise<bigint> {
+    const state = await db.inventoryFeedState.findUnique({ where: { id: 1 }, select: { purgedThrough: true } });
+    return state?.purgedThrough ?? 0n;
+  },
+
+  /**
+   * Events after `after` up to `upTo`, in position order; with `siteIds`, only those sites'
+   * events and events of no site (roles, types, settings).
+   */
+  async readAfter(
+    db: Db,
+    after: bigint,
+    limit: number,
+    opts: { upTo?: bigint; siteIds?: string[] } = {},
+  ): Promise<StoredInventoryEvent[]> {
     const rows = await db.inventoryEvent.findMany({
-      where: { position: { gt: after } },
+      where: {
+        position: { gt: after, ...(opts.upTo !== undefined ? { lte: opts.upTo } : {}) },
+        ...(opts.siteIds ? { OR: [{ siteId: { in: opts.siteIds } }, { siteId: null }] } : {}),
+      },
       orderBy: { position: "asc" },
       take: limit,
     });
     return rows.map((r) => ({ ...r, position: r.position! }));
   },
+
+  /**
+   * Deletes up to `batch` of the oldest events that occurred before `cutoff`, as a prefix of
+   * positions: it stops at the first event that is still young, even if older ones follow it (a
+   * long transaction's event can get its position after younger ones). Returns how many it
+   * deleted and the new purged_through. Replicas purging at once queue on the state row.
+   */
+  async purgeBatch(
+    prisma: PrismaClient,
+    cutoff: Date,
+    batch: number,
+  ): Promise<{ deleted: number; purgedThrough: bigint }> {
+    return prisma.$transaction(async (tx) => {
+      const [state] = await tx.$queryRaw<{ p: bigint }[]>`
+        SELECT purged_through AS p FROM inventory_feed_state WHERE id = 1 FOR UPDATE`;
+      const from = state?.p ?? 0n;
+      const deleted = await tx.$queryRaw<{ last: bigint | null; n: bigint }[]>`
+        WITH win AS (
+               SELECT position, occurred_at FROM inventory_events
+                WHERE position > ${from} ORDER BY position LIMIT ${batch}),
+             stop AS (SELECT min(position) AS s FROM win WHERE occurred_at >= ${cutoff}),
+             gone AS (
+               DELETE FROM inventory_events e USING win w
+                WHERE e.position = w.position AND w.position < coalesce((SELECT s FROM stop), 9223372036854775807)
+               RETURNING e.position)
+        SELECT max(position) AS last, count(*) AS n FROM gone`;
+      const last = deleted[0]?.last ?? null;
+      if (last === null) return { deleted: 0, purgedThrough: from };
+      await tx.$executeRaw`
+        UPDATE inventory_feed_state SET purged_through = ${last}, purged_at = now() WHERE id = 1`;
+      return { deleted: Number(deleted[0]!.n), purgedThrough: last };
+    });
+  },
+
+  /**
+   * Runs `read` in a REPEATABLE READ, READ ONLY transaction whose data is exactly the feed up to
+   * the position it is given. See the design note in snapshot.ts for why this is exact.
+   */
+  async inSnapshot<T>(
+    pool: pg.Pool,
+    prisma: PrismaClient,
+    read: (tx: Db, position: bigint) => Promise<T>,
+    timeoutMs: number,
+  ): Promise<T> {
+    const snapshotId = deferred<string | undefined>();
+    const began = deferred<void>();
+    const imported = deferred<void>();
+    const committed = deferred<boolean>();
+    let position = 0n;
+    // The reading transaction holds its connection before the sequencer's lock is taken, so a
+    // pool full of readers waiting on that lock cannot keep it from starting.
+    const reading = prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
+        began.resolve();
+        const id = await snapshotId.promise;
+        if (!id) throw new Error("the snapshot's position could not be taken");
+        await tx.$executeRawUnsafe(`SET TRANSACTION SNAPSHOT '${id}'`);
+        imported.resolve();
+        // The positions this snapshot reflects must be committed before a reader can use them.
+        if (!(await committed.promise)) throw new Error("the snapshot's positions could not be committed");
+        return read(tx, position);
+      },
+      { isolationLevel: "RepeatableRead", timeout: timeoutMs, maxWait: 10_000 },
+    );
+    reading.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
+    const readingFailed = reading.then(
+      () => false,
+      () => false,
+    );
+    if (!(await Promise.race([began.promise.then(() => true), readingFailed]))) return reading;
+
+    let positioner: pg.PoolClient | undefined;
+    let broken: Error | undefined;
+    try {
+      positioner = await pool.connect();
+      await positioner.query("SELECT pg_advisory_lock($1::bigint)", [SEQUENCER_LOCK_KEY]);
+      try {
+        await positioner.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+        await positioner.query(SEQUENCE_SQL.text, SEQUENCE_SQL.values);
+        const head = await positioner.query<{ head: string }>(HEAD_QUERY.text, HEAD_QUERY.values);
+        position = BigInt(head.rows[0]!.head);
+        const exported = await positioner.query<{ id: string }>("SELECT pg_export_snapshot() AS id");
+        const id = exported.rows[0]!.id;
+        snapshotId.resolve(/^[0-9A-F-]+$/i.test(id) ? id : undefined);
+        const ok = await Promise.race([imported.promise.then(() => true), readingFailed]);
+        await positioner.query(ok ? "COMMIT" : "ROLLBACK");
+        committed.resolve(ok);
+      } finally {
+        await positioner.query("SELECT pg_advisory_unlock($1::bigint)", [SEQUENCER_LOCK_KEY]);
+      }
+    } catch (err) {
+      // A connection whose state is unknown (a lock or a transaction maybe still held) is closed.
+      broken = err as Error;
+      snapshotId.resolve(undefined);
+      committed.resolve(false);
+      throw err;
+    } finally {
+      positioner?.release(broken);
+    }
+    return reading;
+  },
+
+  /** The next `limit` device ids after `afterId` at these sites (all sites: undefined), in id order. */
+  async deviceIdsAfter(db: Db, siteIds: string[] | undefined, afterId: string | undefined, limit: number) {
+    const rows = await db.device.findMany({
+      where: { ...(siteIds ? { siteId: { in: siteIds } } : {}), ...(afterId ? { id: { gt: afterId } } : {}) },
+      select: { id: true },
+      orderBy: { id: "asc" },
+      take: limit,
+    });
+    return rows.map((r) => r.id);
+  },
+
+  /** Head and the oldest position still kept, for the metrics. */
+  async bounds(db: Db): Promise<{ head: bigint; oldest: bigint | null }> {
+    const rows = await db.$queryRaw<{ head: string; oldest: bigint | null }[]>`
+      SELECT (${HEAD_SQL})::text AS head, (SELECT min(position) FROM inventory_events) AS oldest`;
+    return { head: BigInt(rows[0]!.head), oldest: rows[0]!.oldest };
+  },
 };
 export type FeedRepo = typeof feedRepo;
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,11 +1,23 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { FeedPageSchema, FeedQuerySchema } from "@fm/domain";
+import {
+  FeedPageSchema,
+  FeedQuerySchema,
+  INVENTORY_SNAPSHOT_CONTENT_TYPE,
+  INVENTORY_SNAPSHOT_PATH,
+  InventorySnapshotLineSchema,
+  InventorySnapshotQuerySchema,
+} from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { FeedService } from "./service.ts";
+import type { SnapshotService } from "./snapshot.ts";
 
-export function registerFeed(app: FastifyInstance, { service }: { service: FeedService }): void {
-  app.withTypeProvider<ZodTypeProvider>().get(
+export function registerFeed(
+  app: FastifyInstance,
+  { service, snapshots }: { service: FeedService; snapshots: SnapshotService },
+): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
     "/api/v1/feeds/inventory",
     {
       config: { scope: "fleet.read" },
@@ -13,9 +25,9 @@ export function registerFeed(app: FastifyInstance, { service }: { service: FeedS
         tags: ["feeds"],
         summary: "Inventory change feed: every change to sites, roles, devices and jobs, in one total order",
         description:
-          "Events in increasing `position`, gap-free and resumable: keep `nextAfter` and pass it as `?after=`. With `?wait=N` the call waits up to N seconds for an event when none is ready (long-poll).",
+          "Events in increasing `position`, gap-free and resumable: keep `nextAfter` and pass it as `?after=`. With `?wait=N` the call waits up to N seconds for an event when none is ready (long-poll). `head` is the highest position given: `head - nextAfter` is the reader's lag. Events are kept for the hub's retention (FM_FEED_RETENTION_S); a cursor older than that answers 410 `feed_cursor_expired`: read the snapshot and continue from its position.",
         querystring: FeedQuerySchema,
-        response: { 200: FeedPageSchema, ...errorResponses(400, 401, 403) },
+        response: { 200: FeedPageSchema, ...errorResponses(400, 401, 403, 404, 410) },
       },
       // Events are served as they were written. Their shapes are checked where they are written
       // (the change recorder's types, events.int.test.ts); re-validating on the way out would let
@@ -26,6 +38,33 @@ export function registerFeed(app: FastifyInstance, { service }: { service: FeedS
       const abort = new AbortController();
       request.raw.once("close", () => abort.abort());
       return service.read(request.query, abort.signal);
+    },
+  );
+  r.get(
+    INVENTORY_SNAPSHOT_PATH,
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags: ["feeds"],
+        summary: "Inventory snapshot (NDJSON): every site, device role and device as of one feed position",
+        description:
+          "Streams `application/x-ndjson`: a `snapshot` line with `position`, then one line per site, device role and device (each as its own GET returns it), then `end` with the number of resource lines. The data is exactly the feed up to `position`: continue with `GET /api/v1/feeds/inventory?after=<position>`. A stream without its `end` line is incomplete. `?site=` (repeatable) limits it to those sites' devices.",
+        querystring: InventorySnapshotQuerySchema,
+        response: {
+          200: {
+            description: "One JSON document per line",
+            content: { [INVENTORY_SNAPSHOT_CONTENT_TYPE]: { schema: InventorySnapshotLineSchema } },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const stream = await snapshots.open(request.query);
+      // The reader went away: stop reading the database for it.
+      reply.raw.once("close", () => stream.destroy());
+      // The declared 200 schema describes each line; the body is their stream, sent as it is read.
+      return reply.type(INVENTORY_SNAPSHOT_CONTENT_TYPE).send(stream as never);
     },
   );
 }

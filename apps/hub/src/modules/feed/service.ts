@@ -1,5 +1,13 @@
-import type { FeedPage, InventoryEvent } from "@fm/domain";
+import {
+  FEED_CURSOR_EXPIRED,
+  INVENTORY_SNAPSHOT_PATH,
+  type FeedPage,
+  type FeedQuery,
+  type InventoryEvent,
+} from "@fm/domain";
+import { Gone, NotFound } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
+import { siteRepo } from "../sites/repo.ts";
 import type { FeedRepo, StoredInventoryEvent } from "./repo.ts";
 import type { FeedNotifier } from "./notifier.ts";
 
@@ -19,6 +27,12 @@ export const toInventoryEvent = (e: StoredInventoryEvent): InventoryEvent =>
     occurredAt: e.occurredAt.toISOString(),
   }) as InventoryEvent;
 
+const expired = (after: bigint, purgedThrough: bigint) =>
+  new Gone(
+    FEED_CURSOR_EXPIRED,
+    `The feed no longer keeps the events after position ${after} (events up to ${purgedThrough} were purged by retention). Read the inventory snapshot at ${INVENTORY_SNAPSHOT_PATH} and continue the feed from its position.`,
+  );
+
 export function createFeedService({
   prisma,
   repo,
@@ -29,17 +43,28 @@ export function createFeedService({
   notifier: FeedNotifier;
 }) {
   return {
-    async read(query: { after: string; limit: number; wait: number }, signal?: AbortSignal): Promise<FeedPage> {
+    async read(query: FeedQuery, signal?: AbortSignal): Promise<FeedPage> {
       const after = BigInt(query.after);
+      // Unknown slugs are refused rather than read as "no events": a typo would look like quiet.
+      const siteIds = query.site.length ? await siteIdsOf(prisma, query.site) : undefined;
       const deadline = Date.now() + query.wait * 1000;
       for (;;) {
         await repo.sequence(prisma);
-        const events = await repo.readAfter(prisma, after, query.limit);
+        // Read the head first: every position up to it is given, so the page below it is final.
+        const head = await repo.head(prisma);
+        const events = await repo.readAfter(prisma, after, query.limit, { upTo: head, siteIds });
+        // Checked after reading (see repo.ts): still at or above purged_through, nothing was missed.
+        const purgedThrough = await repo.purgedThrough(prisma);
+        if (after < purgedThrough) throw expired(after, purgedThrough);
+        const full = events.length === query.limit;
+        // A filtered reader moves past the other sites' events too; its head is everyone's.
+        const nextAfter = full ? events[events.length - 1]!.position : head > after ? head : after;
         const remaining = deadline - Date.now();
-        if (events.length > 0 || remaining <= 0 || signal?.aborted || notifier.closed) {
+        if (nextAfter > after || remaining <= 0 || signal?.aborted || notifier.closed) {
           return {
             items: events.map(toInventoryEvent),
-            nextAfter: events.length ? events[events.length - 1]!.position.toString() : query.after,
+            nextAfter: nextAfter.toString(),
+            head: head.toString(),
           };
         }
         await notifier.wait(Math.min(remaining, RECHECK_MS), signal);
@@ -48,3 +73,14 @@ export function createFeedService({
   };
 }
 export type FeedService = ReturnType<typeof createFeedService>;
+
+export const unknownSites = (slugs: string[]) =>
+  new NotFound("site_not_found", `No site with slug ${slugs.map((s) => `'${s}'`).join(", ")}`);
+
+/** The ids of the sites with these slugs; an unknown slug is a 404. */
+export async function siteIdsOf(prisma: PrismaClient, slugs: string[]): Promise<string[]> {
+  const found = await siteRepo.findBySlugs(prisma, slugs);
+  const missing = slugs.filter((slug) => !found.some((s) => s.slug === slug));
+  if (missing.length) throw unknownSites(missing);
+  return found.map((s) => s.id);
+}

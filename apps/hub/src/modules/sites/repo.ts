@@ -90,6 +90,11 @@ export const siteRepo = {
   async findBySlugs(db: Db, slugs: string[]): Promise<{ id: string; slug: string }[]> {
     return db.site.findMany({ where: { slug: { in: slugs } }, select: { id: true, slug: true } });
   },
+
+  /** These sites (every site: undefined) by slug, with their pushes; one statement, for a snapshot. */
+  async allWithPushes(db: Db, ids: string[] | undefined): Promise<SiteWithPushes[]> {
+    return db.site.findMany({ where: ids ? { id: { in: ids } } : {}, include: WITH_PUSHES, orderBy: { slug: "asc" } });
+  },
 };
 export type SiteRepo = typeof siteRepo;
 

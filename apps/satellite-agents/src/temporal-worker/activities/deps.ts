@@ -11,6 +11,8 @@ export interface ActivityDeps {
   netbox?: NetboxClient | undefined;
   ironic: Partial<Record<IronicInstance, IronicClient>>;
   slurm?: SlurmClient | undefined;
+  /** A device's name is this prefix and its SLURM node's name (`slurmNodeNameOf`). */
+  slurmDeviceNamePrefix: string;
   /** Ironic hardware type for new nodes (`redfish`, `ipmi`, or `fake-hardware` in tests). */
   ironicDriver: string;
   /** The IPA deploy kernel and ramdisk (Glance image UUIDs or URLs) new nodes boot to be inspected and deployed. */

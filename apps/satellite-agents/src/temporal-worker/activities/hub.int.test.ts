@@ -26,6 +26,7 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
     site: "act1",
     ...clients,
     ironicDriver: "fake-hardware",
+    slurmDeviceNamePrefix: "",
     burnInCommand: "sleep 1",
     pollIntervalMs: 100,
     ...over,

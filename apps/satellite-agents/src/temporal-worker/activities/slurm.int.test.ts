@@ -9,7 +9,16 @@ import { ActivityCancellationDetails, CancelledFailure } from "@temporalio/commo
 import type { MockActivityEnvironment } from "@temporalio/testing";
 import { SlurmClient } from "@fm/clients";
 import { scontrolJob, slurmCommand, startSlurm, waitForScontrolJob, type SlurmPeer } from "@fm/test-support/slurm";
-import { WAITING, activityEnv, deadEndpoint, expectRetryable, plan, rejection, run } from "./activity-testing.ts";
+import {
+  WAITING,
+  activityEnv,
+  deadEndpoint,
+  expectFinal,
+  expectRetryable,
+  plan,
+  rejection,
+  run,
+} from "./activity-testing.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { slurmActivities } from "./slurm.ts";
 
@@ -23,6 +32,7 @@ afterAll(() => slurm?.stop(), 60_000);
 const activities = (over: Partial<ActivityDeps> = {}) =>
   slurmActivities({
     slurm: new SlurmClient({ baseUrl: slurm.url, user: "root", token: () => slurm.token, backoffMs: 20 }),
+    slurmDeviceNamePrefix: "",
     burnInCommand: "sleep 1",
     pollIntervalMs: 100,
     ...over,
@@ -126,6 +136,26 @@ describe("SLURM activities", () => {
     },
     WAITING,
   );
+
+  it("slurmCheckNode finds a device's node by the name prefix until the hub has recorded one; a device outside the prefix has none", async () => {
+    const acts = activities({ slurmDeviceNamePrefix: "kef-" });
+    // The test cluster's nodes are idle: the check passes and returns the state it read.
+    expect((await run(acts.slurmCheckNode, plan({ name: "kef-gpu003" }))).result).toBe("idle");
+    // A node name the SLURM agent recorded wins over the prefix rule.
+    expect((await run(acts.slurmCheckNode, plan({ name: "kef-renamed", slurmNodeName: "gpu003" }))).result).toBe(
+      "idle",
+    );
+    expectFinal(
+      await rejection(run(acts.slurmCheckNode, plan({ name: "kef-gpu999" }))),
+      "BadInput",
+      "SLURM has no node gpu999",
+    );
+    expectFinal(
+      await rejection(run(acts.slurmCheckNode, plan({ name: "sta-gpu003" }))),
+      "BadInput",
+      "sta-gpu003 is no SLURM node: its name does not start with kef-",
+    );
+  });
 
   it("a SLURM that does not answer is thrown as a retryable error", async () => {
     const dead = await deadEndpoint();

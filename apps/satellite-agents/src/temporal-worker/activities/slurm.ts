@@ -4,11 +4,12 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { isTerminalSlurmState } from "@fm/clients";
+import { slurmNodeNameOf, slurmUnavailableWords } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
 import { badInput, guarded } from "./failures.ts";
 
-type SlurmDeps = Pick<ActivityDeps, "slurm" | "burnInCommand" | "pollIntervalMs">;
+type SlurmDeps = Pick<ActivityDeps, "slurm" | "slurmDeviceNamePrefix" | "burnInCommand" | "pollIntervalMs">;
 type BurnIn = { jobId: string; jobName: string; device: DevicePlan; durationMinutes: number; partition?: string };
 type BurnInResult = { device: string; slurmJobId: number; state: string; exitCode: number | null };
 
@@ -31,7 +32,7 @@ async function slurmSubmitBurnIn(deps: SlurmDeps, a: BurnIn): Promise<number> {
     const name = `fm-${a.jobName}-${a.device.name}`.slice(0, 200);
     const existing = (await slurm.jobsByName(name))[0];
     if (existing) return existing.jobId;
-    const node = a.device.slurmNodeName ?? a.device.name;
+    const node = nodeOf(deps, a.device);
     const { jobId } = await slurm.submitJob({
       name,
       nodes: [node],
@@ -90,6 +91,14 @@ async function slurmWait(deps: SlurmDeps, a: { slurmJobId: number; device: strin
   }
 }
 
+/** The device's SLURM node; a device whose name the prefix does not start has none. */
+function nodeOf(deps: SlurmDeps, d: DevicePlan): string {
+  const node = slurmNodeNameOf(d.name, d.slurmNodeName, deps.slurmDeviceNamePrefix);
+  if (node === null)
+    throw badInput(`${d.name} is no SLURM node: its name does not start with ${deps.slurmDeviceNamePrefix}`);
+  return node;
+}
+
 async function slurmCancel(deps: SlurmDeps, ids: number[]): Promise<void> {
   await guarded(() => Promise.all(ids.map((id) => slurmOf(deps).cancelJob(id))));
 }
@@ -97,12 +106,10 @@ async function slurmCancel(deps: SlurmDeps, ids: number[]): Promise<void> {
 /** RELEASE with SLURM: the node is known to SLURM and neither down nor drained. */
 async function slurmCheckNode(deps: SlurmDeps, d: DevicePlan): Promise<string> {
   return guarded(async () => {
-    const name = d.slurmNodeName ?? d.name;
+    const name = nodeOf(deps, d);
     const node = (await slurmOf(deps).nodes()).find((n) => n.name === name);
     if (!node) throw badInput(`SLURM has no node ${name}`);
-    const bad = [node.state, ...node.stateFlags]
-      .map((s) => s.toUpperCase())
-      .filter((s) => ["DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "NOT_RESPONDING"].includes(s));
+    const bad = slurmUnavailableWords(node.state, node.stateFlags);
     if (bad.length)
       throw badInput(`SLURM node ${name} is ${bad.join("+").toLowerCase()}${node.reason ? `: ${node.reason}` : ""}`);
     return node.state;

@@ -1,0 +1,267 @@
+/**
+ * The inventory snapshot over HTTP, read with the hub client: exactly the feed up to its
+ * position, so snapshot + feed from there rebuilds the inventory with no gap and no double, even
+ * while writers commit during the snapshot. (The hub client's reading of it is tested with the
+ * client.)
+ */
+import { get as httpGet } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  FeedPageSchema,
+  InventorySnapshotLineSchema,
+  type Device,
+  type DeviceList,
+  type InventoryEvent,
+  type InventorySnapshotLine,
+  type Problem,
+  type SiteList,
+} from "@fm/domain";
+import { adminQuery } from "@fm/test-support/postgres";
+import { eventually } from "@fm/test-support/wait";
+import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
+import { seedNetboxOnlyDevices } from "../../testing/inventory.ts";
+import type { Authenticator } from "../../plugins/request-context.ts";
+
+let hub: TestHub;
+let url: string;
+const deviceIds: string[] = [];
+beforeAll(async () => {
+  hub = await startTestHub();
+  url = await hub.app.listen({ port: 0, host: "127.0.0.1" });
+  for (const slug of ["snap-a", "snap-b"])
+    await seedNetboxOnlyDevices(
+      hub.db.prisma,
+      { slug },
+      Array.from({ length: 150 }, (_, i) => ({ name: `${slug}-gpu-${i}`, role: "gpu-node" as const })),
+    );
+  deviceIds.push(...(await hub.db.prisma.device.findMany({ select: { id: true } })).map((d) => d.id));
+});
+afterAll(() => hub.close());
+
+/** The snapshot's lines, each checked against the contract; a problem document when refused. */
+async function snapshot(sites: string[] = []): Promise<InventorySnapshotLine[]> {
+  const res = await fetch(`${url}/api/v1/feeds/inventory/snapshot?${sites.map((s) => `site=${s}`).join("&")}`);
+  if (res.status !== 200) throw { status: res.status, problem: (await res.json()) as Problem };
+  expect(res.headers.get("content-type")).toContain("application/x-ndjson");
+  const text = await res.text();
+  expect(text.endsWith("\n")).toBe(true);
+  return text
+    .slice(0, -1)
+    .split("\n")
+    .map((l) => InventorySnapshotLineSchema.parse(JSON.parse(l)));
+}
+
+/** Every event after `after`, page by page. */
+async function feedAfter(after: string): Promise<InventoryEvent[]> {
+  const events: InventoryEvent[] = [];
+  for (;;) {
+    const res = await fetch(`${url}/api/v1/feeds/inventory?after=${after}&limit=1000`);
+    expect(res.status).toBe(200);
+    const page = FeedPageSchema.parse(await res.json());
+    events.push(...page.items);
+    if (page.nextAfter === after) return events;
+    after = page.nextAfter;
+  }
+}
+
+const get = async <T>(path: string): Promise<T> => (await hub.app.inject({ url: path })).json<T>();
+
+async function allDevices(): Promise<Device[]> {
+  const devices: Device[] = [];
+  for (let cursor = ""; ;) {
+    const page = await get<DeviceList>(`/api/v1/devices?limit=1000${cursor ? `&cursor=${cursor}` : ""}`);
+    devices.push(...page.items);
+    if (!page.nextCursor) return devices;
+    cursor = page.nextCursor;
+  }
+}
+
+const patchNotes = (id: string, notes: string) =>
+  hub.app.inject({ method: "PATCH", url: `/api/v1/devices/${id}`, payload: { notes } });
+
+describe("inventory snapshot", () => {
+  it("starts with its position, lists every site, role and device as their GETs do, and ends with the count", async () => {
+    const lines = await snapshot();
+    const [head, ...rest] = lines;
+    const end = rest.pop();
+    expect(head).toMatchObject({ kind: "snapshot", sites: ["snap-a", "snap-b"] });
+    expect(end).toEqual({ kind: "end", count: rest.length });
+    const devices = rest.filter((l) => l.kind === "device").map((l) => l.data as Device);
+    expect(devices).toHaveLength(300);
+    expect(devices[0]).toEqual(await get(`/api/v1/devices/${devices[0]!.id}`));
+    const site = rest.flatMap((l) => (l.kind === "site" ? [l.data] : []))[0]!;
+    expect(site).toEqual(await get(`/api/v1/sites/${site.id}`));
+    expect(rest.filter((l) => l.kind === "deviceRole").map((l) => (l.data as { slug: string }).slug)).toContain(
+      "gpu-node",
+    );
+    // Nothing changed since: the feed after the snapshot's position is empty.
+    expect(await feedAfter((head as { position: string }).position)).toEqual([]);
+  });
+
+  it("limits to the sites asked for, and refuses an unknown site with 404", async () => {
+    const lines = await snapshot(["snap-b"]);
+    expect(lines[0]).toMatchObject({ kind: "snapshot", sites: ["snap-b"] });
+    const devices = lines.filter((l) => l.kind === "device").map((l) => l.data as Device);
+    expect(devices).toHaveLength(150);
+    expect(new Set(devices.map((d) => d.site.slug))).toEqual(new Set(["snap-b"]));
+    expect(lines.filter((l) => l.kind === "site")).toHaveLength(1);
+
+    const err = await snapshot(["snap-b", "nowhere"]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 404, problem: { status: 404, code: "site_not_found" } });
+    expect((err as { problem: Problem }).problem.detail).toContain("nowhere");
+    const bad = await hub.app.inject({ url: "/api/v1/feeds/inventory/snapshot?site=Not%20A%20Slug" });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers["content-type"]).toContain("application/problem+json");
+  });
+
+  it("includes a change committed but not yet positioned, and gives its event a position at or below its own", async () => {
+    const id = deviceIds[7]!;
+    const device = await get<Device>(`/api/v1/devices/${id}`);
+    // A change and its event committed without the commit notification: nothing has positioned it.
+    await hub.db.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL session_replication_role = replica`;
+      await tx.$executeRaw`UPDATE devices SET notes = 'unpositioned', version = version + 1 WHERE id = ${id}::uuid`;
+      await tx.$executeRaw`
+        INSERT INTO inventory_events (type, resource_type, resource_id, site_id, data)
+        VALUES ('device.updated', 'device', ${id}, ${device.site.id}::uuid, ${JSON.stringify({ ...device, notes: "unpositioned", version: device.version + 1 })}::jsonb)`;
+    });
+    const lines = await snapshot();
+    const position = BigInt((lines[0] as { position: string }).position);
+    const seen = lines.flatMap((l) => (l.kind === "device" && l.data.id === id ? [l.data] : []))[0]!;
+    expect(seen.notes).toBe("unpositioned");
+    const [event] = await hub.db.prisma.inventoryEvent.findMany({
+      where: { resourceId: id },
+      orderBy: { seq: "desc" },
+    });
+    expect(event!.position).not.toBeNull();
+    expect(event!.position! <= position).toBe(true);
+    expect((await feedAfter(position.toString())).filter((e) => e.resourceId === id)).toEqual([]);
+  });
+
+  it("with writers committing throughout, snapshot + feed from its position is the final state: each change once", async () => {
+    let writing = true;
+    let written = 0;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; writing; i++) {
+        const id = deviceIds[(w * 37 + i * 11) % deviceIds.length]!;
+        const res = await patchNotes(id, `w${w}-${i}`);
+        expect(res.statusCode).toBe(200);
+        if (i % 10 === 0) {
+          const site = await hub.app.inject({
+            method: "POST",
+            url: "/api/v1/sites",
+            payload: { slug: `snap-w${w}-${i}`, name: "created meanwhile" },
+          });
+          expect(site.statusCode).toBe(201);
+        }
+        written++;
+      }
+    });
+    while (written < 20) await new Promise((r) => setTimeout(r, 5));
+    const lines = await snapshot();
+    const writtenDuring = written;
+    while (written < writtenDuring + 20) await new Promise((r) => setTimeout(r, 5));
+    writing = false;
+    await Promise.all(writers);
+
+    const position = (lines[0] as { position: string }).position;
+    const devices = new Map<string, Device>();
+    const sites = new Map<string, string>();
+    for (const l of lines) {
+      if (l.kind === "device") devices.set(l.data.id, l.data);
+      if (l.kind === "site") sites.set(l.data.id, l.data.slug);
+    }
+    const events = await feedAfter(position);
+    // Both sides of the position saw writes: the snapshot raced the writers.
+    expect(events.filter((e) => e.type === "device.updated").length).toBeGreaterThan(0);
+    expect([...devices.values()].some((d) => d.version > 1)).toBe(true);
+    for (const e of events) {
+      if (e.type === "device.updated") {
+        const before = devices.get(e.resourceId)!;
+        // Each device's versions continue exactly: a double would repeat one, a gap skip one.
+        expect(e.data.version).toBe(before.version + 1);
+        devices.set(e.resourceId, e.data);
+      }
+      if (e.type === "site.created") {
+        expect(sites.has(e.resourceId)).toBe(false);
+        sites.set(e.resourceId, e.data.slug);
+      }
+    }
+    const final = new Map<string, Device>();
+    for (const d of await allDevices()) final.set(d.id, d);
+    expect(devices.size).toBe(final.size);
+    for (const [id, d] of final)
+      expect({ notes: devices.get(id)?.notes, version: devices.get(id)?.version }).toEqual({
+        notes: d.notes,
+        version: d.version,
+      });
+    const finalSites = (await get<SiteList>("/api/v1/sites?limit=1000")).items.map((s) => s.slug);
+    expect([...sites.values()].sort()).toEqual(finalSites.sort());
+  });
+});
+
+describe("inventory snapshot readers that go away", () => {
+  it("end their snapshot's transaction: more of them than the pool has connections, and the hub still serves", async () => {
+    // Each reader takes the first bytes and closes its connection while the hub has lines to send.
+    for (let i = 0; i < 7; i++)
+      await new Promise<void>((resolve, reject) => {
+        const req = httpGet(`${url}/api/v1/feeds/inventory/snapshot`, (res) =>
+          res.once("data", () => {
+            req.destroy();
+            resolve();
+          }),
+        );
+        req.once("error", reject);
+      });
+    const inTransaction = async () =>
+      (
+        await adminQuery(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state LIKE 'idle in transaction%'",
+          [hub.database.name],
+        )
+      ).rows[0].n as number;
+    await eventually(async () => expect(await inTransaction()).toBe(0));
+    const lines = await snapshot();
+    expect(lines.at(-1)).toEqual({ kind: "end", count: lines.length - 2 });
+  });
+});
+
+describe("inventory snapshot access", () => {
+  let own: TestHub;
+  let ownUrl: string;
+  beforeAll(async () => {
+    // The hub's scope check with callers of each kind: no credentials, no scope, fleet.read.
+    const authenticate: Authenticator = async (request) => {
+      const token = request.headers.authorization?.replace(/^Bearer /, "");
+      if (!token) return undefined;
+      const scopes = token === "reader" ? ["fleet.read"] : [];
+      return { id: token, kind: "client", scopes: new Set(scopes) };
+    };
+    own = await startTestHub({ authenticate });
+    ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(() => own.close());
+
+  it("needs fleet.read: 401 without a token, 403 without the scope", async () => {
+    const get = (token?: string) =>
+      fetch(
+        `${ownUrl}/api/v1/feeds/inventory/snapshot`,
+        token ? { headers: { authorization: `Bearer ${token}` } } : {},
+      );
+    const anonymous = await get();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("content-type")).toContain("application/problem+json");
+    expect((await get("nobody")).status).toBe(403);
+    const reader = await get("reader");
+    expect(reader.status).toBe(200);
+    expect(reader.headers.get("content-type")).toContain("application/x-ndjson");
+    const text = await reader.text();
+    expect(
+      text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { kind: string })
+        .at(-1),
+    ).toEqual({ kind: "end", count: 0 });
+  });
+});
