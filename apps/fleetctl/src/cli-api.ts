@@ -78,6 +78,7 @@ export function addApiCommands(api: Command): void {
         .description("the latest events, then (--follow) each new one as it happens")
         .option("--after <position>", "start after this position instead of the latest events")
         .option("-n, --lines <n>", "how many of the latest events to show first", "10")
+        .option("--site <slug...>", "only these sites' events (and those of no site: roles, settings)")
         .option("-f, --follow", "keep waiting for new events (long-poll) until interrupted"),
       ["table", "json"],
     ).action(lazy(misc, "feedTail")),

@@ -3,7 +3,6 @@ import {
   DiscrepancyKind,
   DiscrepancyListSchema,
   DiscrepancySummarySchema,
-  FeedPageSchema,
   type Discrepancy,
   type InventoryEvent,
 } from "@fm/domain";
@@ -13,30 +12,15 @@ import { UsageError } from "../errors.ts";
 import { renderList, renderOne, type View } from "../output.ts";
 import { collect, output, session, siteId, truncationNote } from "./common.ts";
 
-const FEED = "/api/v1/feeds/inventory/";
 /** The longest long-poll the hub allows; a quiet feed costs one request per this. */
 const FOLLOW_WAIT_S = 30;
 
-const hasEventAfter = async (hub: HubClient, position: number) =>
-  (await hub.request("GET", FEED, FeedPageSchema, { query: { after: position, limit: 1 } })).body.items.length > 0;
+/** Past any position: a read there returns no event, only the feed's head. */
+const BEYOND_EVERY_POSITION = "999999999999999999";
 
-/**
- * The feed's last position. Positions have no gaps (docs/api.md, inventory change feed), so
- * "is there an event after p" is monotonic in p: an exponential then a binary search finds the
- * end in about 2·log2(N) small requests, without reading the feed.
- */
-export async function lastPosition(hub: HubClient): Promise<number> {
-  if (!(await hasEventAfter(hub, 0))) return 0;
-  let lo = 0; // an event exists after lo
-  let hi = 1024;
-  while (await hasEventAfter(hub, hi)) [lo, hi] = [hi, hi * 2];
-  // Invariant: an event after lo, none after hi. The last position is the least p with none after it.
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (await hasEventAfter(hub, mid)) lo = mid;
-    else hi = mid;
-  }
-  return hi;
+/** The feed's head (the last position given so far), which every page carries. */
+export async function headPosition(hub: HubClient): Promise<number> {
+  return Number((await hub.readFeed({ after: BEYOND_EVERY_POSITION, limit: 1 })).head);
 }
 
 const eventName = (e: InventoryEvent) => {
@@ -52,16 +36,13 @@ export async function feedTail(ctx: Ctx): Promise<void> {
   if (!Number.isInteger(lines) || lines < 0 || lines > 1000) throw new UsageError("--lines must be from 0 to 1000");
   const given = ctx.opts.after as string | undefined;
   if (given !== undefined && !/^\d{1,15}$/.test(given)) throw new UsageError("--after must be a feed position");
+  const site = ctx.opts.site as string[] | undefined;
   const { hub } = await session(ctx);
-  let after = given ?? String(Math.max(0, (await lastPosition(hub)) - lines));
+  let after = given ?? String(Math.max(0, (await headPosition(hub)) - lines));
   const print = (e: InventoryEvent) => ctx.out(out.format === "json" ? `${JSON.stringify(e)}\n` : eventLine(e));
   // Without --follow: what is there now (from --after, or the last --lines events), and stop.
   for (;;) {
-    const page = (
-      await hub.request("GET", FEED, FeedPageSchema, {
-        query: { after, limit: 1000, wait: ctx.opts.follow ? FOLLOW_WAIT_S : 0 },
-      })
-    ).body;
+    const page = await hub.readFeed({ after, limit: 1000, wait: ctx.opts.follow ? FOLLOW_WAIT_S : 0, site });
     page.items.forEach(print);
     after = page.nextAfter;
     if (!ctx.opts.follow && page.items.length < 1000) return;
