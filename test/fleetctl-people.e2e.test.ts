@@ -60,7 +60,7 @@ describe("a person logs in through the OIDC issuer", { timeout: 120_000 }, () =>
     expect(asked.form.code_verifier).toMatch(/^[A-Za-z0-9._~-]{43,128}$/);
 
     const who = JSON.parse((await e.fleetctl(["api", "whoami", "-o", "json"])).stdout);
-    expect(who).toMatchObject({ kind: "person", subject: "ada@example.com", renewable: true });
+    expect(who).toMatchObject({ kind: "person", subject: "ada@example.com", scopes: ["fleet.read"], renewable: true });
 
     // Each command renews the 20-second token with the refresh token.
     const before = grants().filter((g) => g === "refresh_token").length;

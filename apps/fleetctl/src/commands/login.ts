@@ -77,11 +77,15 @@ export async function whoami(ctx: Ctx): Promise<void> {
     environment: profile.environment,
     kind: cached.kind,
     subject: subjectOf(cached.accessToken),
+    // A machine's token names its scopes; a person's login asked the issuer for some (or none),
+    // and the hub grants of them what its scope mapping allows: null when none was asked for.
     scopes:
-      cached.scope ??
-      String(c.scope ?? "")
-        .split(" ")
-        .filter(Boolean),
+      cached.kind === "machine"
+        ? (cached.scope ??
+          String(c.scope ?? "")
+            .split(" ")
+            .filter(Boolean))
+        : (cached.requestedScopes ?? null),
     expiresAt: new Date(cached.expiresAt).toISOString(),
     expired: cached.expiresAt <= Date.now(),
     renewable: cached.kind === "machine" ? Boolean(cached.clientSecretFile) : Boolean(cached.refreshToken),
@@ -91,7 +95,8 @@ export async function whoami(ctx: Ctx): Promise<void> {
     return;
   }
   const rows = Object.entries(who).map(
-    ([k, v]) => `${`${k}:`.padEnd(13)} ${Array.isArray(v) ? v.join(" ") : String(v)}`,
+    ([k, v]) =>
+      `${`${k}:`.padEnd(13)} ${v === null ? "(what the hub's scope mapping grants)" : Array.isArray(v) ? v.join(" ") : String(v)}`,
   );
   ctx.out(`${rows.join("\n")}\n`);
 }
