@@ -4,7 +4,7 @@
  * afterwards. Jobs are driven to their end through the job report API, as the site's workflow
  * agent would.
  */
-import { readdir, stat } from "node:fs/promises";
+import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device, DeviceList, Job } from "@fm/domain";
@@ -88,6 +88,23 @@ describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
       scopes: ["fleet.read"],
       expired: false,
     });
+  });
+
+  it("an expired token, or one the hub refuses, is renewed with client credentials and the command goes on", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    const file = join(e.configDir, "tokens", "e2e.json");
+    const cached = JSON.parse(await readFile(file, "utf8")) as { accessToken: string; expiresAt: number };
+    for (const stale of [
+      { ...cached, expiresAt: Date.now() - 1000 }, // expired: renewed before the request
+      { ...cached, accessToken: `${cached.accessToken.slice(0, -4)}AAAA` }, // refused (401): renewed, sent again
+    ]) {
+      await writeFile(file, JSON.stringify(stale), { mode: 0o600 });
+      const r = await e.fleetctl(["api", "device", "list", "--format", "count"]);
+      expect(r).toMatchObject({ code: 0, stdout: `${2 * DEVICES_PER_SITE}\n` });
+      const renewed = JSON.parse(await readFile(file, "utf8")) as { accessToken: string; requestedScopes: string[] };
+      expect(renewed.accessToken).not.toBe(stale.accessToken);
+      expect(renewed.requestedScopes).toEqual(["fleet.read"]); // the same scopes asked for again
+    }
   });
 
   it("a read-only login is refused a mutation, with the problem, a hint and exit 4", async () => {
