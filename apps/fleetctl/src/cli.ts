@@ -5,6 +5,7 @@
 import { Argument, Command, Option } from "commander";
 import { examples, lazy, withOutput } from "./command-kit.ts";
 import { addApiCommands } from "./cli-api.ts";
+import { addExamples } from "./more-examples.ts";
 import { VERSION } from "./version.ts";
 
 const ENVIRONMENTS = ["dev", "stg", "prod"];
@@ -79,6 +80,7 @@ export function buildProgram(): Command {
       .action(lazy(() => import("./commands/completion.ts"), "completion")),
     ["source <(fleetctl completion bash)", 'fleetctl completion zsh > "${fpath[1]}/_fleetctl"'],
   );
+  addExamples(program);
   return program;
 }
 
