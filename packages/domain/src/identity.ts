@@ -146,6 +146,16 @@ export const IssuedSecretSchema = z.object({
   clientId: z.string(),
   clientSecret: z.string().describe("Shown once; store it in the satellite's vault"),
 });
+/** A rotated agent secret, shown once; the previous one works until `previousSecretValidUntil`. */
+export const RotatedSecretSchema = z
+  .object({
+    agent: AgentKindSchema,
+    clientId: z.string(),
+    clientSecret: z.string(),
+    previousSecretValidUntil: z.string(),
+  })
+  .meta({ id: "RotatedSecret" });
+
 export const SatelliteCreatedSchema = SatelliteSchema.extend({ secrets: z.array(IssuedSecretSchema) }).meta({
   id: "SatelliteCreated",
 });

@@ -5,9 +5,8 @@
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { NetboxClient } from "@fm/clients";
+import { NetboxClient, checkNetboxSite, formatFindings } from "@fm/clients";
 import { RoleClassMapping } from "./mapping.ts";
-import { checkNetboxSite } from "./check.ts";
 
 const usage = "usage: npm run netbox:check -- --site <slug> --cluster <name|id> [--json]";
 let args;
@@ -40,13 +39,7 @@ try {
   });
   const failed = findings.filter((f) => f.severity === "fail").length;
   if (args.json) process.stdout.write(`${JSON.stringify({ ok: failed === 0, findings }, null, 2)}\n`);
-  else {
-    for (const f of findings)
-      process.stdout.write(`${f.severity.toUpperCase().padEnd(4)} ${f.check.padEnd(14)} ${f.message}\n`);
-    process.stdout.write(
-      failed ? `\n${failed} problem(s): fix them in NetBox before rollout.\n` : "\nNetBox is ready for this site.\n",
-    );
-  }
+  else process.stdout.write(formatFindings(findings));
   process.exit(failed ? 1 : 0);
 } catch (err) {
   process.stderr.write(`netbox check failed: ${(err as Error).message}\n`);

@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NetboxClient } from "@fm/clients";
+import { NetboxClient, checkNetboxSite } from "@fm/clients";
 import { realisticFleet, startNetboxServer, type NetboxServer } from "@fm/test-support/netbox-server";
 import { REPO_ROOT } from "@fm/test-support/process";
-import { checkNetboxSite } from "./check.ts";
 
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
 const MAPPING = {

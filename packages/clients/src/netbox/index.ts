@@ -13,3 +13,4 @@ export {
 } from "./errors.ts";
 export type { NetboxWriteResult } from "./writes.ts";
 export { netboxReleaseAtLeast } from "./release.ts";
+export { checkNetboxSite, formatFindings, REQUIRED_CONTEXT_KEYS, type Finding, type Severity } from "./site-check.ts";

@@ -2,7 +2,6 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
-  AgentKindSchema,
   HEARTBEAT_MAX_BYTES,
   HeartbeatSchema,
   SatelliteAgentParams,
@@ -12,18 +11,10 @@ import {
   SatelliteListSchema,
   SatelliteNameParams,
   SatelliteSchema,
+  RotatedSecretSchema,
 } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { SatelliteService } from "./service.ts";
-
-const RotatedSchema = z
-  .object({
-    agent: AgentKindSchema,
-    clientId: z.string(),
-    clientSecret: z.string(),
-    previousSecretValidUntil: z.string(),
-  })
-  .meta({ id: "RotatedSecret" });
 
 export function registerSatellites(app: FastifyInstance, { service }: { service: SatelliteService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -95,7 +86,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
         tags,
         summary: "Issue a new secret; the old one keeps working for the rotation overlap",
         params: SatelliteAgentParams,
-        response: { 200: RotatedSchema, ...errorResponses(400, 401, 403, 404, 409) },
+        response: { 200: RotatedSecretSchema, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply) => {

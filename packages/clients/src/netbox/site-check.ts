@@ -1,12 +1,17 @@
 /**
  * Pre-rollout validation of a site's NetBox data (rollout guide, "Prepare NetBox and Config
  * Context"): what the netbox agent will ingest must be there and ready before the satellite
- * is enabled. Pure checks over the NetBox client; `check-cli.ts` prints them and sets the exit
- * code.
+ * is enabled. Pure checks over the NetBox client, shared by `npm run netbox:check` and
+ * `fleetctl netbox check`, which print them and set the exit code.
  */
 import { z } from "zod";
-import { NetboxPermissionError, type NetboxClient, type NetboxDevice } from "@fm/clients";
-import type { RoleClassMapping } from "./mapping.ts";
+import type { DeviceClass } from "@fm/domain";
+import type { NetboxClient } from "./netbox-client.ts";
+import type { NetboxDevice } from "./schemas.ts";
+import { NetboxPermissionError } from "./errors.ts";
+
+/** Role slug → device class, as the netbox agent's NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING. */
+type RoleClassMapping = Record<string, DeviceClass>;
 
 export type Severity = "ok" | "warn" | "fail";
 export interface Finding {
@@ -219,4 +224,15 @@ async function checkConfigContext(netbox: NetboxClient, devices: NetboxDevice[],
       add("fail", "config-context", `${group} (e.g. ${d.name ?? d.id}): config context lacks ${missing.join(", ")}`);
     else add("ok", "config-context", `${group}: ${REQUIRED_CONTEXT_KEYS.join(", ")} present`);
   }
+}
+
+/** The findings as the check commands print them, one a line, and a closing verdict. */
+export function formatFindings(findings: Finding[]): string {
+  const failed = findings.filter((f) => f.severity === "fail").length;
+  const lines = findings.map((f) => `${f.severity.toUpperCase().padEnd(4)} ${f.check.padEnd(14)} ${f.message}`);
+  lines.push(
+    "",
+    failed ? `${failed} problem(s): fix them in NetBox before rollout.` : "NetBox is ready for this site.",
+  );
+  return `${lines.join("\n")}\n`;
 }

@@ -1,0 +1,316 @@
+/** `fleetctl api ...`: login, and a command per resource and verb of the hub's API. */
+import { Option, type Command } from "commander";
+import { examples, lazy, withOutput, withPaging } from "./command-kit.ts";
+
+const auth = () => import("./commands/login.ts");
+const sites = () => import("./commands/sites.ts");
+const devices = () => import("./commands/devices.ts");
+const jobs = () => import("./commands/jobs.ts");
+const satellites = () => import("./commands/satellites.ts");
+const slurm = () => import("./commands/slurm-configs.ts");
+const misc = () => import("./commands/feed.ts");
+
+const AGENTS = ["openstack", "slurm", "netbox", "health-status", "workflow", "temporal-worker"];
+
+export function addApiCommands(api: Command): void {
+  examples(
+    api
+      .command("login")
+      .description("log in to the profile's hub and cache the token (mode 0600)")
+      .option("--scope <scope>", "ask for less: read-only, operate, admin, or a list of fleet.* scopes")
+      .option("--device-code", "people: log in on another device (device authorization) instead of a browser")
+      .option("--issuer <url>", "people: the OIDC issuer (default: the profile's)")
+      .option("--client-id <id>", "people: fleetctl's client id at the issuer; machines: the hub client id")
+      .option("--client-secret-file <file>", "machines: log in with client credentials, the secret read from this file")
+      .addHelpText(
+        "after",
+        "\nPeople log in through the OIDC issuer: the URL to open is printed on stderr and opened with $BROWSER\n" +
+          "(or xdg-open); without a browser, or with --device-code, a code to enter on another device is shown.\n" +
+          "Machines log in with client credentials at the hub's token endpoint.",
+      )
+      .action(lazy(auth, "login")),
+    [
+      "fleetctl api login --scope read-only",
+      "fleetctl api login --device-code",
+      "fleetctl api login --client-id ci-bot --client-secret-file /run/secrets/ci-bot --scope operate",
+    ],
+  );
+  api.command("logout").description("forget the profile's cached token").action(lazy(auth, "logout"));
+  withOutput(api.command("whoami").description("who the cached token says you are, and its scopes"), [
+    "table",
+    "json",
+    "yaml",
+  ]).action(lazy(auth, "whoami"));
+  api
+    .command("token")
+    .description("print a valid access token (renewed if needed), for curl: it is a secret")
+    .action(lazy(auth, "token"));
+
+  addSiteCommands(api.command("site").alias("sites").description("sites"));
+  addDeviceCommands(api.command("device").alias("devices").description("devices"));
+  addJobCommands(api.command("job").alias("jobs").description("jobs"));
+  addSatelliteCommands(
+    api.command("satellite").alias("satellites").description("satellites and their agents' secrets"),
+  );
+  addSlurmCommands(
+    api
+      .command("slurm-config")
+      .alias("slurm-configs")
+      .description("SLURM bootstrap configs of a site, one per device role"),
+  );
+
+  const discrepancy = api.command("discrepancy").alias("discrepancies").description("where the sources disagree");
+  withOutput(withPaging(discrepancy.command("list").description("a site's open discrepancies")))
+    .requiredOption("--site <slug|id>", "the site")
+    .option("--kind <kind>", "one kind of discrepancy")
+    .action(lazy(misc, "discrepancyList"));
+  withOutput(discrepancy.command("summary").description("open discrepancies fleet-wide"), [
+    "table",
+    "json",
+    "yaml",
+  ]).action(lazy(misc, "discrepancySummary"));
+
+  const feed = api.command("feed").description("the inventory change feed");
+  examples(
+    withOutput(
+      feed
+        .command("tail")
+        .description("the latest events, then (--follow) each new one as it happens")
+        .option("--after <position>", "start after this position instead of the latest events")
+        .option("-n, --lines <n>", "how many of the latest events to show first", "10")
+        .option("--site <slug...>", "only these sites' events (and those of no site: roles, settings)")
+        .option("-f, --follow", "keep waiting for new events (long-poll) until interrupted"),
+      ["table", "json"],
+    ).action(lazy(misc, "feedTail")),
+    ["fleetctl api feed tail --follow", "fleetctl api feed tail --after 1042 -o json --follow | jq .type"],
+  );
+}
+
+function addSiteCommands(site: Command): void {
+  withOutput(withPaging(site.command("list").description("list sites")))
+    .option("--slug <slug>", "exact slug")
+    .option("--region <region>", "topology region")
+    .option("--q <text>", "substring of slug or name")
+    .action(lazy(sites, "list"));
+  withOutput(site.command("get").description("a site").argument("<site>", "slug or id")).action(lazy(sites, "get"));
+  const fields = (c: Command) =>
+    c
+      .option("--name <name>", "display name")
+      .option("--region <region>", "topology region ('' for none)")
+      .option("--netbox-site-id <n>", "NetBox site id")
+      .option("--netbox-cluster-id <n>", "NetBox cluster id")
+      .addOption(new Option("--slurm-enabled <bool>").choices(["true", "false"]))
+      .addOption(new Option("--configure-dhcp <bool>").choices(["true", "false"]))
+      .addOption(new Option("--platform-class-activity-ready <bool>").choices(["true", "false"]));
+  examples(
+    withOutput(
+      fields(site.command("create").description("create a site (admin)").requiredOption("--slug <slug>", "slug")),
+    ),
+    ["fleetctl api site create --slug iad1 --name 'Ashburn 1' --region us-east"],
+  ).action(lazy(sites, "create"));
+  examples(
+    withOutput(
+      fields(
+        site
+          .command("update")
+          .description("change a site (admin); sends If-Match with the ETag read first")
+          .argument("<site>", "slug or id")
+          .option("--if-match <etag>", "send this ETag instead of reading the site first"),
+      ),
+    ),
+    ["fleetctl api site update iad1 --region us-east-2"],
+  ).action(lazy(sites, "update"));
+  site
+    .command("delete")
+    .description("delete a site (admin; refused while it has devices, jobs or a satellite)")
+    .argument("<site>", "slug or id")
+    .option("--if-match <etag>", "send this ETag instead of reading the site first")
+    .action(lazy(sites, "remove"));
+}
+
+function addDeviceCommands(device: Command): void {
+  examples(
+    withOutput(withPaging(device.command("list").description("list devices (every filter the API has)")))
+      .option("--site <slug|id>", "site")
+      .option("--role <slug>", "device role")
+      .option("--device-class <class>", "GPU_COMPUTE, CPU_BAREMETAL, CPU_HYPERVISOR, NETWORK, STORAGE, OTHER")
+      .option("--status <status>", "NetBox status (active, staged, ...)")
+      .option("--provision-state <state>", "Ironic provision state")
+      .option("--operational-status <status>", "AVAILABLE, ALLOCATED, IMPAIRED, FAILED, QUARANTINED, STALE, ...")
+      .addOption(new Option("--cordoned <bool>", "cordoned or not").choices(["true", "false"]))
+      .addOption(new Option("--stale <bool>", "stale or not").choices(["true", "false"]))
+      .option("--name <text>", "case-insensitive substring of the name")
+      .option("--name-exact <name>", "exact name")
+      .option("--serial <serial>", "exact serial")
+      .option("--tag <tag>", "one of its tags")
+      .option("--updated-since <time>", "changed at or after this RFC 3339 time")
+      .option("--brief", "-o json/yaml: the brief representation (names and states only)")
+      .action(lazy(devices, "list")),
+    [
+      "fleetctl api device list --format count",
+      "fleetctl api device list --name-exact kef-gpu-0042 --format json",
+      "fleetctl api device list --site keflavik --operational-status FAILED -o wide",
+    ],
+  );
+  withOutput(device.command("get").description("a device").argument("<device>", "name or id")).action(
+    lazy(devices, "get"),
+  );
+  withOutput(withPaging(device.command("history").description("every change of a device's tracked fields")))
+    .argument("<device>", "name or id")
+    .option("--field <field>", "only this field (provisionState, cordoned, ...)")
+    .action(lazy(devices, "history"));
+  examples(
+    withOutput(
+      device
+        .command("cordon")
+        .description("cordon a device (operate); sends If-Match with the ETag read first")
+        .argument("<device>", "name or id")
+        .requiredOption("--reason <text>", "why (recorded, and mirrored into Ironic maintenance)")
+        .option("--if-match <etag>", "send this ETag instead of reading the device first"),
+    ),
+    ['fleetctl api device cordon kef-gpu-0042 --reason "bad DIMM, ticket OPS-123"'],
+  ).action(lazy(devices, "cordon"));
+  withOutput(
+    device
+      .command("uncordon")
+      .description("uncordon a device (operate); sends If-Match with the ETag read first")
+      .argument("<device>", "name or id")
+      .option("--if-match <etag>", "send this ETag instead of reading the device first"),
+  ).action(lazy(devices, "uncordon"));
+}
+
+function addJobCommands(job: Command): void {
+  withOutput(withPaging(job.command("list").description("list jobs")))
+    .option("--status <status>", "PENDING, SUBMITTED, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED")
+    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP")
+    .option("--site <slug|id>", "site")
+    .option("--device <device>", "jobs that include this device (name or id)")
+    .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))
+    .action(lazy(jobs, "list"));
+  withOutput(job.command("get").description("a job with its steps").argument("<job>", "id or name")).action(
+    lazy(jobs, "get"),
+  );
+  examples(
+    withOutput(
+      job
+        .command("create")
+        .description("create a job (operate); params are checked against the kind's schema before sending")
+        .requiredOption("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP")
+        .requiredOption("--device <device...>", "devices (names or ids) of one site")
+        .option("--param <key=value...>", 'a parameter (value read as JSON when it is JSON: 30, true, ["a"])')
+        .option("--params <json>", "all parameters as one JSON object")
+        .option("--idempotency-key <key>", "makes a retried create safe (default: a new random key)")
+        .option("--wait", "then wait for it as `job wait` does"),
+    ),
+    [
+      "fleetctl api job create --kind BURN_IN --device kef-gpu-0042 --param durationMinutes=120",
+      "fleetctl api job create --kind REIMAGE --device kef-gpu-0042 kef-gpu-0043 --param image=ubuntu-24.04 --wait",
+    ],
+  ).action(lazy(jobs, "create"));
+  withOutput(job.command("cancel").description("cancel a job (operate)").argument("<job>", "id or name")).action(
+    lazy(jobs, "cancel"),
+  );
+  examples(
+    withOutput(
+      job
+        .command("wait")
+        .description("follow a job until it ends: steps as they change, a progress bar on a terminal")
+        .argument("<job>", "id or name")
+        .option("--timeout <duration>", "give up after this long (90s, 30m, 2h); the job goes on")
+        .option("--interval <duration>", "how often to ask the hub", "2s")
+        .addHelpText(
+          "after",
+          "\nExit code: 0 SUCCEEDED, 10 FAILED, 11 CANCELLED, 12 --timeout passed (see docs/fleetctl.md).",
+        ),
+      ["table", "json", "yaml"],
+    ),
+    ["fleetctl api job wait enrol-brisk-falcon-3fa2 --timeout 1h && echo enrolled"],
+  ).action(lazy(jobs, "wait"));
+}
+
+function addSatelliteCommands(sat: Command): void {
+  withOutput(withPaging(sat.command("list").description("expected satellites"))).action(lazy(satellites, "list"));
+  withOutput(sat.command("get").description("a satellite and its agents' clients").argument("<name>")).action(
+    lazy(satellites, "get"),
+  );
+  examples(
+    withOutput(
+      sat
+        .command("create")
+        .description("expect a satellite (admin): one client per agent, each secret shown once")
+        .argument("<name>", "deployment name, e.g. sys1-ice2")
+        .requiredOption("--site <slug|id...>", "sites it serves")
+        .addOption(new Option("--env <env>", "environment").choices(["dev", "stg", "prod"]).makeOptionMandatory()),
+      ["table", "json", "yaml"],
+    ),
+    ["fleetctl api satellite create sys1-ice2 --site keflavik --env prod -o json > secrets.json"],
+  ).action(lazy(satellites, "create"));
+  sat
+    .command("delete")
+    .description("stop expecting a satellite (admin): its clients stop working")
+    .argument("<name>")
+    .action(lazy(satellites, "remove"));
+  const agentOption = () => new Option("--agent <agent>", "agent kind").choices(AGENTS).makeOptionMandatory();
+  withOutput(
+    sat
+      .command("rotate-secret")
+      .description("issue a new secret for an agent (admin), shown once; the old one works for the overlap")
+      .argument("<name>")
+      .addOption(agentOption()),
+    ["table", "json", "yaml"],
+  ).action(lazy(satellites, "rotateSecret"));
+  sat
+    .command("revoke")
+    .description("revoke an agent's client (admin): its tokens fail from now on; cannot be undone")
+    .argument("<name>")
+    .addOption(agentOption())
+    .action(lazy(satellites, "revoke"));
+}
+
+function addSlurmCommands(cfg: Command): void {
+  const site = () => new Option("--site <slug|id>", "the site").makeOptionMandatory();
+  withOutput(withPaging(cfg.command("list").description("a site's SLURM bootstrap configs")))
+    .addOption(site())
+    .action(lazy(slurm, "list"));
+  withOutput(cfg.command("get").description("a SLURM bootstrap config").argument("<id>").addOption(site())).action(
+    lazy(slurm, "get"),
+  );
+  const fields = (c: Command) =>
+    c
+      .requiredOption("--image <image>", "Nova image (name or id)")
+      .requiredOption("--flavor <flavor>", "Nova flavor (name or id)")
+      .option("--gres <gres>", "SLURM GRES, e.g. gpu:h100:8")
+      .option("--user-data-file <file>", "cloud-init user-data, read from this file (sent base64)");
+  examples(
+    withOutput(
+      fields(
+        cfg
+          .command("create")
+          .description("create the config of a (site, device role) (admin)")
+          .addOption(site())
+          .requiredOption("--role <slug|id>", "device role"),
+      ),
+    ),
+    [
+      "fleetctl api slurm-config create --site keflavik --role gpu-node --image ubuntu-24.04 --flavor gpu.h100.8 \\",
+      "    --gres gpu:h100:8 --user-data-file ./cloud-init.yaml",
+    ],
+  ).action(lazy(slurm, "create"));
+  withOutput(
+    fields(
+      cfg
+        .command("replace")
+        .description("replace a config (admin; every field again); sends If-Match with the ETag read first")
+        .argument("<id>")
+        .addOption(site())
+        .option("--if-match <etag>", "send this ETag instead of reading the config first"),
+    ),
+  ).action(lazy(slurm, "replace"));
+  cfg
+    .command("delete")
+    .description("delete a config (admin)")
+    .argument("<id>")
+    .addOption(site())
+    .option("--if-match <etag>", "send this ETag instead of reading the config first")
+    .action(lazy(slurm, "remove"));
+}

@@ -1,0 +1,51 @@
+/**
+ * What the command tree is built from: actions that load their module only when they run (so
+ * `fleetctl --help` and `--version` load no client, no schema), and the options many commands
+ * share. Cheap to import: commander and nothing else.
+ */
+import { Option, type Command } from "commander";
+import { OUTPUT_FORMATS } from "./output.ts";
+
+export interface Ctx {
+  /** The command's options, the global ones (--profile, --hub) included. */
+  opts: Record<string, unknown>;
+  /** Its positional arguments, in order. */
+  args: unknown[];
+  env: NodeJS.ProcessEnv;
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+export type Handler = (ctx: Ctx) => Promise<void>;
+
+/** An action running `name` from the module `load` imports, when (and only when) it is invoked. */
+export function lazy<M extends Record<string, unknown>>(load: () => Promise<M>, name: keyof M & string) {
+  return async function (this: Command) {
+    const handler = (await load())[name] as Handler;
+    await handler({
+      opts: this.optsWithGlobals(),
+      args: this.processedArgs,
+      env: process.env,
+      out: (t) => void process.stdout.write(t),
+      err: (t) => void process.stderr.write(t),
+    });
+  };
+}
+
+/** -o/--output, and --format, the runbook's spelling of the same option (hidden from help). */
+export function withOutput(cmd: Command, formats: readonly string[] = OUTPUT_FORMATS): Command {
+  return cmd
+    .addOption(new Option("-o, --output <format>", "output format").choices(formats))
+    .addOption(new Option("--format <format>", "alias of --output").choices(formats));
+}
+
+/** --limit and --all for lists. */
+export function withPaging(cmd: Command): Command {
+  return cmd
+    .option("--limit <n>", "show at most this many items (1 to 1000; default 100)")
+    .option("--all", "page through every item");
+}
+
+/** Examples at the end of a command's --help. */
+export function examples(cmd: Command, lines: string[]): Command {
+  return cmd.addHelpText("after", `\nExamples:\n${lines.map((l) => `  ${l}`).join("\n")}\n`);
+}

@@ -1,0 +1,103 @@
+/**
+ * `job wait`: follows a job until it ends, asking the hub every --interval. On a terminal, a
+ * progress bar on stderr and each step's change printed above it; on a pipe, one plain line on
+ * stdout per change (what a CI log keeps). The exit code says how it ended (exit-codes.ts).
+ */
+import type { HubClient } from "@fm/clients";
+import { TERMINAL_JOB_STATUSES, type Job } from "@fm/domain";
+import type { Ctx } from "./command-kit.ts";
+import { parseDuration } from "./duration.ts";
+import { EXIT } from "./exit-codes.ts";
+import { renderOne, type OutputOptions } from "./output.ts";
+import { JOB_VIEW } from "./commands/jobs.ts";
+
+type Step = Job["steps"][number];
+
+/** The step lines to print for the change from `before` to `after` (all of them the first time). */
+export function stepChanges(before: Job | undefined, after: Job): string[] {
+  const lines: string[] = [];
+  if (!before || before.status !== after.status)
+    lines.push(`job ${after.name} ${after.status} ${Math.round(after.progress * 100)}%`);
+  for (const s of after.steps) {
+    const old = before?.steps.find((b) => b.name === s.name);
+    if (!old && s.status === "PENDING") continue;
+    if (old && old.status === s.status && old.message === s.message) continue;
+    lines.push(`  step ${s.name} ${s.status}${s.message ? `: ${s.message}` : ""}`);
+  }
+  if (after.error && (!before?.error || before.error.message !== after.error.message))
+    lines.push(`  error${after.error.step ? ` in ${after.error.step}` : ""}: ${after.error.message}`);
+  return lines;
+}
+
+export function renderSteps(job: Job): string {
+  const width = Math.max(4, ...job.steps.map((s) => s.name.length));
+  const rows = job.steps.map((s: Step) =>
+    `  ${s.name.padEnd(width)}  ${s.status.padEnd(9)}  ${s.message ?? ""}`.trimEnd(),
+  );
+  const error = job.error ? [`error${job.error.step ? ` in ${job.error.step}` : ""}: ${job.error.message}`] : [];
+  return `\nSTEPS\n${rows.join("\n")}\n${error.map((e) => `${e}\n`).join("")}`;
+}
+
+export const exitForJob = (status: Job["status"]): number =>
+  status === "SUCCEEDED" ? EXIT.OK : status === "CANCELLED" ? EXIT.JOB_CANCELLED : EXIT.JOB_FAILED;
+
+export async function waitForJob(ctx: Ctx, hub: HubClient, first: Job, out: OutputOptions): Promise<void> {
+  const intervalMs = parseDuration(String(ctx.opts.interval ?? "2s"), "--interval");
+  const timeoutMs = ctx.opts.timeout === undefined ? undefined : parseDuration(String(ctx.opts.timeout), "--timeout");
+  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+  const live = out.format === "table" || out.format === "wide";
+  const tty = live && Boolean(process.stderr.isTTY);
+  const bar = tty ? await progressBar(first) : undefined;
+  const say = (lines: string[]) => {
+    if (!live) return;
+    for (const l of lines) {
+      if (bar) bar.log(l);
+      else ctx.out(`${l}\n`);
+    }
+  };
+  let job = first;
+  say(stepChanges(undefined, job));
+  try {
+    while (!TERMINAL_JOB_STATUSES.includes(job.status)) {
+      bar?.update(job);
+      if (Date.now() >= deadline) {
+        say([`job ${job.name} still ${job.status} after ${String(ctx.opts.timeout)}: stopped waiting (it goes on)`]);
+        process.exitCode = EXIT.JOB_TIMEOUT;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.min(intervalMs, Math.max(0, deadline - Date.now()))));
+      const next = await hub.getJob(job.id);
+      say(stepChanges(job, next));
+      job = next;
+    }
+    bar?.update(job);
+  } finally {
+    bar?.stop();
+  }
+  if (!live) ctx.out(await renderOne(JOB_VIEW, job, out));
+  process.exitCode = exitForJob(job.status);
+}
+
+/** cli-progress on stderr, with lines logged above the bar; loaded only on a terminal. */
+async function progressBar(job: Job) {
+  const { MultiBar, Presets } = await import("cli-progress");
+  const multi = new MultiBar(
+    {
+      format: " {bar} {percentage}% | {status} | {step}",
+      hideCursor: true,
+      clearOnComplete: false,
+      stream: process.stderr,
+    },
+    Presets.shades_classic,
+  );
+  const payload = (j: Job) => ({
+    status: j.status,
+    step: j.steps.find((s) => s.status === "RUNNING")?.name ?? "-",
+  });
+  const bar = multi.create(100, Math.round(job.progress * 100), payload(job));
+  return {
+    update: (j: Job) => bar.update(Math.round(j.progress * 100), payload(j)),
+    log: (line: string) => multi.log(`${line}\n`),
+    stop: () => multi.stop(),
+  };
+}

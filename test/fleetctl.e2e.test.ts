@@ -1,0 +1,313 @@
+/**
+ * fleetctl end to end: the CLI's npm bin run as a child process against a real hub process on
+ * PostgreSQL. Asserted: what an operator sees (stdout, stderr, exit code) and what the hub holds
+ * afterwards. Jobs are driven to their end through the job report API, as the site's workflow
+ * agent would.
+ */
+import { readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Device, DeviceList, Job } from "@fm/domain";
+import { WORKFLOW_STEPS } from "@fm/domain/workflows";
+import { clientToken, hubApi } from "@fm/test-support/process";
+import { eventually } from "@fm/test-support/wait";
+import { DEVICES_PER_SITE, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
+
+let e: FleetctlEnv;
+let names: string[];
+let active: Set<string>;
+beforeAll(async () => {
+  e = await startFleetctlEnv();
+  const page = await e.api<DeviceList>("/api/v1/devices/?site=keflavik&limit=100");
+  names = page.body.items.map((d) => d.name);
+  active = new Set(page.body.items.filter((d) => d.netbox.status === "active").map((d) => d.name));
+  // Every command below runs with this profile: the hub, and fleet-admin as a machine.
+  const set = await e.fleetctl([
+    "config",
+    "set-profile",
+    "e2e",
+    "--hub",
+    e.hub.url,
+    "--env",
+    "dev",
+    "--client-id",
+    "fleet-admin",
+    "--client-secret-file",
+    e.adminSecretFile,
+  ]);
+  expect(set.code, set.stderr).toBe(0);
+}, 120_000);
+afterAll(() => e?.stop(), 60_000);
+
+const taken = new Set<string>();
+/** A device no other test uses; `activeOnly`: NetBox active, as UNENROL needs. */
+const freshDevice = (activeOnly = false) => {
+  const name = names.find((n) => !taken.has(n) && (!activeOnly || active.has(n)));
+  if (!name) throw new Error("no device left: raise DEVICES_PER_SITE");
+  taken.add(name);
+  return name;
+};
+const device = async (name: string) =>
+  (await e.api<DeviceList>(`/api/v1/devices/?nameExact=${name}`)).body.items[0] as Device;
+
+describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
+  it("log in read-only, count the devices, show one device as JSON, list the jobs", async () => {
+    const login = await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain("fleet.read");
+    expect(login.stdout + login.stderr).not.toContain("e2e-admin-secret");
+
+    const count = await e.fleetctl(["api", "device", "list", "--format", "count"]);
+    expect(count).toMatchObject({ code: 0, stdout: `${2 * DEVICES_PER_SITE}\n` });
+
+    const node = names[0]!;
+    const one = await e.fleetctl(["api", "device", "list", "--name-exact", node, "--format", "json"]);
+    expect(one.code, one.stderr).toBe(0);
+    const listed = JSON.parse(one.stdout) as { items: Device[]; count: number };
+    expect(listed.count).toBe(1);
+    expect(listed.items.map((d) => d.name)).toEqual([node]);
+    expect(listed.items[0]).toEqual(await device(node)); // the full representation, as the API serves it
+
+    const jobs = await e.fleetctl(["api", "job", "list"]);
+    expect(jobs).toMatchObject({ code: 0, stdout: "", stderr: "Nothing found.\n" }); // no job yet
+  });
+
+  it("the token is cached with mode 0600 in a 0700 directory, and whoami reads it", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    expect((await stat(e.configDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(e.configDir, "tokens"))).mode & 0o777).toBe(0o700);
+    const files = await readdir(join(e.configDir, "tokens"));
+    expect(files).toEqual(["e2e.json"]);
+    expect((await stat(join(e.configDir, "tokens", "e2e.json"))).mode & 0o777).toBe(0o600);
+    const who = await e.fleetctl(["api", "whoami", "-o", "json"]);
+    expect(who.code, who.stderr).toBe(0);
+    expect(JSON.parse(who.stdout)).toMatchObject({
+      profile: "e2e",
+      kind: "machine",
+      subject: "fleet-admin",
+      scopes: ["fleet.read"],
+      expired: false,
+    });
+  });
+
+  it("an expired token, or one the hub refuses, is renewed with client credentials and the command goes on", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    const file = join(e.configDir, "tokens", "e2e.json");
+    const cached = JSON.parse(await readFile(file, "utf8")) as { accessToken: string; expiresAt: number };
+    for (const stale of [
+      { ...cached, expiresAt: Date.now() - 1000 }, // expired: renewed before the request
+      { ...cached, accessToken: `${cached.accessToken.slice(0, -4)}AAAA` }, // refused (401): renewed, sent again
+    ]) {
+      await writeFile(file, JSON.stringify(stale), { mode: 0o600 });
+      const r = await e.fleetctl(["api", "device", "list", "--format", "count"]);
+      expect(r).toMatchObject({ code: 0, stdout: `${2 * DEVICES_PER_SITE}\n` });
+      const renewed = JSON.parse(await readFile(file, "utf8")) as { accessToken: string; requestedScopes: string[] };
+      expect(renewed.accessToken).not.toBe(stale.accessToken);
+      expect(renewed.requestedScopes).toEqual(["fleet.read"]); // the same scopes asked for again
+    }
+  });
+
+  it("a read-only login is refused a mutation, with the problem, a hint and exit 4", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    const name = freshDevice();
+    const r = await e.fleetctl(["api", "device", "cordon", name, "--reason", "read-only test"]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^error: Forbidden \(403 insufficient_scope\): /);
+    expect(r.stderr).toContain("fleetctl api login --scope operate");
+    expect(r.stderr).toMatch(/request id: \S+/);
+    expect((await device(name)).cordoned).toBe(false);
+  });
+});
+
+describe("conventions", { timeout: 120_000 }, () => {
+  it("bad usage exits 2 and names the problem, before anything is sent", async () => {
+    const unknown = await e.fleetctl(["api", "device", "list", "--colour", "blue"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown option '--colour'");
+
+    const badFormat = await e.fleetctl(["api", "device", "list", "-o", "xml"]);
+    expect(badFormat.code).toBe(2);
+    expect(badFormat.stderr).toContain("Allowed choices are table, wide, json, yaml, name, count");
+
+    const badFilter = await e.fleetctl(["api", "device", "list", "--operational-status", "HAPPY"]);
+    expect(badFilter.code).toBe(2);
+    expect(badFilter.stderr).toContain("--operational-status");
+
+    // Checked against BURN_IN's schema with no login and no hub: the hub URL is unreachable.
+    const badParams = await e.fleetctl([
+      "--hub",
+      "http://127.0.0.1:9",
+      "api",
+      "job",
+      "create",
+      "--kind",
+      "burn-in",
+      "--device",
+      "x",
+      "--param",
+      "durationMinutes=0",
+      "--param",
+      "colour=red",
+    ]);
+    expect(badParams.code).toBe(2);
+    expect(badParams.stderr).toContain("invalid params for BURN_IN");
+    expect(badParams.stderr).toContain("durationMinutes");
+    expect(badParams.stderr).toContain("unknown param colour");
+    expect(badParams.stderr).toContain("BURN_IN takes: durationMinutes?, partition?");
+  });
+
+  it("a device that does not exist exits 3", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    const r = await e.fleetctl(["api", "device", "get", "no-such-node"]);
+    expect(r).toMatchObject({ code: 3, stdout: "" });
+    expect(r.stderr).toContain('no device named "no-such-node"');
+  });
+
+  it("cordon and uncordon send If-Match; a stale ETag is a 412 with exit 5 and changes nothing", async () => {
+    const login = await e.fleetctl(["api", "login", "--scope", "operate"]);
+    expect(login.code, login.stderr).toBe(0);
+    const name = freshDevice();
+    const before = await device(name);
+    const stale = `"${before.id}.${before.version}"`;
+
+    const cordon = await e.fleetctl(["api", "device", "cordon", name, "--reason", "bad DIMM", "-o", "json"]);
+    expect(cordon.code, cordon.stderr).toBe(0);
+    expect(JSON.parse(cordon.stdout)).toMatchObject({ name, cordoned: true, cordonReason: "bad DIMM" });
+
+    const refused = await e.fleetctl(["api", "device", "uncordon", name, "--if-match", stale]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain("412 etag_mismatch");
+    expect(refused.stderr).toContain("read it again");
+    expect((await device(name)).cordoned).toBe(true);
+
+    const uncordon = await e.fleetctl(["api", "device", "uncordon", name]);
+    expect(uncordon.code, uncordon.stderr).toBe(0);
+    expect((await device(name)).cordoned).toBe(false);
+    const history = await e.fleetctl(["api", "device", "history", name, "--field", "cordoned", "-o", "json"]);
+    expect(JSON.parse(history.stdout).count).toBe(2);
+  });
+
+  it("tables for people, names for scripts, and no colour on a pipe", async () => {
+    await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    const table = await e.fleetctl(["api", "device", "list", "--site", "keflavik", "--limit", "3"]);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^NAME\s+SITE\s+STATUS\s+CORDONED$/);
+    expect(lines).toHaveLength(4);
+    expect(table.stdout).not.toContain("\u001b[");
+    expect(table.stderr).toBe(`(3 of ${DEVICES_PER_SITE} shown: --limit or --all for more)\n`);
+
+    const all = await e.fleetctl(["api", "device", "list", "--site", "keflavik", "--all", "-o", "name"]);
+    expect(all.stdout.trimEnd().split("\n").sort()).toEqual(names.map((n) => `device/${n}`).sort());
+  });
+});
+
+describe("jobs", { timeout: 120_000 }, () => {
+  const create = (name: string, ...more: string[]) =>
+    e.fleetctl(["api", "job", "create", "--kind", "REPAIR", "--device", name, "--param", "ticket=OPS-1", ...more]);
+
+  it("a created job that nothing picked up is cancelled at once", async () => {
+    await e.fleetctl(["api", "login", "--scope", "operate"]);
+    const created = await create(freshDevice(), "-o", "json");
+    expect(created.code, created.stderr).toBe(0);
+    const job = JSON.parse(created.stdout) as Job;
+    expect(job).toMatchObject({ kind: "REPAIR", status: "PENDING", params: { ticket: "OPS-1" } });
+
+    const listed = await e.fleetctl(["api", "job", "list", "--active", "true"]);
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `^NAME\\s+KIND\\s+STATUS\\s+PROGRESS\\s+DEVICES\\s+CREATED\n${job.name}\\s+REPAIR\\s+PENDING\\s+0%\\s+1\\s`,
+      ),
+    );
+
+    const cancelled = await e.fleetctl(["api", "job", "cancel", job.name, "-o", "json"]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: job.id, status: "CANCELLED" });
+    // Waiting on it now ends at once with the cancelled code.
+    const waited = await e.fleetctl(["api", "job", "wait", job.id]);
+    expect(waited.code).toBe(11);
+    expect(waited.stdout).toContain(`job ${job.name} CANCELLED`);
+  });
+
+  it("wait follows the steps a workflow agent reports, on a pipe in plain lines, and exits by outcome", async () => {
+    await e.fleetctl(["api", "login", "--scope", "admin"]);
+    const sat = await e.fleetctl([
+      "api",
+      "satellite",
+      "create",
+      "e2e-sat",
+      "--site",
+      "keflavik",
+      "--env",
+      "dev",
+      "-o",
+      "json",
+    ]);
+    expect(sat.code, sat.stderr).toBe(0);
+    expect(sat.stderr).toContain("shown once");
+    const secrets = (JSON.parse(sat.stdout) as { secrets: { agent: string; clientId: string; clientSecret: string }[] })
+      .secrets;
+    const workflow = secrets.find((s) => s.agent === "workflow")!;
+    const agentToken = await clientToken(e.hub.url, workflow.clientId, workflow.clientSecret);
+    const agent = hubApi(
+      () => e.hub.url,
+      () => agentToken,
+    );
+    const report = async (id: string, body: unknown) =>
+      expect((await agent(`/api/v1/jobs/${id}/report/`, { method: "POST", body })).status).toBe(200);
+
+    for (const outcome of ["SUCCEEDED", "FAILED"] as const) {
+      const created = await e.fleetctl([
+        "api",
+        "job",
+        "create",
+        "--kind",
+        "unenrol",
+        "--device",
+        freshDevice(true),
+        "-o",
+        "json",
+      ]);
+      expect(created.code, created.stderr).toBe(0);
+      const job = JSON.parse(created.stdout) as Job;
+      const step = WORKFLOW_STEPS.UNENROL[0];
+      let seen = "";
+      const waiting = e.fleetctl(["api", "job", "wait", job.name, "--interval", "200ms"], {
+        onStdout: (text) => (seen = text),
+      });
+      // Each report only once the command has shown the state before it: the lines are live.
+      const shown = (line: string) => eventually(async () => expect(seen).toContain(line), 30_000);
+      await shown(`job ${job.name} PENDING 0%`);
+      await report(job.id, { status: "SUBMITTED", workflowId: `wf-${job.id}` });
+      await shown(`job ${job.name} SUBMITTED`);
+      await report(job.id, {
+        status: "RUNNING",
+        progress: 0.5,
+        steps: [{ name: step, status: "RUNNING", message: "half way" }],
+      });
+      await shown(`step ${step} RUNNING: half way`);
+      await report(
+        job.id,
+        outcome === "SUCCEEDED"
+          ? { status: "SUCCEEDED", steps: [{ name: step, status: "SUCCEEDED" }] }
+          : { status: "FAILED", error: { message: "BMC unreachable", step } },
+      );
+      const r = await waiting;
+      expect(r.code, r.stderr).toBe(outcome === "SUCCEEDED" ? 0 : 10);
+      expect(r.stdout).toContain(`job ${job.name} PENDING 0%`);
+      expect(r.stdout).toContain(`step ${step} RUNNING: half way`);
+      expect(r.stdout).toContain(`job ${job.name} ${outcome}`);
+      if (outcome === "FAILED") expect(r.stdout).toContain(`error in ${step}: BMC unreachable`);
+      expect(r.stdout + r.stderr).not.toContain("\u001b["); // no bar and no colour on a pipe
+    }
+  });
+
+  it("wait gives up after --timeout with its own exit code, and the job goes on", async () => {
+    await e.fleetctl(["api", "login", "--scope", "operate"]);
+    const job = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
+    const r = await e.fleetctl(["api", "job", "wait", job.id, "--timeout", "1s", "--interval", "300ms"]);
+    expect(r.code).toBe(12);
+    expect(r.stdout).toContain("stopped waiting");
+    expect((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body.status).toBe("PENDING");
+  });
+});
