@@ -185,9 +185,9 @@ export type ReflectionBody = z.infer<typeof ReflectionBodySchema>;
  */
 export const SharedRowConflictSchema = z
   .object({
-    resource: z.enum(["device_role", "device_type"]),
-    slug: z.string(),
-    field: z.enum(["deviceClass", "cpuArchitecture"]),
+    resource: z.enum(["device_role", "device_type", "device"]),
+    slug: z.string().describe("The role's or type's slug; a device's name"),
+    field: z.enum(["deviceClass", "cpuArchitecture", "name"]),
     hub: z.string().describe("The value the hub keeps"),
     pushed: z.string().describe("The value the push carried"),
   })
@@ -205,7 +205,9 @@ export const ReflectionResultSchema = z
     conflicts: z
       .array(SharedRowConflictSchema)
       .optional()
-      .describe("NetBox pushes: values of fleet-wide rows the hub owns that the push disagreed with, not applied"),
+      .describe(
+        "NetBox pushes: values the push disagreed with and that were not applied: fleet-wide rows the hub owns, and a device renamed to a name another device of the site still holds (one NetBox no longer lists)",
+      ),
   })
   .meta({ id: "ReflectionResult" });
 export type ReflectionResult = z.infer<typeof ReflectionResultSchema>;

@@ -286,12 +286,63 @@ describe("a NetBox push's `site`: NetBox's name and ids of the push's own site",
 
     // The agent of bgo9 cannot push to Oslo, with or without `site`; Oslo keeps its name and ids.
     expect((await pushSite(siteId, agent, { site: { ...site, name: "Not Oslo" } })).status).toBe(403);
-    expect((await api<Site>(`/api/v1/sites/${siteId}`)).body).toEqual(oslo);
+    // The sources' silence is derived as of each response: everything else is Oslo's as it was.
+    const stored = (site: Site) => ({
+      ...site,
+      sources: site.sources.map(({ silenceSeconds: _, ...source }) => source),
+    });
+    expect(stored((await api<Site>(`/api/v1/sites/${siteId}`)).body)).toEqual(stored(oslo));
 
     // `site` is for NetBox pushes and must be whole: 400 naming the field, nothing written.
     const bad = await pushSite(bergen.id, agent, { site: { name: "Bergen 9", netboxSiteId: -1, netboxClusterId: 7 } });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toContain("body.site");
     expect((await api<Site>(`/api/v1/sites/${bergen.id}`)).body).toMatchObject(site);
+  });
+});
+
+describe("NetBox names moving between devices", () => {
+  const name = (n: number) => tray(n).name;
+  const byNetboxId = async () => new Map((await devices()).map((d) => [d.netbox.id, d]));
+
+  it("two devices swapping names in NetBox swap them in the hub, each audited, no 500", async () => {
+    expect(await (await push([tray(20), tray(21), tray(22)])).json()).toMatchObject({ created: 3 });
+    const { nextAfter } = (await api<{ nextAfter: string }>(`/api/v1/feeds/inventory/?limit=1000`)).body;
+    const swapped = [tray(20, { name: name(21) }), tray(21, { name: name(20) }), tray(22)];
+    const res = await push(swapped);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ created: 0, updated: 2, unchanged: 1 });
+    const now = await byNetboxId();
+    expect(now.get(1020)!.name).toBe(name(21));
+    expect(now.get(1021)!.name).toBe(name(20));
+    const events = (
+      await api<{ items: { type: string; resourceId: string }[] }>(`/api/v1/feeds/inventory/?after=${nextAfter}`)
+    ).body.items;
+    expect(events.map((e) => [e.type, e.resourceId]).sort()).toEqual(
+      [
+        ["device.updated", now.get(1020)!.id],
+        ["device.updated", now.get(1021)!.id],
+      ].sort(),
+    );
+    // The placeholder the swap parks a name on is never seen by a reader.
+    expect(JSON.stringify(events)).not.toContain("~fm-renaming~");
+  });
+
+  it("a rename to the name of a device NetBox no longer lists keeps the name, applies the rest, and reports it", async () => {
+    // Device 22 leaves NetBox (missing, keeping its name); device 20 is renamed to that name.
+    const res = await push([tray(20, { name: name(22), status: "active" }), tray(21, { name: name(20) })]);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ missing: 1, updated: 1 });
+    expect(body.conflicts).toContainEqual({
+      resource: "device",
+      slug: name(21),
+      field: "name",
+      hub: name(21),
+      pushed: name(22),
+    });
+    const now = await byNetboxId();
+    expect(now.get(1020)).toMatchObject({ name: name(21), netbox: { status: "active" } });
+    expect(now.get(1022)).toMatchObject({ name: name(22), netbox: { missing: true } });
   });
 });

@@ -115,8 +115,42 @@ function plan(
         interfaces: ifaceChanged ? item.interfaces : undefined,
       });
   }
+  keepHeldNames(out, existing, result);
   return out;
 }
+
+/**
+ * A rename to a name another device of the site keeps (one NetBox no longer lists, or one this
+ * push leaves as it is) cannot be applied: names are unique at a site. The device keeps its name,
+ * its other changes apply, and the push reports the conflict. Names that only move between
+ * devices of this push (a swap, a rotation) are fine: `applyUpdates` parks them first.
+ */
+function keepHeldNames(out: Plan, existing: NetboxDevice[], result: ReflectionResult): void {
+  const renaming = new Set(out.toUpdate.filter((u) => renameOf(u) !== undefined).map((u) => u.current.id));
+  const held = new Map(existing.filter((d) => !renaming.has(d.id)).map((d) => [d.name, d.id]));
+  for (let dropped = true; dropped;) {
+    dropped = false;
+    for (const u of out.toUpdate) {
+      const name = renameOf(u);
+      if (name === undefined || !held.has(name)) continue;
+      // The device keeps its name, which may in turn block another rename: go round again.
+      u.changes = { ...u.changes, name: u.current.name };
+      held.set(u.current.name, u.current.id);
+      (result.conflicts ??= []).push({
+        resource: "device",
+        slug: u.current.name,
+        field: "name",
+        hub: u.current.name,
+        pushed: name,
+      });
+      dropped = true;
+    }
+  }
+}
+
+/** The new name an update gives its device, if it renames it. */
+const renameOf = (u: Update): string | undefined =>
+  typeof u.changes.name === "string" && u.changes.name !== u.current.name ? u.changes.name : undefined;
 
 /** Marks the devices NetBox stopped listing missing, then writes the changed ones; returns how many changed. */
 async function applyUpdates(
@@ -147,6 +181,12 @@ async function applyUpdates(
     missing.map((d) => ({ current: full.get(d.id)!, changes: { netboxMissing: true } })),
     "netbox",
     NETBOX_COLUMNS,
+  );
+  // Renamed devices give up their names first, so names can move between them (two devices
+  // swapping names in NetBox) without meeting the site's unique index halfway.
+  await reflectionRepo.parkNames(
+    tx,
+    toUpdate.filter((u) => renameOf(u) !== undefined).map((u) => u.current.id),
   );
   return devices.applyMany(
     tx,

@@ -183,6 +183,15 @@ export const reflectionRepo = {
   },
 
   /** Replaces the interfaces of each listed device with the ones given. */
+  /**
+   * Gives these devices placeholder names (`~fm-renaming~<id>`, unique by their id); the caller
+   * gives them their new names in the same transaction, so no reader ever sees one.
+   */
+  async parkNames(db: Db, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await db.$executeRaw`UPDATE devices SET name = '~fm-renaming~' || id::text WHERE id = ANY(${ids}::uuid[])`;
+  },
+
   async replaceInterfaces(db: Db, devices: { deviceId: string; interfaces: NetboxInterface[] }[]): Promise<void> {
     if (!devices.length) return;
     await db.$executeRawUnsafe(
