@@ -104,9 +104,11 @@ const SiteFilter = z
 export const FeedQuerySchema = z.object({
   after: z
     .string()
-    .regex(/^\d{1,18}$/, "must be a position from this feed")
+    .regex(/^(\d{1,18}|latest)$/, "must be a position from this feed, or latest")
     .default("0")
-    .describe("Return events after this position (0: from the start)"),
+    .describe(
+      "Return events after this position (0: from the start; latest: from the feed's head now, so only new ones)",
+    ),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   wait: z.coerce
     .number()

@@ -15,12 +15,9 @@ import { collect, output, session, siteId, truncationNote } from "./common.ts";
 /** The longest long-poll the hub allows; a quiet feed costs one request per this. */
 const FOLLOW_WAIT_S = 30;
 
-/** Past any position: a read there returns no event, only the feed's head. */
-const BEYOND_EVERY_POSITION = "999999999999999999";
-
-/** The feed's head (the last position given so far), which every page carries. */
+/** The feed's head (the last position given so far): a read from `latest` returns no event, only it. */
 export async function headPosition(hub: HubClient): Promise<number> {
-  return Number((await hub.readFeed({ after: BEYOND_EVERY_POSITION, limit: 1 })).head);
+  return Number((await hub.readFeed({ after: "latest", limit: 1 })).head);
 }
 
 const eventName = (e: InventoryEvent) => {

@@ -226,6 +226,23 @@ describe("inventory change feed", () => {
     });
   });
 
+  it("after=latest reads from the head as it is now: nothing old, and its nextAfter leads to what comes next", async () => {
+    const { head } = await read("0");
+    const latest = await fetch(`${url}/api/v1/feeds/inventory?after=latest`);
+    expect(latest.status).toBe(200);
+    expect(await latest.json()).toEqual({ items: [], nextAfter: head, head });
+    const created = await fetch(`${url}/api/v1/sites/`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ slug: "after-latest", name: "after-latest" }),
+    });
+    expect(created.status).toBe(201);
+    const next = await read(head);
+    expect(next.items.map((e) => [e.type, (e.data as { slug: string }).slug])).toEqual([
+      ["site.created", "after-latest"],
+    ]);
+  });
+
   it("rejects a malformed position or wait", async () => {
     for (const qs of ["after=-1", "after=abc", "wait=61", "limit=0"]) {
       const res = await fetch(`${url}/api/v1/feeds/inventory?${qs}`);

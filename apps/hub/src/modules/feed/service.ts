@@ -39,6 +39,11 @@ const ahead = (after: bigint, head: bigint) =>
     `Position ${after} is beyond this feed's head (${head}): the cursor was not given by this feed (a restored database, another hub). Read the inventory snapshot at ${INVENTORY_SNAPSHOT_PATH} and continue the feed from its position.`,
   );
 
+async function sequencedHead(prisma: PrismaClient, repo: FeedRepo): Promise<bigint> {
+  await repo.sequence(prisma);
+  return repo.head(prisma);
+}
+
 export function createFeedService({
   prisma,
   repo,
@@ -50,7 +55,8 @@ export function createFeedService({
 }) {
   return {
     async read(query: FeedQuery, signal?: AbortSignal): Promise<FeedPage> {
-      const after = BigInt(query.after);
+      // `latest`: from the head as it is now (a tail that shows only what comes next).
+      const after = query.after === "latest" ? await sequencedHead(prisma, repo) : BigInt(query.after);
       // Unknown slugs are refused rather than read as "no events": a typo would look like quiet.
       const siteIds = query.site.length ? await feedSiteIdsOf(prisma, repo, query.site) : undefined;
       const deadline = Date.now() + query.wait * 1000;
