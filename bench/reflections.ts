@@ -37,6 +37,8 @@ import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/pr
 type Report = (what: string, value: string, note?: string) => void;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** Rounds of the apply comparison (b), each hub push followed by the baseline's: a shared machine needs several. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
@@ -344,7 +346,7 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     const baseTimes: number[] = [];
     let updated = 0;
     let written = 0;
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       // 1 % of the devices change provision state this round.
       for (let k = 0; k < n / 100; k++) {
         const i = (round * (n / 100) + k) % n;
@@ -364,12 +366,12 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     const hm = median(hubTimes);
     const bm = median(baseTimes);
     report(
-      `(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of 3)`,
+      `(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of ${ROUNDS})`,
       ms(hm),
       `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`,
     );
     report(
-      `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`,
+      `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of ${ROUNDS})`,
       ms(bm),
       `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
     );
