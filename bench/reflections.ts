@@ -304,6 +304,15 @@ async function checkSameRows(sql: pg.Client, siteId: string, observedAt: Date): 
     throw new Error("the hub did not stamp every device it saw with the observation time");
 }
 
+/** The devices table's heap and index sizes (MiB, one decimal). */
+async function deviceTableMiB(sql: pg.Client): Promise<{ table: string; indexes: string }> {
+  const r = await sql.query<{ t: string; i: string }>(
+    `SELECT pg_relation_size('devices') AS t, pg_indexes_size('devices') AS i`,
+  );
+  const mib = (b: string) => (Number(b) / 2 ** 20).toFixed(1);
+  return { table: mib(r.rows[0]!.t), indexes: mib(r.rows[0]!.i) };
+}
+
 /** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
 export async function reflectionApply(report: Report, n: number): Promise<void> {
   const env = await benchHub(n);
@@ -342,6 +351,7 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     );
     await bareUpsert(sql, items, firstAt);
     await checkSameRows(sql, env.siteId, firstAt);
+    const sizeBefore = await deviceTableMiB(sql);
     const hubTimes: number[] = [];
     const baseTimes: number[] = [];
     let updated = 0;
@@ -374,6 +384,12 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
       `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of ${ROUNDS})`,
       ms(bm),
       `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
+    );
+    const sizeAfter = await deviceTableMiB(sql);
+    report(
+      `(b) devices table / its indexes, after the first load -> after ${ROUNDS} rounds`,
+      `${sizeBefore.table} / ${sizeBefore.indexes} -> ${sizeAfter.table} / ${sizeAfter.indexes} MiB`,
+      "growth: stamps that did not fit in their page (not heap-only, a new entry in every index)",
     );
     const ratios = hubTimes.map((h, i) => h / baseTimes[i]!);
     report(
