@@ -37,6 +37,8 @@ import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/pr
 type Report = (what: string, value: string, note?: string) => void;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** Rounds of the apply comparison (b), each hub push followed by the baseline's: a shared machine needs several. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
@@ -302,6 +304,15 @@ async function checkSameRows(sql: pg.Client, siteId: string, observedAt: Date): 
     throw new Error("the hub did not stamp every device it saw with the observation time");
 }
 
+/** The devices table's heap and index sizes (MiB, one decimal). */
+async function deviceTableMiB(sql: pg.Client): Promise<{ table: string; indexes: string }> {
+  const r = await sql.query<{ t: string; i: string }>(
+    `SELECT pg_relation_size('devices') AS t, pg_indexes_size('devices') AS i`,
+  );
+  const mib = (b: string) => (Number(b) / 2 ** 20).toFixed(1);
+  return { table: mib(r.rows[0]!.t), indexes: mib(r.rows[0]!.i) };
+}
+
 /** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
 export async function reflectionApply(report: Report, n: number): Promise<void> {
   const env = await benchHub(n);
@@ -340,11 +351,12 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     );
     await bareUpsert(sql, items, firstAt);
     await checkSameRows(sql, env.siteId, firstAt);
+    const sizeBefore = await deviceTableMiB(sql);
     const hubTimes: number[] = [];
     const baseTimes: number[] = [];
     let updated = 0;
     let written = 0;
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       // 1 % of the devices change provision state this round.
       for (let k = 0; k < n / 100; k++) {
         const i = (round * (n / 100) + k) % n;
@@ -364,14 +376,20 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     const hm = median(hubTimes);
     const bm = median(baseTimes);
     report(
-      `(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of 3)`,
+      `(b) hub apply, ${n.toLocaleString("en")} devices, 1 % changed (median of ${ROUNDS})`,
       ms(hm),
       `updated ${updated}, unchanged ${n - updated}; HTTP, JSON, auth, history, audit, feed included`,
     );
     report(
-      `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of 3)`,
+      `(b) baseline SQL + observed_at, ${n.toLocaleString("en")} rows, 1 % changed (median of ${ROUNDS})`,
       ms(bm),
       `rows written ${written}, rows stamped ${n}; same rows as the hub's (checked)`,
+    );
+    const sizeAfter = await deviceTableMiB(sql);
+    report(
+      `(b) devices table / its indexes, after the first load -> after ${ROUNDS} rounds`,
+      `${sizeBefore.table} / ${sizeBefore.indexes} -> ${sizeAfter.table} / ${sizeAfter.indexes} MiB`,
+      "growth: stamps that did not fit in their page (not heap-only, a new entry in every index)",
     );
     const ratios = hubTimes.map((h, i) => h / baseTimes[i]!);
     report(

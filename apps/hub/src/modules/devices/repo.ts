@@ -284,15 +284,25 @@ export const deviceRepo = {
       at,
     );
   },
-  /** A source listed these devices at `at`: one statement, whatever their number. */
+  /**
+   * A source listed these devices at `at`: one statement, whatever their number. Rows the
+   * caller's bulk update already stamped are left alone: a second version of a wide row in the
+   * same transaction costs as much as the first, and cannot be pruned before it commits (a
+   * first load stamped every row twice).
+   */
   async markObserved(
     db: Db,
     field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
     ids: string[],
     at: Date,
   ): Promise<void> {
+    const column = snakeCase(field);
     if (ids.length)
-      await db.$executeRawUnsafe(`UPDATE devices SET ${snakeCase(field)} = $1 WHERE id = ANY($2::uuid[])`, at, ids);
+      await db.$executeRawUnsafe(
+        `UPDATE devices SET ${column} = $1 WHERE id = ANY($2::uuid[]) AND ${column} IS DISTINCT FROM $1`,
+        at,
+        ids,
+      );
   },
   async create(db: Db, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
     return db.device.create({ data, include: DEVICE_INCLUDE });

@@ -6,28 +6,36 @@
  */
 import type { DiscrepancyKind } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import { Prisma } from "../../generated/prisma/client.ts";
+import { Prisma, type Device } from "../../generated/prisma/client.ts";
+import { snakeCase } from "../../db/bulk.ts";
 import type { PageRequest, RowPage } from "../../db/keyset.ts";
 
-/** What the device kinds read of every device of a site. */
-const DEVICE_SELECT = {
-  id: true,
-  name: true,
-  netboxStatus: true,
-  netboxMissing: true,
-  netboxObservedAt: true,
-  ironicNodeUuid: true,
-  ironicProvisionState: true,
-  ironicObservedAt: true,
-  slurmState: true,
-  slurmStateFlags: true,
-  slurmReason: true,
-  slurmObservedAt: true,
-  healthStatus: true,
-  cordoned: true,
-  deviceRole: { select: { deviceClass: true } },
-} as const satisfies Prisma.DeviceSelect;
-export type DiscrepancyDeviceRow = Prisma.DeviceGetPayload<{ select: typeof DEVICE_SELECT }>;
+/**
+ * What the device kinds read of every device of a site, with its role's device class. One plain
+ * statement: this runs in every reflection's transaction over the whole site, and the ORM's
+ * hydration of a site's rows (and its second query for the roles) cost more than the query.
+ */
+const DEVICE_COLUMNS = [
+  "id",
+  "name",
+  "netboxStatus",
+  "netboxMissing",
+  "netboxObservedAt",
+  "ironicNodeUuid",
+  "ironicProvisionState",
+  "ironicObservedAt",
+  "slurmState",
+  "slurmStateFlags",
+  "slurmReason",
+  "slurmObservedAt",
+  "healthStatus",
+  "cordoned",
+] as const;
+const DEVICES_SQL = `SELECT ${DEVICE_COLUMNS.map((f) => `d.${snakeCase(f)}${f === "netboxStatus" ? "::text" : ""} AS "${f}"`).join(", ")},
+       r.device_class::text AS "deviceClass"
+  FROM devices d LEFT JOIN device_roles r ON r.id = d.device_role_id
+ WHERE d.site_id = $1::uuid`;
+export type DiscrepancyDeviceRow = Pick<Device, (typeof DEVICE_COLUMNS)[number]> & { deviceClass: string | null };
 
 export interface OpenRow {
   id: string;
@@ -77,7 +85,7 @@ export const discrepancyRepo = {
   },
 
   async devices(db: Db, siteId: string): Promise<DiscrepancyDeviceRow[]> {
-    return db.device.findMany({ where: { siteId }, select: DEVICE_SELECT });
+    return db.$queryRawUnsafe<DiscrepancyDeviceRow[]>(DEVICES_SQL, siteId);
   },
 
   /** True once the hub has accepted an Ironic reflection for the site. */

@@ -48,7 +48,7 @@ export async function reconcileDiscrepancies(
   ]);
   const wanted = new Map<string, KeptDiscrepancy>();
   for (const d of devices)
-    for (const f of deviceDiscrepancies({ ...d, deviceClass: d.deviceRole?.deviceClass ?? null }, { ironicReports }))
+    for (const f of deviceDiscrepancies(d, { ironicReports }))
       wanted.set(`${f.kind}|${d.id}`, {
         kind: f.kind,
         subject: d.id,

@@ -178,8 +178,14 @@ export async function applyAnnotations(
   const entries: { id: string; changes: Changes }[] = [];
   // A node another site's device holds (moved between sites, or a careless agent) cannot be
   // recorded here as well: the item is reported unmatched until that site's agent lets it go.
+  // A node UUID is unique in the fleet, so only those no device of this site holds are asked
+  // about (in the steady state, none).
   const heldElsewhere = adapter.nodeUuid
-    ? await reflectionRepo.nodeUuidsHeldElsewhere(tx, siteId, items.map(adapter.nodeUuid))
+    ? await reflectionRepo.nodeUuidsHeldElsewhere(
+        tx,
+        siteId,
+        items.map(adapter.nodeUuid).filter((uuid) => !index.byNode.has(uuid.toLowerCase())),
+      )
     : new Set<string>();
   for (const item of items) {
     const device = heldElsewhere.has(adapter.nodeUuid?.(item).toLowerCase() ?? "")
