@@ -3,7 +3,7 @@
  * their own database, and the Kusto/Entra ID test receiver (and a webhook receiver) over HTTP.
  * What is asserted is what the customer's side sees: which records arrive, once each, in order
  * per device; and what an operator sees: metrics, the health check's output and exit code.
- * One hub for the file (feed retention 60 s, the hub's minimum), the tests in order.
+ * One hub for the file (feed retention 60 s, so its snapshots may stream 30 s at most), the tests in order.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { spawn } from "node:child_process";
@@ -172,7 +172,12 @@ beforeAll(async () => {
     createTestDatabase(),
     mkdtemp(join(tmpdir(), "fm-connector-")),
   ]);
-  hubEnv = { DATABASE_URL: hubDb.url, PORT: String(await freePort()), FM_FEED_RETENTION_S: "60" };
+  hubEnv = {
+    DATABASE_URL: hubDb.url,
+    PORT: String(await freePort()),
+    FM_FEED_RETENTION_S: "60",
+    FM_FEED_SNAPSHOT_TIMEOUT_S: "30",
+  };
   hub = await startHub(hubEnv);
   admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
   for (const slug of ["sin1", "wdc1"]) {

@@ -50,10 +50,13 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "15m" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
   });
 
-  it("keeps feed events a week unless FM_FEED_RETENTION_S says otherwise, and never less than an hour", () => {
-    expect(parseEnv({}).FM_FEED_RETENTION_S).toBe(604800);
+  it("keeps feed events a week unless FM_FEED_RETENTION_S says otherwise, never less than two snapshot timeouts", () => {
+    expect(parseEnv({})).toMatchObject({ FM_FEED_RETENTION_S: 604800, FM_FEED_SNAPSHOT_TIMEOUT_S: 600 });
     expect(parseEnv({ FM_FEED_RETENTION_S: "86400" }).FM_FEED_RETENTION_S).toBe(86400);
-    expect(() => parseEnv({ FM_FEED_RETENTION_S: "600" })).toThrow(/FM_FEED_RETENTION_S.*at least 3600/s);
+    expect(() => parseEnv({ FM_FEED_RETENTION_S: "600" })).toThrow(
+      /FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S \(600 s\)/,
+    );
+    expect(parseEnv({ FM_FEED_RETENTION_S: "60", FM_FEED_SNAPSHOT_TIMEOUT_S: "30" }).FM_FEED_RETENTION_S).toBe(60);
   });
 
   it("expects satellites in the environments the rollout guide names: dev, stg, prod", () => {

@@ -81,16 +81,14 @@ export const EnvSchema = z.object({
     .default(DEFAULT_IMPAIRMENT_POLICY.releaseAfterMs / 1000),
   /** Largest share of a site's devices impairment may cordon (0-1); above it the site is held instead (0: every due cordon is held). */
   FM_IMPAIRMENT_MAX_SITE_FRACTION: z.coerce.number().min(0).max(1).default(DEFAULT_IMPAIRMENT_POLICY.maxSiteFraction),
+  /** How long the inventory feed keeps events, seconds; a reader further behind must resnapshot (410). */
+  FM_FEED_RETENTION_S: z.coerce.number().int().min(60).default(DEFAULT_FEED_RETENTION_S),
   /**
-   * How long the inventory feed keeps events, seconds; a reader further behind must resnapshot
-   * (410). At least an hour: well above a snapshot's longest stream (10 minutes), or a reader
-   * would find the events after its snapshot purged before it could read them, and loop.
+   * Longest an inventory snapshot may stream, seconds (its transaction's limit). The feed's
+   * retention must be at least twice this, or a reader could find the events after its snapshot
+   * purged before it could read them, and resnapshot forever.
    */
-  FM_FEED_RETENTION_S: z.coerce
-    .number()
-    .int()
-    .min(3600, "must be at least 3600 (an hour): shorter than a snapshot takes, readers could never catch up")
-    .default(DEFAULT_FEED_RETENTION_S),
+  FM_FEED_SNAPSHOT_TIMEOUT_S: z.coerce.number().int().min(10).max(3600).default(600),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */
@@ -176,6 +174,11 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     throw new EnvError(`invalid environment:\n${lines.join("\n")}`);
   }
   const env = { ...result.data, FM_DATA_DIR: resolve(result.data.FM_DATA_DIR) };
+  if (env.FM_FEED_RETENTION_S < 2 * env.FM_FEED_SNAPSHOT_TIMEOUT_S) {
+    throw new EnvError(
+      `invalid environment:\n  FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S (${env.FM_FEED_SNAPSHOT_TIMEOUT_S} s): shorter, a reader could never catch up after a snapshot`,
+    );
+  }
   if (env.FM_AUTH === "none" && !["127.0.0.1", "::1", "localhost"].includes(env.HOST)) {
     throw new EnvError(
       "invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)",

@@ -71,6 +71,7 @@ async function start() {
     },
     siteSilenceAfterMs: env.FM_SITE_SILENCE_AFTER_S * 1000,
     feedRetention: { retentionMs: env.FM_FEED_RETENTION_S * 1000 },
+    snapshotTimeoutMs: env.FM_FEED_SNAPSHOT_TIMEOUT_S * 1000,
     impairment: {
       cordonAfterMs: env.FM_IMPAIRMENT_CORDON_AFTER_S * 1000,
       releaseAfterMs: env.FM_IMPAIRMENT_RELEASE_AFTER_S * 1000,

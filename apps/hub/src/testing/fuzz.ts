@@ -259,7 +259,12 @@ export function fuzz(
 
 /** What the fuzz run checks of each answer: no 5xx, and every 4xx problem+json. */
 export function checkResponse(res: FuzzResponse): string | undefined {
-  if (res.statusCode >= 500) return `status ${res.statusCode}`;
+  // Shedding load is an answer, not a failure: a 503 problem with Retry-After.
+  const shed =
+    res.statusCode === 503 &&
+    res.headers["retry-after"] !== undefined &&
+    String(res.headers["content-type"] ?? "").startsWith("application/problem+json");
+  if (res.statusCode >= 500 && !shed) return `status ${res.statusCode}`;
   if (res.statusCode >= 400 && !String(res.headers["content-type"] ?? "").startsWith("application/problem+json"))
     return `${res.statusCode} without problem+json`;
   return undefined;
