@@ -110,7 +110,12 @@ export function createClientService({
     },
 
     async list(query: PageQuery): Promise<MachineClientList> {
-      return keysetList(query, (page) => repo.list(prisma, page), toMachineClient, clientIdCursor);
+      return keysetList<ClientRow & { id: string }, MachineClient, string>(
+        query,
+        (page) => repo.list(prisma, page),
+        toMachineClient,
+        clientIdCursor,
+      );
     },
 
     async get(clientId: string): Promise<MachineClient> {
