@@ -37,7 +37,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
         tags,
         summary: "Create a machine client (connector, automation) with fleet scopes; its secret is shown once",
         body: MachineClientCreateSchema,
-        response: { 201: MachineClientCreatedSchema, ...errorResponses(400, 401, 403, 409, 413, 415) },
+        response: { 201: MachineClientCreatedSchema, ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
       },
     },
     async (request, reply) => {
