@@ -115,8 +115,13 @@ export async function connectorBench(report: Report): Promise<void> {
     const c = await pool.connect();
     await migrate(c).finally(() => c.release());
     await new QueueStore(pool, "matrix-bench").commitSnapshot({ position: start, head: start, records: [] });
+    // The connector's own fleet.read client, as a deployment would make it.
+    const client = await api<{ clientSecret: string }>("POST", "/api/v1/clients/", {
+      clientId: "matrix-bench",
+      scopes: ["fleet.read"],
+    });
     await Promise.all([
-      writeFile(join(dir, "hub"), ADMIN_SECRET, { mode: 0o600 }),
+      writeFile(join(dir, "hub"), client.clientSecret, { mode: 0o600 }),
       writeFile(join(dir, "entra"), receiver.o.clientSecret, { mode: 0o600 }),
     ]);
     t = performance.now();
@@ -125,7 +130,7 @@ export async function connectorBench(report: Report): Promise<void> {
       CONNECTOR_DATABASE_URL: connectorDb.url,
       CONNECTOR_SITES: "sin1,sin2",
       FM_HUB_URL: hub.url,
-      FM_CLIENT_ID: "fleet-admin",
+      FM_CLIENT_ID: "matrix-bench",
       FM_CLIENT_SECRET_FILE: join(dir, "hub"),
       KUSTO_CLUSTER_URL: receiver.url,
       KUSTO_DATABASE: receiver.o.database,

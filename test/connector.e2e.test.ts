@@ -3,13 +3,14 @@
  * their own database, and the Kusto/Entra ID test receiver (and a webhook receiver) over HTTP.
  * What is asserted is what the customer's side sees: which records arrive, once each, in order
  * per device; and what an operator sees: metrics, the health check's output and exit code.
- * One hub for the file (feed retention 60 s, so its snapshots may stream 30 s at most), the tests in order.
+ * One hub for the file (feed retention an hour; old events are aged in the database), the tests in order.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { agentScope, type DeviceInventoryRecord, type InventoryRecord } from "@fm/domain";
 import { startConnector, type AgentProcess } from "@fm/test-support/agents";
@@ -97,8 +98,9 @@ const connectorEnv = (name: string, extra: Record<string, string>): Record<strin
   CONNECTOR_NAME: name,
   CONNECTOR_DATABASE_URL: connectorDb.url,
   FM_HUB_URL: hub.url,
-  FM_CLIENT_ID: "fleet-admin",
-  FM_CLIENT_SECRET_FILE: join(dir, "hub-secret"),
+  // Each connector instance has its own fleet.read client, made through the clients API.
+  FM_CLIENT_ID: name,
+  FM_CLIENT_SECRET_FILE: join(dir, `${name}.secret`),
   CONNECTOR_FEED_WAIT_S: "5",
   CONNECTOR_BATCH_SIZE: "10",
   CONNECTOR_BACKOFF_BASE_MS: "200",
@@ -172,12 +174,7 @@ beforeAll(async () => {
     createTestDatabase(),
     mkdtemp(join(tmpdir(), "fm-connector-")),
   ]);
-  hubEnv = {
-    DATABASE_URL: hubDb.url,
-    PORT: String(await freePort()),
-    FM_FEED_RETENTION_S: "60",
-    FM_FEED_SNAPSHOT_TIMEOUT_S: "30",
-  };
+  hubEnv = { DATABASE_URL: hubDb.url, PORT: String(await freePort()), FM_FEED_RETENTION_S: "3600" };
   hub = await startHub(hubEnv);
   admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
   for (const slug of ["sin1", "wdc1"]) {
@@ -204,8 +201,18 @@ beforeAll(async () => {
     "wdc1",
     Array.from({ length: 5 }, (_, i) => `wdc1-gpu-${i}`),
   );
+  await Promise.all(
+    ["matrix-prod", "matrix-wdc1-prod"].map(async (clientId) => {
+      const res = await api<{ clientSecret: string }>("POST", "/api/v1/clients/", {
+        clientId,
+        scopes: ["fleet.read"],
+        description: "Matrix connector instance",
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      await writeFile(join(dir, `${clientId}.secret`), res.body.clientSecret, { mode: 0o600 });
+    }),
+  );
   await Promise.all([
-    writeFile(join(dir, "hub-secret"), ADMIN_SECRET, { mode: 0o600 }),
     writeFile(join(dir, "entra-secret"), receiver.o.clientSecret, { mode: 0o600 }),
     writeFile(join(dir, "webhook-secret"), webhook.secret, { mode: 0o600 }),
     receiver.up(),
@@ -303,7 +310,13 @@ describe("the Matrix connector", () => {
   }, 120_000);
 
   it("a cursor older than the hub keeps: 410, a new snapshot, and the state the missed changes left", async () => {
-    // The wdc1 changes were made over 60 s ago: wait for the purge to pass them.
+    // The hub keeps events at least an hour: the wdc1 changes are aged past it, as an hour
+    // passing would, and the next purge (every minute) drops them.
+    const hubSql = new pg.Client({ connectionString: hubDb.url });
+    await hubSql.connect();
+    await hubSql
+      .query("UPDATE inventory_events SET occurred_at = now() - interval '2 hours' WHERE position <= $1", [wdc1Head])
+      .finally(() => hubSql.end());
     const versions = await Promise.all(
       devices
         .wdc1!.slice(0, 3)

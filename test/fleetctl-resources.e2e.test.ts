@@ -1,6 +1,6 @@
 /**
  * fleetctl on the rest of the API, as the binary against a real hub: sites with If-Match,
- * satellites and their secrets, SLURM bootstrap configs with user data from a file, the feed,
+ * satellites and their secrets, machine clients, SLURM bootstrap configs with user data from a file, the feed,
  * discrepancies, the NetBox pre-rollout check against the NetBox test server, and job wait's
  * progress bar on a terminal (a pseudo-terminal from script(1)).
  */
@@ -117,6 +117,65 @@ describe("resources", { timeout: 120_000 }, () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     await expect(clientToken(e.hub.url, slurm.clientId, rotated.clientSecret)).rejects.toThrow(/401/);
     expect((await e.fleetctl(["api", "satellite", "rotate-secret", "res-sat", "--agent", "slurm"])).code).toBe(5);
+  });
+
+  it("machine clients: secret shown once on create and rotation; read scope only; revoked at once; agents refused", async () => {
+    const created = await e.fleetctl([
+      "api",
+      "client",
+      "create",
+      "res-connector",
+      "--scope",
+      "read-only",
+      "--description",
+      "a connector instance",
+      "-o",
+      "json",
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain("shown once");
+    const client = JSON.parse(created.stdout) as { clientId: string; scopes: string[]; clientSecret: string };
+    expect(client).toMatchObject({ clientId: "res-connector", scopes: ["fleet.read"] });
+    const token = await clientToken(e.hub.url, "res-connector", client.clientSecret);
+    const write = await fetch(`${e.hub.url}/api/v1/sites`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ slug: "not-mine", name: "x" }),
+    });
+    expect(write.status).toBe(403);
+
+    const rotated = await json<{ clientSecret: string }>(["api", "client", "rotate-secret", "res-connector"]);
+    expect(rotated.clientSecret).not.toBe(client.clientSecret);
+    await expect(clientToken(e.hub.url, "res-connector", rotated.clientSecret)).resolves.toBeTruthy();
+
+    const table = await e.fleetctl(["api", "client", "list"]);
+    expect(table.stdout).toMatch(/^CLIENT ID\s+KIND\s+SCOPES/);
+    expect(table.stdout).toContain("res-connector");
+    expect(table.stdout).not.toContain(rotated.clientSecret);
+    const one = await json<{ lastTokenAt: string | null; description: string }>([
+      "api",
+      "client",
+      "get",
+      "res-connector",
+    ]);
+    expect(one).toMatchObject({ description: "a connector instance" });
+    expect(one.lastTokenAt).not.toBeNull();
+
+    const taken = await e.fleetctl(["api", "client", "create", "res-connector", "--scope", "admin"]);
+    expect(taken.code).toBe(5);
+    expect(taken.stderr).toContain("409 client_id_taken");
+    const bad = await e.fleetctl(["api", "client", "create", "Res_Connector", "--scope", "read-only"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("client id");
+    const agent = await e.fleetctl(["api", "client", "revoke", "fleet-admin"]);
+    expect(agent.code).toBe(5);
+    expect(agent.stderr).toContain("bootstrap_client");
+
+    const revoked = await e.fleetctl(["api", "client", "revoke", "res-connector"]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const refused = await fetch(`${e.hub.url}/api/v1/sites`, { headers: { authorization: `Bearer ${token}` } });
+    expect(refused.status).toBe(401);
+    await expect(clientToken(e.hub.url, "res-connector", rotated.clientSecret)).rejects.toThrow(/401/);
   });
 
   it("SLURM bootstrap configs: user data read from a file and sent base64; too large a file refused before sending", async () => {

@@ -8,6 +8,7 @@ const devices = () => import("./commands/devices.ts");
 const jobs = () => import("./commands/jobs.ts");
 const satellites = () => import("./commands/satellites.ts");
 const slurm = () => import("./commands/slurm-configs.ts");
+const machineClients = () => import("./commands/clients.ts");
 const misc = () => import("./commands/feed.ts");
 
 const AGENTS = ["openstack", "slurm", "netbox", "health-status", "workflow", "temporal-worker"];
@@ -51,6 +52,12 @@ export function addApiCommands(api: Command): void {
   addJobCommands(api.command("job").alias("jobs").description("jobs"));
   addSatelliteCommands(
     api.command("satellite").alias("satellites").description("satellites and their agents' secrets"),
+  );
+  addClientCommands(
+    api
+      .command("client")
+      .alias("clients")
+      .description("machine OAuth2 clients (connectors, automation) and their secrets"),
   );
   addSlurmCommands(
     api
@@ -265,6 +272,46 @@ function addSatelliteCommands(sat: Command): void {
     .argument("<name>")
     .addOption(agentOption())
     .action(lazy(satellites, "revoke"));
+}
+
+function addClientCommands(client: Command): void {
+  withOutput(withPaging(client.command("list").description("OAuth2 clients other than agents' (admin)"))).action(
+    lazy(machineClients, "list"),
+  );
+  withOutput(
+    client.command("get").description("a client: scopes, revocation, last token (admin)").argument("<client-id>"),
+  ).action(lazy(machineClients, "get"));
+  examples(
+    withOutput(
+      client
+        .command("create")
+        .description("create a machine client (admin) with its own fleet scopes; its secret is shown once")
+        .argument("<client-id>", "client id, a slug, e.g. matrix-prod")
+        .requiredOption("--scope <scope>", "read-only, operate, admin, or a list of fleet.* scopes")
+        .option("--description <text>", "what the client is for"),
+      ["table", "json", "yaml"],
+    ),
+    [
+      'fleetctl api client create matrix-prod --scope read-only --description "Matrix connector" -o json > matrix-prod.json',
+    ],
+  ).action(lazy(machineClients, "create"));
+  examples(
+    withOutput(
+      client
+        .command("rotate-secret")
+        .description("issue a new secret (admin), shown once; the old one works for the overlap")
+        .argument("<client-id>"),
+      ["table", "json", "yaml"],
+    ),
+    ["fleetctl api client rotate-secret matrix-prod -o json | jq -r .clientSecret"],
+  ).action(lazy(machineClients, "rotateSecret"));
+  examples(
+    client
+      .command("revoke")
+      .description("revoke a machine client (admin): its tokens fail from now on; cannot be undone")
+      .argument("<client-id>"),
+    ["fleetctl api client revoke matrix-prod"],
+  ).action(lazy(machineClients, "revoke"));
 }
 
 function addSlurmCommands(cfg: Command): void {

@@ -23,6 +23,8 @@ const EXAMPLES: Record<string, string[]> = {
   "api satellite delete": ["fleetctl api satellite delete sys1-ice2"],
   "api satellite rotate-secret": ["fleetctl api satellite rotate-secret sys1-ice2 --agent slurm -o json"],
   "api satellite revoke": ["fleetctl api satellite revoke sys1-ice2 --agent slurm"],
+  "api client list": ["fleetctl api client list -o wide"],
+  "api client get": ["fleetctl api client get matrix-prod -o json"],
   "api slurm-config list": ["fleetctl api slurm-config list --site keflavik"],
   "api slurm-config get": ["fleetctl api slurm-config get 0193a2b4-… --site keflavik -o yaml"],
   "api slurm-config replace": [

@@ -60,6 +60,9 @@ import { registerReflections } from "./modules/reflections/routes.ts";
 import { createReflectionService } from "./modules/reflections/service.ts";
 import { satelliteRepo } from "./modules/satellites/repo.ts";
 import { registerSatellites } from "./modules/satellites/routes.ts";
+import { registerClients } from "./modules/clients/routes.ts";
+import { clientRepo } from "./modules/clients/repo.ts";
+import { createClientService } from "./modules/clients/service.ts";
 import { createSatelliteService, type SatelliteService } from "./modules/satellites/service.ts";
 import { registerSiteMetrics } from "./modules/sites/metrics.ts";
 import { siteRepo } from "./modules/sites/repo.ts";
@@ -276,6 +279,14 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     clientsChanged: () => clients.invalidate(),
   });
   registerSatellites(app, { service: satellites });
+  registerClients(app, {
+    service: createClientService({
+      prisma,
+      repo: clientRepo,
+      rotationOverlapMs: deps.identity.rotationOverlapMs ?? 3600_000,
+      clientsChanged: (clientId) => clients.invalidate(clientId),
+    }),
+  });
   app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });
 
   const notifier = new FeedNotifier(listener);

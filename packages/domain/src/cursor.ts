@@ -1,5 +1,6 @@
 import { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
 import { BadRequest } from "./errors.ts";
+import { SLUG_PATTERN } from "./common.ts";
 
 /**
  * Keyset cursors. A cursor names the last id a client has seen; the next page is every row
@@ -26,6 +27,18 @@ export function decodeCursor(cursor: string): string {
     ) {
       return parsed.after.toLowerCase();
     }
+  } catch {
+    // fall through to the error below
+  }
+  throw invalidCursor();
+}
+
+/** A cursor over rows keyed by a slug (OAuth2 client ids): encoded like encodeCursor. */
+export function decodeSlugCursor(cursor: string): string {
+  try {
+    const parsed: unknown = JSON.parse(decodeBase64Url(cursor));
+    if (parsed && typeof parsed === "object" && "after" in parsed && typeof parsed.after === "string")
+      if (SLUG_PATTERN.test(parsed.after)) return parsed.after;
   } catch {
     // fall through to the error below
   }

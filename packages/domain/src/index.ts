@@ -31,3 +31,4 @@ export * from "./workflows.ts";
 export * from "./metrics.ts";
 export * from "./logging.ts";
 export * from "./impairment.ts";
+export * from "./oauth-clients.ts";
