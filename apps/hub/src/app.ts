@@ -122,6 +122,8 @@ export interface AppDeps {
   snapshotTimeoutMs?: number;
   /** Inventory snapshots streaming at once (default: a quarter of the connection pool). */
   snapshotMaxConcurrent?: number;
+  /** How long a snapshot's reader may take nothing before the snapshot is cut short (default 60 s). */
+  snapshotStallMs?: number;
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
@@ -302,6 +304,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     // A quarter of the pool at most, so snapshots (two connections each at their start) can
     // never take the connections the rest of the API needs.
     maxConcurrent: deps.snapshotMaxConcurrent ?? Math.max(1, Math.floor((deps.pool?.options.max ?? 10) / 4)),
+    stallMs: deps.snapshotStallMs ?? 60_000,
   });
   registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }), snapshots });
   registerFeedMetrics(registry, prisma, feedRepo);

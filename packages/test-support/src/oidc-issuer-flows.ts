@@ -112,6 +112,7 @@ interface RefreshGrant {
 export function createFlows(o: FlowOptions, deps: { issuer: () => string; sign: Sign }) {
   let current: TestUser | undefined;
   let slowDowns = 0;
+  let throttles = 0;
   const codes = new Map<string, CodeGrant>();
   const devices = new Map<string, DeviceGrant>();
   const byUserCode = new Map<string, string>();
@@ -281,6 +282,13 @@ export function createFlows(o: FlowOptions, deps: { issuer: () => string; sign: 
         // RFC 8628 3.5: polling faster than the interval, or told to by the test: slow down by 5 s.
         const early = now - d.lastPollAt < d.intervalMs - 250;
         d.lastPollAt = now;
+        // A rate limiter in front of the issuer (HTTP 429, RFC 6585 4): a client that does not
+        // back off as for slow_down polls early next, and is told slow_down.
+        if (throttles > 0 && !early) {
+          throttles--;
+          d.intervalMs += 5000;
+          return { status: 429, body: { error: "temporarily_unavailable", error_description: "too many requests" } };
+        }
         if (slowDowns > 0 || early) {
           slowDowns = Math.max(0, slowDowns - 1);
           d.intervalMs += 5000;
@@ -319,6 +327,9 @@ export function createFlows(o: FlowOptions, deps: { issuer: () => string; sign: 
     },
     slowDownNext(polls: number) {
       slowDowns = polls;
+    },
+    throttleNext(polls: number) {
+      throttles = polls;
     },
   };
 }

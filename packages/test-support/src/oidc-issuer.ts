@@ -32,6 +32,8 @@ export interface TestIssuer {
   denyDevice(userCode: string): void;
   /** The next `polls` device token requests answer slow_down (RFC 8628 3.5). */
   slowDownNext(polls: number): void;
+  /** The next `polls` device token requests answer HTTP 429 (a rate limiter in front of the issuer). */
+  throttleNext(polls: number): void;
   /** Token requests the issuer received and its answers, for tests to check what a client sent. */
   readonly tokenRequests: ReadonlyArray<TokenRequestSeen>;
   close(): Promise<void>;
@@ -118,6 +120,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     approveDevice: flows.approveDevice,
     denyDevice: flows.denyDevice,
     slowDownNext: flows.slowDownNext,
+    throttleNext: flows.throttleNext,
     tokenRequests: flows.tokenRequests,
     close: () =>
       new Promise<void>((r) => {

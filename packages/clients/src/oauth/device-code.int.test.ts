@@ -79,6 +79,17 @@ describe("device authorization", () => {
     expect(pollAnswers(before)).toEqual(["slow_down", "tokens"]);
   }, 20_000);
 
+  it("backs off by 5 s on an HTTP 429 as on slow_down, and signs in", async () => {
+    issuer.throttleNext(1);
+    const before = issuer.tokenRequests.length;
+    const { prompt, result } = startLogin();
+    const { userCode } = await prompt;
+    issuer.approveDevice(userCode);
+    expect((await result).tokenType).toBe("Bearer");
+    // Had the client polled again at its old pace, the issuer would have said slow_down.
+    expect(pollAnswers(before)).toEqual(["temporarily_unavailable", "tokens"]);
+  }, 20_000);
+
   it("ends with expired_token when nobody approves in time", async () => {
     const shortLived = await startTestIssuer({ deviceIntervalS: 1, deviceExpiresInS: 2 });
     try {

@@ -4,7 +4,7 @@
  * while writers commit during the snapshot. (The hub client's reading of it is tested with the
  * client.)
  */
-import { get as httpGet, type ClientRequest } from "node:http";
+import { get as httpGet, type ClientRequest, type IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FeedPageSchema,
@@ -256,6 +256,57 @@ describe("inventory snapshots at once", () => {
       expect(lines.at(-1)).toEqual({ kind: "end", count: lines.length - 2 });
     });
   });
+});
+
+describe("an inventory snapshot whose reader stops reading", () => {
+  let own: TestHub;
+  let ownUrl: string;
+  beforeAll(async () => {
+    own = await startTestHub({ snapshotStallMs: 1000 });
+    ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
+    // Enough lines (some 20 MB) to fill every buffer between the hub and a reader that stops.
+    await seedNetboxOnlyDevices(
+      own.db.prisma,
+      { slug: "stall" },
+      Array.from({ length: 8000 }, (_, i) => ({ name: `stall-gpu-${i}`, role: "gpu-node" as const })),
+    );
+  }, 120_000);
+  afterAll(() => own.close());
+
+  it("is cut short once the reader has taken nothing for a while: its slot frees, its stream has no end line", async () => {
+    const received: Buffer[] = [];
+    let ended!: Promise<void>;
+    let stalled!: IncomingMessage;
+    await new Promise<void>((resolve, reject) => {
+      const req = httpGet(`${ownUrl}/api/v1/feeds/inventory/snapshot`, (res) => {
+        stalled = res;
+        ended = new Promise<void>((done) => {
+          res.on("close", done);
+          res.on("error", () => done());
+        });
+        res.once("data", (chunk: Buffer) => {
+          received.push(chunk);
+          res.pause();
+          resolve();
+        });
+      });
+      req.once("error", reject);
+    });
+    // The one slot (a pool of 5) is the stalled reader's until the hub cuts it short.
+    await eventually(async () => {
+      const res = await fetch(`${ownUrl}/api/v1/feeds/inventory/snapshot?site=stall`);
+      expect(res.status).toBe(200);
+      const lines = (await res.text()).trim().split("\n");
+      expect(JSON.parse(lines.at(-1)!)).toEqual({ kind: "end", count: lines.length - 2 });
+      expect(lines.length).toBeGreaterThan(8000);
+    }, 60_000);
+    stalled.on("data", (chunk: Buffer) => received.push(chunk));
+    stalled.resume();
+    await ended;
+    const text = Buffer.concat(received).toString();
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).not.toContain('"kind":"end"');
+  }, 120_000);
 });
 
 describe("inventory snapshot access", () => {

@@ -57,6 +57,8 @@ export interface SnapshotDeps {
    * could take every connection the API needs; past this, a snapshot is a 503 to retry.
    */
   maxConcurrent: number;
+  /** How long a reader may take nothing before its snapshot is cut short, milliseconds. */
+  stallMs: number;
   now?: () => Date;
 }
 
@@ -97,7 +99,14 @@ export function createSnapshotService(deps: SnapshotDeps) {
       });
       const write = async (line: InventorySnapshotLine): Promise<void> => {
         if (out.destroyed) throw new Error("the reader went away");
-        if (!out.push(JSON.stringify(line) + "\n")) await new Promise<void>((resolve) => (wake = resolve));
+        if (out.push(JSON.stringify(line) + "\n")) return;
+        // The reader has all it can hold: wait for it to take more, but not for ever. A reader
+        // that stops reading would keep its transaction, connection and slot to the timeout.
+        let stalled: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve, reject) => {
+          wake = resolve;
+          stalled = setTimeout(() => reject(new Error("the reader stopped reading")), deps.stallMs);
+        }).finally(() => clearTimeout(stalled));
       };
       streaming++;
       const reading = deps.repo.inSnapshot(
