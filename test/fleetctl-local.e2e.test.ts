@@ -163,6 +163,31 @@ describe("profiles", { timeout: 120_000 }, () => {
     expect((await stat(join(home, "config", "fleetctl", "config.yaml"))).mode & 0o777).toBe(0o600);
   });
 
+  it("keeps a relative secret file's path absolute, and leaves the mode of a folder FLEETCTL_CONFIG names alone", async () => {
+    const shared = join(home, "shared-project");
+    await mkdir(shared, { recursive: true, mode: 0o755 });
+    const file = join(shared, "fleetctl.yaml");
+    // The CLI runs in the repository's root: the relative name is resolved there.
+    const r = await fleetctl(
+      [
+        "config",
+        "set-profile",
+        "rel",
+        "--hub",
+        "https://hub.example.com",
+        "--client-id",
+        "bot",
+        "--client-secret-file",
+        "bot.secret",
+      ],
+      { FLEETCTL_CONFIG: file },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readFile(file, "utf8")).toContain(`clientSecretFile: ${join(REPO_ROOT, "bot.secret")}`);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(shared)).mode & 0o777).toBe(0o755);
+  });
+
   it("a profile that does not exist is a usage error listing the profiles", async () => {
     const r = await fleetctl(["--profile", "nope", "api", "job", "list"]);
     expect(r.code).toBe(2);

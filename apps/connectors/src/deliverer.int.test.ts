@@ -4,7 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
-import { Deliverer } from "./deliverer.ts";
+import { Deliverer, MAX_REFUSED_IN_A_ROW } from "./deliverer.ts";
 import { createConnectorMetrics } from "./metrics.ts";
 import { CursorMoved, QueueStore } from "./queue/store.ts";
 import { EntraTokenSource } from "./sink/entra-token.ts";
@@ -33,10 +33,18 @@ afterEach(async () => {
 });
 
 /** A fresh connector name (its own queue) with `changes` device events committed as one page. */
-async function setup(changes: number, opts: { poison?: boolean; mappingName?: string; entraSecret?: string } = {}) {
+async function setup(
+  changes: number,
+  opts: { poison?: boolean | "all"; mappingName?: string; entraSecret?: string } = {},
+) {
   const name = `matrix-t${++n}`;
   receiver = new KustoReceiver({
-    poison: opts.poison ? (r) => r.kind === "device" && r.name.startsWith("poison") : undefined,
+    poison:
+      opts.poison === "all"
+        ? () => true
+        : opts.poison
+          ? (r) => r.kind === "device" && r.name.startsWith("poison")
+          : undefined,
   });
   await receiver.up();
   const store = new QueueStore(dbh.pool, name);
@@ -135,6 +143,18 @@ describe("the deliverer", () => {
     expect((await t.store.stats()).deadLetters).toBe(2);
     expect(await metric(t.metrics, `fleet_manager_connector_dead_letters{connector="${t.name}"}`)).toBe(2);
     expect((await t.store.state())!.lastErrorClass).toBe("sink_rejected");
+  });
+
+  it("a sink refusing every record is taken as misconfigured: a few dead letters, then the queue is kept and retried as sink_config", async () => {
+    const t = await setup(12, { poison: "all" });
+    t.start();
+    await until(async () => (await t.store.state())?.lastErrorClass === "sink_config");
+    await until(async () => receiver.requests.ingest >= 20);
+    expect(receiver.stored.size).toBe(0);
+    expect(await t.store.stats()).toMatchObject({
+      deadLetters: MAX_REFUSED_IN_A_ROW,
+      undelivered: 12 - MAX_REFUSED_IN_A_ROW,
+    });
   });
 
   it("waits out 429 Retry-After, fetches a new token after a 401, and loses nothing", async () => {

@@ -9,6 +9,11 @@
  * Later records of a dead-lettered device are delivered as usual: each record carries the
  * device's whole state, so the next one supersedes the refused one at the receiver, and holding
  * them back would leave the device stale for good over one bad version.
+ *
+ * A sink that refuses record after record with nothing accepted in between is not looking at bad
+ * records but is set up wrong (a table without streaming ingestion, a webhook path that 400s
+ * everything): past MAX_REFUSED_IN_A_ROW dead letters the deliverer stops dead-lettering and
+ * retries as `sink_config`, so a misconfigured sink cannot drain the queue into the dead letters.
  */
 import type { Logger } from "pino";
 import { backoffDelay, sleepUnlessAborted } from "@fm/clients";
@@ -31,8 +36,13 @@ export interface DelivererOptions {
 
 type Settled = { kind: "ok" } | Extract<DeliveryOutcome, { kind: "retry" }>;
 
+/** Records dead-lettered one after another, nothing accepted between, before the sink itself is blamed. */
+export const MAX_REFUSED_IN_A_ROW = 3;
+
 export class Deliverer {
   consecutiveFailures = 0;
+  /** Dead letters since the sink last accepted a record (this process's count). */
+  private refusedInARow = 0;
   private wakeUp: (() => void) | undefined;
 
   constructor(private readonly o: DelivererOptions) {}
@@ -96,6 +106,7 @@ export class Deliverer {
       signal,
     );
     if (out.kind === "ok") {
+      this.refusedInARow = 0;
       await this.o.store.delivered(batch.map((q) => q.seq));
       this.o.metrics.delivered.inc({ sink: this.o.sink.name }, batch.length);
       return out;
@@ -103,6 +114,13 @@ export class Deliverer {
     if (out.kind === "retry") return out;
     if (batch.length === 1) {
       const q = batch[0]!;
+      if (this.refusedInARow >= MAX_REFUSED_IN_A_ROW)
+        return {
+          kind: "retry",
+          errorClass: "sink_config",
+          message: `the sink refused ${this.refusedInARow} records in a row and accepted none since: its configuration, not the records, is taken to be at fault (last refusal: ${out.reason})`,
+        };
+      this.refusedInARow++;
       await this.o.store.deadLetter(q, out.reason);
       this.o.metrics.deadLettered.inc();
       this.o.metrics.failures.inc({ reason: "sink_rejected" });

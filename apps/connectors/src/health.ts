@@ -19,8 +19,12 @@ export function listen(
     if (req.method !== "GET" && req.method !== "HEAD") return void res.writeHead(405, { allow: "GET, HEAD" }).end();
     const fail = () => json(res, 503, { status: "unavailable" });
     if (path === "/healthz") {
-      // Liveness stays 200 while the sink is down: restarting would not bring it back.
-      state().then(({ ready, body }) => json(res, 200, { status: "ok", ready, ...body }), fail);
+      // Liveness stays 200 while the sink or the connector's database is down: restarting
+      // would bring neither back. The body says what it could not read.
+      state().then(
+        ({ ready, body }) => json(res, 200, { status: "ok", ready, ...body }),
+        () => json(res, 200, { status: "ok", ready: false, stats: "unavailable" }),
+      );
     } else if (path === "/readyz") {
       state().then(({ ready }) => json(res, ready ? 200 : 503, { status: ready ? "ready" : "not ready" }), fail);
     } else if (path === "/metrics") {

@@ -79,17 +79,24 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
 /** Writes the config whole (temp file, then rename): a crash never leaves half a file. */
 export async function saveConfig(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const file = configFile(env);
-  await ensurePrivateDir(dirname(file));
+  await ensurePrivateDir(dirname(file), ownsConfigDir(env));
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, stringify(config), { mode: 0o600 });
   await rename(tmp, file);
 }
 
-/** Creates the directory with mode 0700, and narrows an existing one to 0700. */
-export async function ensurePrivateDir(dir: string): Promise<void> {
+/**
+ * Creates the directory with mode 0700, and narrows an existing one to 0700 when it is
+ * fleetctl's own (`narrow`): a folder the user named through FLEETCTL_CONFIG (their home, a
+ * shared project folder) is theirs, and keeps its mode; the token folder inside is fleetctl's.
+ */
+export async function ensurePrivateDir(dir: string, narrow = true): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  if (narrow) await chmod(dir, 0o700);
 }
+
+/** Whether the config folder is fleetctl's own (the default) rather than where FLEETCTL_CONFIG put it. */
+export const ownsConfigDir = (env: NodeJS.ProcessEnv = process.env): boolean => !env.FLEETCTL_CONFIG;
 
 export interface Selection {
   /** --profile */

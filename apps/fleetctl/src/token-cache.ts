@@ -6,7 +6,7 @@
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { configDir, ensurePrivateDir } from "./config.ts";
+import { configDir, ensurePrivateDir, ownsConfigDir } from "./config.ts";
 
 export const CachedTokenSchema = z.object({
   /** The hub the token was obtained for: a token of another hub is not used. */
@@ -53,7 +53,7 @@ export async function readToken(
 }
 
 export async function writeToken(profile: string, token: CachedToken, env: NodeJS.ProcessEnv = process.env) {
-  await ensurePrivateDir(configDir(env));
+  await ensurePrivateDir(configDir(env), ownsConfigDir(env));
   await ensurePrivateDir(tokensDir(env));
   const file = tokenFile(profile, env);
   const tmp = `${file}.${process.pid}.tmp`;

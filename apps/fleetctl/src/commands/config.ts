@@ -1,4 +1,5 @@
 /** `fleetctl config ...`: profiles in the config file (never a secret: a machine's secret file is named). */
+import { resolve as resolvePath } from "node:path";
 import type { Ctx } from "../command-kit.ts";
 import { PROFILE_NAME, ProfileSchema, configFile, loadConfig, saveConfig, type Profile } from "../config.ts";
 import { CliError, UsageError } from "../errors.ts";
@@ -20,7 +21,8 @@ export async function setProfile(ctx: Ctx): Promise<void> {
       environment: o.env,
       issuer: o.issuer,
       clientId: o.clientId,
-      clientSecretFile: o.clientSecretFile,
+      // Kept absolute: later commands run from other folders.
+      clientSecretFile: o.clientSecretFile === undefined ? undefined : resolvePath(String(o.clientSecretFile)),
     }).filter(([, v]) => v !== undefined),
   );
   const existing = config.profiles[name];

@@ -1,4 +1,5 @@
 /** `fleetctl api login|logout|whoami|token` */
+import { resolve as resolvePath } from "node:path";
 import type { Ctx } from "../command-kit.ts";
 import { resolveProfile, type ResolvedProfile } from "../config.ts";
 import { CliError, UsageError } from "../errors.ts";
@@ -16,7 +17,9 @@ const profileOf = (ctx: Ctx) =>
 export async function login(ctx: Ctx): Promise<void> {
   const scopes = parseScopeOption(ctx.opts.scope as string | undefined);
   const profile = await profileOf(ctx);
-  const secretFile = (ctx.opts.clientSecretFile as string | undefined) ?? profile.clientSecretFile;
+  const given = (ctx.opts.clientSecretFile as string | undefined) ?? profile.clientSecretFile;
+  // Kept absolute: the token is renewed from whatever folder the next command runs in.
+  const secretFile = given === undefined ? undefined : resolvePath(given);
   if (secretFile) {
     const clientId = (ctx.opts.clientId as string | undefined) ?? profile.clientId;
     if (!clientId) throw new UsageError("a machine login needs --client-id with --client-secret-file");
