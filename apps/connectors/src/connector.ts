@@ -25,6 +25,7 @@ import { FeedReader } from "./reader.ts";
 import { EntraTokenSource } from "./sink/entra-token.ts";
 import { KustoSink } from "./sink/kusto.ts";
 import type { Sink } from "./sink/sink.ts";
+import { secretKey } from "./sink/standard-webhooks.ts";
 import { WebhookSink } from "./sink/webhook.ts";
 
 export async function runConnector(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -179,13 +180,21 @@ async function resolveSites(hub: HubClient, slugs: readonly string[]): Promise<s
   return ids;
 }
 
-function makeSink(c: ConnectorConfig): Sink {
-  if (c.CONNECTOR_SINK === "webhook")
+export function makeSink(c: ConnectorConfig): Sink {
+  if (c.CONNECTOR_SINK === "webhook") {
+    // Checked once at start (exit 2), as a secret no retry can fix; re-read per delivery after.
+    try {
+      secretKey(readSecret("WEBHOOK_SECRET_FILE", c.WEBHOOK_SECRET_FILE!));
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new ConfigError([`WEBHOOK_SECRET_FILE: ${(err as Error).message}`]);
+    }
     return new WebhookSink({
       url: c.WEBHOOK_URL!,
       secret: () => readSecret("WEBHOOK_SECRET_FILE", c.WEBHOOK_SECRET_FILE!),
       timeoutMs: c.CONNECTOR_HTTP_TIMEOUT_MS,
     });
+  }
   const tokens = new EntraTokenSource({
     authority: c.ENTRA_AUTHORITY,
     tenant: c.ENTRA_TENANT_ID!,

@@ -35,4 +35,15 @@ describe("the webhook sink", () => {
     expect(await wrong.deliver([records[0]!], signal)).toMatchObject({ kind: "retry", errorClass: "sink_auth" });
     expect(receiver.badSignatures).toBe(1);
   });
+
+  it("a malformed secret is sink_config, sent nowhere: not the receiver being down", async () => {
+    const before = receiver.stored.size + receiver.badSignatures;
+    const sink = new WebhookSink({ url: receiver.url, secret: () => "whsec_c2hvcnQ=", timeoutMs: 5000 });
+    expect(await sink.deliver([records[0]!], signal)).toEqual({
+      kind: "retry",
+      errorClass: "sink_config",
+      message: "a webhook secret is whsec_ followed by at least 24 base64 bytes",
+    });
+    expect(receiver.stored.size + receiver.badSignatures).toBe(before);
+  });
 });

@@ -35,6 +35,13 @@ export class WebhookSink implements Sink {
       timestamp: new Date(timestamp * 1000).toISOString(),
       data: { records },
     });
+    let signature: string;
+    try {
+      signature = sign(secretKey(this.o.secret()), id, timestamp, body);
+    } catch (err) {
+      // An unreadable or malformed secret is ours to fix, not the receiver being down.
+      return { kind: "retry", errorClass: "sink_config", message: (err as Error).message };
+    }
     let res: Response;
     try {
       res = await fetch(this.o.url, {
@@ -43,7 +50,7 @@ export class WebhookSink implements Sink {
           "content-type": "application/json",
           "webhook-id": id,
           "webhook-timestamp": String(timestamp),
-          "webhook-signature": sign(secretKey(this.o.secret()), id, timestamp, body),
+          "webhook-signature": signature,
         },
         body,
         signal: AbortSignal.any([signal, AbortSignal.timeout(this.o.timeoutMs)]),
