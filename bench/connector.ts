@@ -24,6 +24,7 @@ import { migrate } from "../apps/connectors/src/queue/migrate.ts";
 import { QueueStore } from "../apps/connectors/src/queue/store.ts";
 import { KustoReceiver } from "../apps/connectors/src/testing/kusto-receiver.ts";
 import { migrate as migrateHub } from "../apps/hub/src/db/migrate.ts";
+import { bareNetboxItem } from "@fm/test-support/netbox-items";
 
 type Report = (what: string, value: string, note?: string) => void;
 
@@ -76,22 +77,9 @@ export async function connectorBench(report: Report): Promise<void> {
     const nb = sat.secrets.find((x) => x.agent === "netbox")!;
     const nbToken = await clientToken(hub.url, nb.clientId, nb.clientSecret, `fleet.read ${agentScope("netbox")}`);
     const start = (await hubClient.readFeed({ after: "0", limit: 1 })).head;
-    const items = Array.from({ length: devices }, (_, i) => ({
-      netboxId: i + 1,
-      name: `gpu-${String(i).padStart(5, "0")}`,
-      serial: `SN-${i}`,
-      assetTag: null,
-      status: "active",
-      role: { slug: "gpu-node", name: "GPU node", netboxId: 1, deviceClass: "GPU_COMPUTE" },
-      deviceType: null,
-      location: null,
-      rack: null,
-      rackPosition: null,
-      platformClass: null,
-      tags: [],
-      bmcAddress: null,
-      interfaces: [],
-    }));
+    const items = Array.from({ length: devices }, (_, i) =>
+      bareNetboxItem(`gpu-${String(i).padStart(5, "0")}`, i + 1, { serial: `SN-${i}` }),
+    );
     await api(
       "PUT",
       `/api/v1/sites/${site.id}/reflections/netbox`,

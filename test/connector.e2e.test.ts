@@ -19,6 +19,7 @@ import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 import { KustoReceiver } from "../apps/connectors/src/testing/kusto-receiver.ts";
 import { WebhookReceiver } from "../apps/connectors/src/testing/webhook-receiver.ts";
+import { bareNetboxItem } from "@fm/test-support/netbox-items";
 
 const AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
 let hubDb: TestDatabase;
@@ -55,22 +56,9 @@ async function api<T>(
 
 /** The NetBox view of a site, as the NetBox agent pushes it. */
 async function pushNetbox(slug: string, names: string[]): Promise<void> {
-  const items = names.map((name, i) => ({
-    netboxId: i + 1 + (slug === "wdc1" ? 1000 : 0),
-    name,
-    serial: `SN-${name}`,
-    assetTag: null,
-    status: "active",
-    role: { slug: "gpu-node", name: "GPU node", netboxId: 1, deviceClass: "GPU_COMPUTE" },
-    deviceType: null,
-    location: null,
-    rack: null,
-    rackPosition: null,
-    platformClass: null,
-    tags: [],
-    bmcAddress: null,
-    interfaces: [],
-  }));
+  const items = names.map((name, i) =>
+    bareNetboxItem(name, i + 1 + (slug === "wdc1" ? 1000 : 0), { serial: `SN-${name}` }),
+  );
   const res = await api(
     "PUT",
     `/api/v1/sites/${sites[slug]}/reflections/netbox`,

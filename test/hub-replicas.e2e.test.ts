@@ -8,6 +8,7 @@ import { agentScope, type InventoryEvent } from "@fm/domain";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
+import { bareNetboxItem } from "@fm/test-support/netbox-items";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -73,22 +74,9 @@ const contiguous = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 /** A NetBox view of `n` devices at one site, as the NetBox agent pushes it. */
 const netboxView = (n: number, status: "active" | "staged") =>
-  Array.from({ length: n }, (_, i) => ({
-    netboxId: i + 1,
-    name: `rep-gpu-${String(i + 1).padStart(3, "0")}`,
-    serial: `SN-REP-${i + 1}`,
-    assetTag: null,
-    status,
-    role: { slug: "gpu-node", name: "GPU node", netboxId: 1, deviceClass: "GPU_COMPUTE" },
-    deviceType: null,
-    location: null,
-    rack: null,
-    rackPosition: null,
-    platformClass: null,
-    tags: [],
-    bmcAddress: null,
-    interfaces: [],
-  }));
+  Array.from({ length: n }, (_, i) =>
+    bareNetboxItem(`rep-gpu-${String(i + 1).padStart(3, "0")}`, i + 1, { serial: `SN-REP-${i + 1}`, status }),
+  );
 
 /** A satellite serving `siteId`; returns its agent clients' credentials. */
 async function satellite(name: string, siteId: string): Promise<Record<string, { clientId: string; secret: string }>> {
