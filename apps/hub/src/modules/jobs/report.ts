@@ -74,7 +74,9 @@ async function observe(
       },
     );
   }
-  const rows = await deviceRepo.findByIds(
+  // Locked: a NetBox or Ironic push changing the same devices at the same moment waits, and this
+  // report compares against what it committed (else both record the one change in the history).
+  const rows = await deviceRepo.lockByIds(
     tx,
     observations.map((o) => o.deviceId),
   );

@@ -166,9 +166,11 @@ async function applyUpdates(
     tx,
     toUpdate.filter((u) => u.interfaces).map((u) => ({ deviceId: u.current.id, interfaces: u.interfaces! })),
   );
+  // Locked, as applyMany requires: a job report changing one of these devices meanwhile has
+  // committed or waits, and each change is compared with the row as it now is.
   const full = new Map(
     (
-      await deviceRepo.findByIds(
+      await deviceRepo.lockByIds(
         tx,
         [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id),
       )
