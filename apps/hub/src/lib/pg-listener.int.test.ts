@@ -58,3 +58,26 @@ it("delivers notifications, reconnects after the server drops it, and survives e
   await eventually(async () => expect(pool.totalCount).toBe(0), 10_000, 20);
   expect((await pool.query<{ one: number }>("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
 });
+
+it("closed while it is still connecting, releases that connection once made: the pool can end", async () => {
+  // The connection is made only after close(): the hub shutting down while the listener is
+  // reconnecting (after a database outage) used to leave it checked out, and pool.end() hung.
+  const own = new pg.Pool({ connectionString: db.url, max: 2 });
+  let made!: () => void;
+  const gate = new Promise<void>((r) => (made = r));
+  const gated = {
+    connect: async () => {
+      await gate;
+      return own.connect();
+    },
+  } as unknown as pg.Pool;
+  const listener = new PgListener(gated, pino({ level: "silent" }) as unknown as FastifyBaseLogger);
+  listener.on("test_channel", () => {});
+  const starting = listener.start();
+  await listener.close();
+  made();
+  await starting;
+  expect({ total: own.totalCount, idle: own.idleCount }).toEqual({ total: 0, idle: 0 });
+  expect(await listeners()).toEqual([]);
+  await own.end();
+});

@@ -33,6 +33,9 @@ export class PgListener {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.pool.connect();
+      // close() may have run while the connection was being made: it found nothing to release,
+      // so this one is released here, or the pool would never end (a hub that never exits).
+      if (this.closed) return void client.release(true);
       this.client = client;
       const held = client;
       held.on("notification", (n) => {
