@@ -101,11 +101,13 @@ export function resolveGpuDriver(
   return { mode: "operator", unsafeNvswitchAcknowledged: gpu.nvswitch && c.allow_unsafe_nvswitch_operator };
 }
 
-/** RTX rendering: RTX PRO 6000 only, its two supported presets, never fabric or NVSwitch. */
+/**
+ * RTX rendering: RTX PRO 6000 only, its two supported presets. Neither is SXM, so the GPU-cluster
+ * rule already refuses a fabric and the driver never takes the NVSwitch operator path.
+ */
 export function checkRtxRendering(
   c: Pick<EffectiveCluster, "gpu_workload_profile" | "gpu_driver_package_repositories">,
   gpu: Pick<ResolvedGpuPool, "platform" | "preset"> | null,
-  gpuCluster: boolean,
   issues: Issues,
 ): void {
   const repos = Object.keys(c.gpu_driver_package_repositories);
@@ -127,7 +129,6 @@ export function checkRtxRendering(
       "gpu_nodes.preset",
       `rtx-rendering supports ${RTX_RENDERING_PRESETS.join(" or ")}, not ${gpu.preset}`,
     );
-  if (gpuCluster) issue(issues, "enable_gpu_cluster", "the RTX shape is not fabric-capable: no GPU cluster");
   for (const name of repos)
     if (!SAFE_FILENAME.test(name) || name.includes(".."))
       issue(issues, `gpu_driver_package_repositories.${name}`, "a plain file name (letters, digits, '.', '_', '-')");
@@ -236,7 +237,7 @@ export function resolveCluster(c: EffectiveCluster): Resolution {
   const gpuDriver = resolveGpuDriver(c, gpuNodes, issues);
   if (gpuDriver.mode === "none" && c.gpu_workload_profile === null && c.gpu_driver_mode === "operator")
     notes.push("CPU-only cluster: no GPU driver input");
-  checkRtxRendering(c, gpuNodes, enableGpuCluster, issues);
+  checkRtxRendering(c, gpuNodes, issues);
   const mig = checkMig(c, gpuNodes, issues);
   const kuberay = resolveKubeRay(c, cpuNodes, issues);
   if (issues.length) return { ok: false, issues };
