@@ -8,6 +8,7 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/prom
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { FleetPlanSchema, FleetPreflightSchema } from "@fm/fleet-spec";
 import { REPO_ROOT } from "@fm/test-support/process";
 import { run } from "./fleetctl-env.ts";
@@ -98,6 +99,9 @@ describe("fleet plan", { timeout: 120_000 }, () => {
       tenantFrom: "profile",
     });
     expect(plan.projects.map((p) => p.projectName)).toEqual(["fleet1-test-a", "fleet1-test-b"]);
+    const yaml = await fleetctl(["plan", "--spec", EXAMPLE, "-o", "yaml"]);
+    expect(yaml.code).toBe(0);
+    expect(parseYaml(yaml.stdout)).toEqual(plan);
   });
 
   it("selectors and the prefix narrow and rename; --nebius-profile picks the tenant", async () => {

@@ -63,6 +63,11 @@ describe("resolveIdentity", () => {
       "the Nebius profile nope is not in ~/.nebius/config.yaml",
     ],
     [
+      "a name every object has is no profile",
+      { specTenantId: "", specProfile: "", cliProfile: "constructor", config },
+      "the Nebius profile constructor is not in ~/.nebius/config.yaml",
+    ],
+    [
       "a spec tenant the profile disagrees with",
       { specTenantId: "tenant-e00spec0001", specProfile: "main", config },
       "the spec's tenant_id tenant-e00spec0001 is not the tenant of profile main (tenant-e00main0001)",

@@ -36,7 +36,7 @@ export function resolveIdentity(input: {
   const named = input.cliProfile || input.specProfile;
   const profiles = input.config?.profiles ?? {};
   if (named) {
-    if (!(named in profiles))
+    if (!Object.hasOwn(profiles, named))
       return { ok: false, message: `the Nebius profile ${named} is not in ~/.nebius/config.yaml` };
     const tenant = profiles[named]?.["tenant-id"] ?? "";
     if (!tenant)
