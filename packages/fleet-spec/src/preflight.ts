@@ -25,7 +25,7 @@ import {
   type ProviderProject,
   type QuotaAllowance,
 } from "./provider.ts";
-import { quotaDemand } from "./quotas.ts";
+import { quotaDemand, type DemandContext } from "./quotas.ts";
 
 /** One piece of evidence as it was read: its JSON, or why it could not be. */
 export type Read = { ok: true; value: unknown } | { ok: false; error: string };
@@ -167,13 +167,11 @@ export function checkQuota(
   };
 }
 
-export function evaluatePreflight(plan: FleetPlan, evidence: Evidence): FleetPreflight {
-  const shortfalls: Shortfall[] = [];
-  const short = (kind: Shortfall["kind"], subject: string, message: string) =>
-    void shortfalls.push({ kind, subject, message });
-  const expect = { tenantId: plan.tenantId, region: plan.region };
+type Short = (kind: Shortfall["kind"], subject: string, message: string) => void;
+type Expect = { tenantId: string; region: string };
 
-  // Projects: named ones resolved through one listing (an existing name is reused, never re-created).
+/** Named projects resolved through one listing (an existing name is reused, never re-created); IDs read back. */
+function checkProjects(plan: FleetPlan, evidence: Evidence, expect: Expect, short: Short) {
   const projectList = parse(evidence.projects, ProviderProjectListSchema, "project list");
   if (!projectList.ok) short("evidence", "projects", projectList.message);
   const newProjects = new Set<string>();
@@ -188,7 +186,11 @@ export function evaluatePreflight(plan: FleetPlan, evidence: Evidence): FleetPre
       for (const m of problems) short("project", p.key, `project ${p.projectId}: ${m}`);
       return { key: p.key, action: "existing", projectId: p.projectId, verified: problems.length === 0 };
     }
-    if (!projectList.ok) return { key: p.key, action: "create", projectId: null, verified: false };
+    // Unknown project inventory: charged as new, so the quota lines stay complete, and unverified.
+    if (!projectList.ok) {
+      newProjects.add(p.key);
+      return { key: p.key, action: "create", projectId: null, verified: false };
+    }
     const named = projectList.value.items.filter((x) => x.metadata.name === p.projectName);
     if (named.length > 1) {
       short("project", p.key, `${named.length} projects are named ${p.projectName}: refusing to pick one`);
@@ -203,79 +205,72 @@ export function evaluatePreflight(plan: FleetPlan, evidence: Evidence): FleetPre
     for (const m of problems) short("project", p.key, `project ${p.projectName} (${found.metadata.id}): ${m}`);
     return { key: p.key, action: "existing", projectId: found.metadata.id || null, verified: problems.length === 0 };
   });
-  // Unknown project inventory: charge every named project as new, so the quota lines stay complete.
-  if (!projectList.ok) for (const p of plan.projects) if (!p.projectId) newProjects.add(p.key);
+  return { projects, newProjects };
+}
 
-  // Capacity blocks, validated before any of their GPUs leave the on-demand GPU quota.
+/** Every block the plan binds GPU pools to, validated before any of its GPUs leave the on-demand GPU quota. */
+function checkCapacityBlocks(plan: FleetPlan, evidence: Evidence, expect: Expect, short: Short) {
   const uses = new Map<string, BlockUse[]>();
   for (const p of plan.projects)
     for (const c of p.clusters) {
       const g = c.gpuNodes;
       if (!g?.capacityBlockGroup) continue;
-      const list = uses.get(g.capacityBlockGroup) ?? [];
-      list.push({
+      const use = {
         subject: `${p.key}/${c.name}`,
         platform: g.platform,
         fabric: c.infinibandFabric,
         gpus: g.count * g.gpusPerNode,
-      });
-      uses.set(g.capacityBlockGroup, list);
+      };
+      uses.set(g.capacityBlockGroup, [...(uses.get(g.capacityBlockGroup) ?? []), use]);
     }
   const validatedBlocks = new Set<string>();
   const capacityBlocks: FleetPreflight["capacityBlocks"] = [];
-  if (uses.size) {
-    const groups = parse(
-      evidence.capacityBlockGroups ?? undefined,
-      CapacityBlockGroupListSchema,
-      "capacity block group list",
+  if (!uses.size) return { capacityBlocks, validatedBlocks };
+  const groups = parse(
+    evidence.capacityBlockGroups ?? undefined,
+    CapacityBlockGroupListSchema,
+    "capacity block group list",
+  );
+  if (!groups.ok) short("evidence", "capacity-block-groups", groups.message);
+  for (const [id, blockUses] of [...uses].sort(([a], [b]) => a.localeCompare(b))) {
+    const intervals = parse(evidence.capacityIntervals[id], CapacityIntervalListSchema, `capacity intervals of ${id}`);
+    const resources = parse(
+      evidence.capacityBlockGroupResources[id],
+      CapacityBlockGroupResourcesSchema,
+      `resources of ${id}`,
     );
-    if (!groups.ok) short("evidence", "capacity-block-groups", groups.message);
-    for (const [id, blockUses] of [...uses].sort(([a], [b]) => a.localeCompare(b))) {
-      const requiredGpus = blockUses.reduce((n, u) => n + u.gpus, 0);
-      const intervals = parse(
-        evidence.capacityIntervals[id],
-        CapacityIntervalListSchema,
-        `capacity intervals of ${id}`,
-      );
-      const resources = parse(
-        evidence.capacityBlockGroupResources[id],
-        CapacityBlockGroupResourcesSchema,
-        `resources of ${id}`,
-      );
-      if (!intervals.ok) short("evidence", `capacity-intervals-${id}`, intervals.message);
-      if (!resources.ok) short("evidence", `capacity-block-group-resources-${id}`, resources.message);
-      const block = groups.ok ? groups.value.items.find((b) => b.metadata.id === id) : undefined;
-      const checked = groups.ok
-        ? checkCapacityBlock(block, intervals.ok ? intervals.value.items : undefined, {
-            id,
-            ...expect,
-            uses: blockUses,
-          })
-        : { problems: [], remaining: null };
-      for (const m of checked.problems) short("capacity_block", id, m);
-      const ok = groups.ok && intervals.ok && resources.ok && checked.problems.length === 0;
-      if (ok) validatedBlocks.add(id);
-      const affinity = block?.status?.resource_affinity.compute_v1;
-      capacityBlocks.push({
-        id,
-        requiredGpus,
-        remainingGpus: checked.remaining,
-        platform: affinity?.platform || null,
-        fabric: affinity?.fabric || null,
-        instances: resources.ok ? resources.value.resource_ids.length : null,
-        ok,
-      });
-    }
+    if (!intervals.ok) short("evidence", `capacity-intervals-${id}`, intervals.message);
+    if (!resources.ok) short("evidence", `capacity-block-group-resources-${id}`, resources.message);
+    const block = groups.ok ? groups.value.items.find((b) => b.metadata.id === id) : undefined;
+    const checked = groups.ok
+      ? checkCapacityBlock(block, intervals.ok ? intervals.value.items : undefined, { id, ...expect, uses: blockUses })
+      : { problems: [], remaining: null };
+    for (const m of checked.problems) short("capacity_block", id, m);
+    const ok = groups.ok && intervals.ok && resources.ok && checked.problems.length === 0;
+    if (ok) validatedBlocks.add(id);
+    const affinity = block?.status?.resource_affinity.compute_v1;
+    capacityBlocks.push({
+      id,
+      requiredGpus: blockUses.reduce((n, u) => n + u.gpus, 0),
+      remainingGpus: checked.remaining,
+      platform: affinity?.platform || null,
+      fabric: affinity?.fabric || null,
+      instances: resources.ok ? resources.value.resource_ids.length : null,
+      ok,
+    });
   }
+  return { capacityBlocks, validatedBlocks };
+}
 
-  // Quotas, against the tenant's allowances in the plan's region.
+/** Each quota the plan needs against the tenant's allowance of that name in the plan's region. */
+function checkQuotas(plan: FleetPlan, evidence: Evidence, ctx: DemandContext, short: Short): QuotaLine[] {
   const allowances = parse(evidence.quotaAllowances, QuotaAllowanceListSchema, "quota allowance list");
   if (!allowances.ok) short("evidence", "quota-allowances", allowances.message);
   const index = new Map<string, QuotaAllowance[]>();
   if (allowances.ok)
     for (const a of allowances.value.items)
       if (a.spec.region === plan.region) index.set(a.metadata.name, [...(index.get(a.metadata.name) ?? []), a]);
-  const quotas: QuotaLine[] = quotaDemand(plan, { newProjects, validatedBlocks }).map((d) => {
+  return quotaDemand(plan, ctx).map((d) => {
     const line = { name: d.name, region: plan.region, required: d.required, unit: d.unit, from: d.from };
     if (!allowances.ok) return { ...line, limit: null, usage: null, available: null, ok: false };
     const found = index.get(d.name) ?? [];
@@ -287,7 +282,15 @@ export function evaluatePreflight(plan: FleetPlan, evidence: Evidence): FleetPre
     if (q.problem) short("quota", d.name, `${d.name} [${plan.region}]: ${q.problem}`);
     return { ...line, limit: q.limit, usage: q.usage, available: q.available, ok: q.problem === null };
   });
+}
 
+export function evaluatePreflight(plan: FleetPlan, evidence: Evidence): FleetPreflight {
+  const shortfalls: Shortfall[] = [];
+  const short: Short = (kind, subject, message) => void shortfalls.push({ kind, subject, message });
+  const expect = { tenantId: plan.tenantId, region: plan.region };
+  const { projects, newProjects } = checkProjects(plan, evidence, expect, short);
+  const { capacityBlocks, validatedBlocks } = checkCapacityBlocks(plan, evidence, expect, short);
+  const quotas = checkQuotas(plan, evidence, { newProjects, validatedBlocks }, short);
   return FleetPreflightSchema.parse({
     kind: "FleetPreflight",
     version: OUTPUT_VERSION,

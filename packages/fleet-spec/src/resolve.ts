@@ -200,26 +200,22 @@ export function resolveKubeRay(
   return ray;
 }
 
+/** A pool as the plan shows it (GPUs per node are the GPU pool's own field). */
+function withoutGpus(p: ResolvedPool & { gpus: number }): ResolvedPool;
+function withoutGpus(p: (ResolvedPool & { gpus: number }) | null): ResolvedPool | null;
+function withoutGpus(p: (ResolvedPool & { gpus: number }) | null): ResolvedPool | null {
+  if (!p) return null;
+  const { gpus: _gpus, ...pool } = p;
+  return pool;
+}
+
 export function resolveCluster(c: EffectiveCluster): Resolution {
   const issues: Issues = [];
   const notes: string[] = [];
-  const cpuRaw = resolvePool(c, "cpu_nodes", issues);
+  const cpuNodes = withoutGpus(resolvePool(c, "cpu_nodes", issues));
   const gpuRaw = resolvePool(c, "gpu_nodes", issues);
-  const cpuNodes: ResolvedPool | null = cpuRaw && {
-    count: cpuRaw.count,
-    platform: cpuRaw.platform,
-    preset: cpuRaw.preset,
-    vcpusPerNode: cpuRaw.vcpusPerNode,
-    memoryGibPerNode: cpuRaw.memoryGibPerNode,
-    bootDiskGibibytes: cpuRaw.bootDiskGibibytes,
-  };
   const gpuNodes: ResolvedGpuPool | null = gpuRaw && {
-    count: gpuRaw.count,
-    platform: gpuRaw.platform,
-    preset: gpuRaw.preset,
-    vcpusPerNode: gpuRaw.vcpusPerNode,
-    memoryGibPerNode: gpuRaw.memoryGibPerNode,
-    bootDiskGibibytes: gpuRaw.bootDiskGibibytes,
+    ...withoutGpus(gpuRaw),
     gpusPerNode: gpuRaw.gpus,
     gpuFamily: gpuFamily(gpuRaw.platform) ?? "",
     nvswitch: isSxm(gpuRaw.platform) && gpuRaw.gpus === 8,
