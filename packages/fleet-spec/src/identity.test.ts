@@ -13,8 +13,13 @@ const config: NebiusConfig = {
 describe("resolveIdentity", () => {
   it.each<[string, Parameters<typeof resolveIdentity>[0], unknown]>([
     [
-      "the spec's tenant, the active profile for calls",
-      { specTenantId: "tenant-e00spec0001", specProfile: "", config },
+      "the spec's tenant, the active profile (of that tenant) for calls",
+      { specTenantId: "tenant-e00main0001", specProfile: "", config },
+      { tenantId: "tenant-e00main0001", profile: "", tenantFrom: "spec" },
+    ],
+    [
+      "the spec's tenant, an active profile that names no tenant",
+      { specTenantId: "tenant-e00spec0001", specProfile: "", config: { ...config, default: "broken" } },
       { tenantId: "tenant-e00spec0001", profile: "", tenantFrom: "spec" },
     ],
     [
@@ -71,6 +76,11 @@ describe("resolveIdentity", () => {
       "a spec tenant the profile disagrees with",
       { specTenantId: "tenant-e00spec0001", specProfile: "main", config },
       "the spec's tenant_id tenant-e00spec0001 is not the tenant of profile main (tenant-e00main0001)",
+    ],
+    [
+      "a spec tenant the active profile disagrees with",
+      { specTenantId: "tenant-e00spec0001", specProfile: "", config },
+      "the spec's tenant_id tenant-e00spec0001 is not the tenant of the active Nebius profile main (tenant-e00main0001): name the profile to act as",
     ],
     [
       "no tenant anywhere",

@@ -48,9 +48,17 @@ export function resolveIdentity(input: {
       };
     return { ok: true, identity: { tenantId: tenant, profile: named, tenantFrom: "profile" } };
   }
-  if (input.specTenantId)
-    return { ok: true, identity: { tenantId: input.specTenantId, profile: "", tenantFrom: "spec" } };
   const active = input.config?.default;
+  if (input.specTenantId) {
+    // The calls run as the active profile: one of another tenant could only read the wrong tenant, or nothing.
+    const activeTenant = active ? (profiles[active]?.["tenant-id"] ?? "") : "";
+    if (activeTenant && activeTenant !== input.specTenantId)
+      return {
+        ok: false,
+        message: `the spec's tenant_id ${input.specTenantId} is not the tenant of the active Nebius profile ${active} (${activeTenant}): name the profile to act as`,
+      };
+    return { ok: true, identity: { tenantId: input.specTenantId, profile: "", tenantFrom: "spec" } };
+  }
   if (!active)
     return { ok: false, message: "no tenant: the spec's tenant_id is empty and there is no active Nebius profile" };
   const tenant = profiles[active]?.["tenant-id"] ?? "";
