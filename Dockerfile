@@ -21,6 +21,8 @@ COPY apps/connectors/package.json apps/connectors/
 COPY packages/clients/package.json packages/clients/
 COPY packages/domain/package.json packages/domain/
 COPY packages/test-support/package.json packages/test-support/
+# The CLI's build bundles @fm/fleet-spec: npm ci links it only when its package.json is here.
+COPY packages/fleet-spec/package.json packages/fleet-spec/
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npm run build

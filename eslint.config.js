@@ -86,30 +86,38 @@ const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith("_"));
 const BROWSER_SAFE = "packages/domain runs in browsers too (the web UI imports it): no Node built-ins.";
 const builtinRegex = `^(node:.*|(${NODE_BUILTINS.map((m) => m.replace(/[/]/g, "\\/")).join("|")}))$`;
 
+/** Code that must run without Node: no built-in module, no Node global (`message` says why). */
+const noNode = (message, extraSyntax = []) => ({
+  "no-restricted-imports": [
+    "error",
+    {
+      paths: NODE_BUILTINS.map((name) => ({ name, message })),
+      patterns: [{ regex: "^node:", message }],
+    },
+  ],
+  "no-restricted-globals": [
+    "error",
+    ...["Buffer", "process", "__dirname", "__filename", "require", "global", "module", "exports"].map((name) => ({
+      name,
+      message,
+    })),
+  ],
+  "no-restricted-syntax": [
+    "error",
+    noFocusedOrSkippedTests,
+    ...extraSyntax,
+    { selector: `ImportExpression > Literal[value=/${builtinRegex}/]`, message },
+  ],
+});
+
 /** The domain contract is imported by the web UI: nothing in it may need Node. */
-const domainBrowserSafe = {
-  files: ["packages/domain/src/**"],
-  rules: {
-    "no-restricted-imports": [
-      "error",
-      {
-        paths: NODE_BUILTINS.map((name) => ({ name, message: BROWSER_SAFE })),
-        patterns: [{ regex: "^node:", message: BROWSER_SAFE }],
-      },
-    ],
-    "no-restricted-globals": [
-      "error",
-      ...["Buffer", "process", "__dirname", "__filename", "require", "global", "module", "exports"].map((name) => ({
-        name,
-        message: BROWSER_SAFE,
-      })),
-    ],
-    "no-restricted-syntax": [
-      "error",
-      noFocusedOrSkippedTests,
-      { selector: `ImportExpression > Literal[value=/${builtinRegex}/]`, message: BROWSER_SAFE },
-    ],
-  },
+const domainBrowserSafe = { files: ["packages/domain/src/**"], rules: noNode(BROWSER_SAFE) };
+
+/** The fleet spec library is pure functions; reading evidence (files, the nebius CLI) is evidence.ts alone. */
+const fleetSpecPure = {
+  files: ["packages/fleet-spec/src/**"],
+  ignores: ["packages/fleet-spec/src/evidence.ts", "packages/fleet-spec/src/testing.ts", "**/*.test.ts"],
+  rules: noNode("packages/fleet-spec is pure: Node I/O belongs in src/evidence.ts (the ./evidence export)."),
 };
 
 export default tseslint.config(
@@ -134,6 +142,7 @@ export default tseslint.config(
   prismaOnlyInRepos,
   // After the test files' settings: it keeps their focused/skipped-test check.
   domainBrowserSafe,
+  fleetSpecPure,
   // Formatting is Prettier's (checked by `npm run lint`); rules that would fight it are off.
   prettier,
 );

@@ -72,6 +72,12 @@ export function buildProgram(): Command {
     ["table", "json"],
   );
 
+  addFleetCommands(
+    program
+      .command("fleet")
+      .description("the fleet spec (npa.fleet/v0.0.1): plan and quota preflight, creating nothing"),
+  );
+
   examples(
     program
       .command("completion")
@@ -82,6 +88,53 @@ export function buildProgram(): Command {
   );
   addExamples(program);
   return program;
+}
+
+/** The options plan and preflight share: the spec, the selectors, the Nebius profile. */
+function withFleetSpec(cmd: Command): Command {
+  return cmd
+    .requiredOption("--spec <file>", "the fleet spec (apiVersion: npa.fleet/v0.0.1)")
+    .option("--only-projects <keys>", "only these projects: names or project_ids, comma-separated")
+    .option("--only-clusters <names>", "only these clusters, comma-separated")
+    .option("--project-prefix <prefix>", "prefix of created projects' names, overriding the spec's project_prefix")
+    .option("--nebius-profile <name>", "the ~/.nebius profile to act as (wins over the spec's profile)");
+}
+
+function addFleetCommands(fleet: Command): void {
+  withOutput(
+    examples(
+      withFleetSpec(
+        fleet
+          .command("plan")
+          .description(
+            "show the projects (create or existing) and each cluster as it would be deployed; no cloud access",
+          ),
+      ).action(lazy(() => import("./commands/fleet.ts"), "plan")),
+      [
+        "fleetctl fleet plan --spec fleet.yaml",
+        "fleetctl fleet plan --spec fleet.yaml --only-projects a,b --only-clusters train -o json",
+      ],
+    ),
+    ["table", "json", "yaml"],
+  );
+  withOutput(
+    examples(
+      withFleetSpec(
+        fleet
+          .command("preflight")
+          .description(
+            "check tenant quotas, capacity blocks and existing projects, fail-closed (exit 14 on any shortfall)",
+          ),
+      )
+        .option("--evidence <dir>", "read the provider's JSON from this directory instead of running the nebius CLI")
+        .action(lazy(() => import("./commands/fleet.ts"), "preflight")),
+      [
+        "fleetctl fleet preflight --spec fleet.yaml",
+        "fleetctl fleet preflight --spec fleet.yaml --evidence ./evidence -o json",
+      ],
+    ),
+    ["table", "json", "yaml"],
+  );
 }
 
 function addConfigCommands(config: Command): void {

@@ -22,6 +22,8 @@ export const EXIT = {
   JOB_TIMEOUT: 12,
   /** `netbox check`: the check found problems to fix before rollout. */
   CHECK_FAILED: 13,
+  /** `fleet preflight`: a shortfall, or evidence missing or unreadable (fail-closed): nothing may be created. */
+  PREFLIGHT_REFUSED: 14,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -125,6 +125,22 @@ describe("packages/domain uses no Node built-in", () => {
   });
 });
 
+describe("packages/fleet-spec is pure outside its evidence module", () => {
+  it.each([
+    ["a node: module", 'import { readFile } from "node:fs/promises";\nexport const x = readFile;'],
+    ["process", "export const x = process.env.HOME;"],
+  ])("refuses %s in the library", async (_what, code) => {
+    expect(await violations("packages/fleet-spec/src/widgets.ts", code)).toContainEqual(
+      expect.stringMatching(/^no-restricted-(imports|globals): .*packages\/fleet-spec is pure/),
+    );
+  });
+
+  it("accepts Node I/O in evidence.ts", async () => {
+    const code = 'import { readFile } from "node:fs/promises";\nexport const x = readFile;';
+    expect(await violations("packages/fleet-spec/src/evidence.ts", code)).toEqual([]);
+  });
+});
+
 describe("every test runs everywhere", () => {
   const files = [
     "test/widgets.e2e.test.ts",
