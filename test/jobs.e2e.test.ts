@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, Connection } from "@temporalio/client";
 import type { Device, Job } from "@fm/domain";
 import { JOB_WORKFLOWS, taskQueueFor, workflowInputOf } from "@fm/domain/workflows";
-import { getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
+import { createNode, getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
 import { scontrolJob, setNodeState, slurmCommand } from "@fm/test-support/slurm";
 import { SITE, startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
 import { startAgent } from "@fm/test-support/agents";
@@ -22,7 +22,7 @@ let connection: Connection;
 
 /** Staged devices whose names are SLURM nodes (burn-in, release); the others are not. */
 const SLURM_BACKED = 5;
-const PLAIN = 6;
+const PLAIN = 7;
 
 beforeAll(async () => {
   s = await startJobsStack({
@@ -180,6 +180,25 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.code).toBe(
       "device_state_conflict",
     );
+  }, 90_000);
+
+  it("ENROL fails at ironic-ports when another Ironic node holds one of the device's MACs, naming it, and NetBox stays staged", async () => {
+    const d = fresh();
+    const mac = d.interfaces.find((i) => !i.mgmtOnly && i.macAddress)!.macAddress!.toLowerCase();
+    const previous = await createNode(s.ironic.url, { name: `${d.name}-previous` });
+    await ironicRequest(s.ironic.url, "POST", "/v1/ports", { address: mac, node_uuid: previous.uuid });
+
+    const job = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
+    expect(job).toMatchObject({ status: "FAILED", error: { step: "ironic-ports" } });
+    expect(job.error!.message).toMatch(
+      new RegExp(`the MAC address ${mac} of ${d.name} \\S+ is already a port of Ironic node ${d.name}-previous`),
+    );
+    expect(job.steps.find((st) => st.name === "netbox-activate")!.status).not.toBe("SUCCEEDED");
+    expect(netboxDevice(d.name).status).toBe("staged");
+    const [node] = await ironicNodesNamed(d.name);
+    expect(
+      ((await ironicRequest(s.ironic.url, "GET", `/v1/ports?node=${node!.uuid}`)) as { ports: unknown[] }).ports,
+    ).toEqual([]);
   }, 90_000);
 
   it("BURN_IN runs a real SLURM job pinned to the node and records its result and exit code", async () => {
