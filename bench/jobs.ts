@@ -6,7 +6,8 @@
  *  - BENCH_JOBS_DEVICES (default 50) ENROL jobs created at once, one device each: time until
  *    all ended, and SUCCEEDED jobs per minute (any other outcome is listed, not counted);
  * against a baseline in the same run: the same Ironic work the worker does for each device
- * (create with the BMC address, manage, inspect, validate the BMC, provide; each transition
+ * (create with the BMC address, manage, its three ports (the trays' NICs with a MAC: their
+ * node's ports listed, each MAC looked up, then created), inspect, validate the BMC, provide; each transition
  * asked for, then polled every 250 ms starting at once, a 409 asked again) driven directly on
  * the same Ironic for as many fresh nodes at once, with no hub, Temporal or NetBox in the way.
  * Both sides must end with their nodes `available` in Ironic: the benchmark stops if not.
@@ -138,13 +139,15 @@ async function checkAvailable(url: string, names: Set<string>): Promise<void> {
 async function ironicOnly(url: string, n: number): Promise<{ seconds: number }> {
   const t0 = performance.now();
   const names = Array.from({ length: n }, (_, i) => `baseline-${i}`);
-  await Promise.all(names.map((name, i) => enrolDirectly(url, name, `10.99.${Math.floor(i / 250)}.${(i % 250) + 1}`)));
+  await Promise.all(
+    names.map((name, i) => enrolDirectly(url, name, `10.99.${Math.floor(i / 250)}.${(i % 250) + 1}`, i)),
+  );
   const seconds = (performance.now() - t0) / 1000;
   await checkAvailable(url, new Set(names));
   return { seconds };
 }
 
-async function enrolDirectly(url: string, name: string, bmcAddress: string): Promise<void> {
+async function enrolDirectly(url: string, name: string, bmcAddress: string, i: number): Promise<void> {
   const node = (await ironicRequest(url, "POST", "/v1/nodes", {
     name,
     driver: "fake-hardware",
@@ -185,6 +188,13 @@ async function enrolDirectly(url: string, name: string, bmcAddress: string): Pro
   };
   const rests = (state: string) => (n: RawIronicNode) => n.provision_state === state;
   await drive("manage", "enroll", rests("manageable"));
+  // The ports step: the node's ports, then each MAC looked up and created.
+  await ironicRequest(url, "GET", `/v1/ports?node=${node.uuid}&detail=true`);
+  for (let nic = 0; nic < 3; nic++) {
+    const address = `02:ba:${(i >> 8).toString(16).padStart(2, "0")}:${(i & 255).toString(16).padStart(2, "0")}:00:0${nic}`;
+    await ironicRequest(url, "GET", `/v1/ports?address=${address}&detail=true`);
+    await ironicRequest(url, "POST", "/v1/ports", { address, node_uuid: node.uuid, pxe_enabled: nic === 1 });
+  }
   await drive("inspect", "manageable", (n) => rests("manageable")(n) && Boolean(n.inspection_finished_at));
   // The BMC step: read the node, check its address, have Ironic validate power and management.
   await ironicRequest(url, "GET", path);

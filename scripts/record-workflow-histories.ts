@@ -77,6 +77,8 @@ const ok: Activities = {
   ironicCheck: async () => "active",
   ironicTeardown: async () => {},
   ironicRebuild: async () => {},
+  ironicPorts: async () => ({ created: 2, updated: 0, unchanged: 0 }),
+  ironicDeploy: async () => {},
 };
 
 const SCENARIOS: Scenario[] = [
@@ -131,6 +133,43 @@ const SCENARIOS: Scenario[] = [
   },
   { file: "teardown-succeeded", kind: "TEARDOWN", params: {}, activities: {} },
   { file: "reimage-succeeded", kind: "REIMAGE", params: { image: "ubuntu-24.04-gpu" }, activities: {} },
+  { file: "enrol-with-ports", kind: "ENROL", params: {}, activities: {} },
+  {
+    file: "enrol-port-mac-taken",
+    kind: "ENROL",
+    params: {},
+    activities: {
+      ironicPorts: async (d) => {
+        throw ApplicationFailure.nonRetryable(
+          `the MAC address 02:00:00:00:01:0${d.name.slice(-1)} of ${d.name} eth1 is already a port of Ironic node gpu009`,
+          "BadInput",
+        );
+      },
+    },
+  },
+  {
+    file: "image-node-succeeded",
+    kind: "IMAGE_NODE",
+    params: {
+      image: "http://images.example/ubuntu-24.04-gpu.qcow2",
+      osHash: { algo: "sha256", value: "ab".repeat(32) },
+      userData: "#cloud-config\nhostname: gpu001\n",
+    },
+    activities: {},
+  },
+  {
+    file: "image-node-deploy-failed",
+    kind: "IMAGE_NODE",
+    params: { image: "0190a5b4-3333-7000-8000-000000000001" },
+    activities: {
+      ironicDeploy: async (d) => {
+        throw ApplicationFailure.nonRetryable(
+          `deploy: node ${d.name} is deploy failed: image download failed`,
+          "SourceRejected",
+        );
+      },
+    },
+  },
 ];
 
 Runtime.install({

@@ -131,9 +131,20 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     });
     expect(bmcs[ENROLS]!.requests).toContainEqual({ method: "GET", path: SYSTEM_PATH, auth: "session" });
     expect(netboxStatus(d.name)).toBe("active");
-    expect(await device(d.id)).toMatchObject({
+    const after = await device(d.id);
+    expect(after).toMatchObject({
       ironic: { nodeUuid: node!.uuid, provisionState: "available", powerState: "power on", instance: "overcloud" },
     });
+    // Ports from NetBox's MACs, made before inspection (which adds the BMC's own EthernetInterfaces).
+    const { ports } = (await ironicRequest(s.ironic.url, "GET", `/v1/ports?node=${node!.uuid}&detail=true`)) as {
+      ports: { address: string; extra: { netbox_interface?: string } }[];
+    };
+    const nics = after.interfaces.filter((i) => !i.mgmtOnly && i.macAddress);
+    expect(nics.length).toBeGreaterThan(1);
+    expect(ports.filter((p) => p.extra.netbox_interface).map((p) => [p.extra.netbox_interface, p.address])).toEqual(
+      expect.arrayContaining(nics.map((i) => [i.name, i.macAddress!.toLowerCase()])),
+    );
+    expect(ports.filter((p) => p.extra.netbox_interface)).toHaveLength(nics.length);
   }, 120_000);
 
   it("a device's own credentials item is used instead of the site's", async () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, Connection } from "@temporalio/client";
 import type { Device, Job } from "@fm/domain";
 import { JOB_WORKFLOWS, taskQueueFor, workflowInputOf } from "@fm/domain/workflows";
-import { getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
+import { createNode, getNode, ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
 import { scontrolJob, setNodeState, slurmCommand } from "@fm/test-support/slurm";
 import { SITE, startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
 import { startAgent } from "@fm/test-support/agents";
@@ -22,7 +22,7 @@ let connection: Connection;
 
 /** Staged devices whose names are SLURM nodes (burn-in, release); the others are not. */
 const SLURM_BACKED = 5;
-const PLAIN = 6;
+const PLAIN = 7;
 
 beforeAll(async () => {
   s = await startJobsStack({
@@ -110,6 +110,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       preflight: "SUCCEEDED",
       "netbox-check": "SUCCEEDED",
       "ironic-enroll": "SUCCEEDED",
+      "ironic-ports": "SUCCEEDED",
       "ironic-inspect": "SUCCEEDED",
       "bmc-configure": "SUCCEEDED",
       "dhcp-configure": "SUCCEEDED",
@@ -133,6 +134,23 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       ironic: { nodeUuid: node!.uuid, provisionState: "available", instance: "overcloud" },
     });
     expect(after.tags).toContain("burn-in");
+    // One Ironic port per NetBox interface with a MAC (not the BMC's), linked to the switch port
+    // its cable reaches.
+    const ports = (
+      (await ironicRequest(s.ironic.url, "GET", `/v1/ports?node=${node!.uuid}&detail=true`)) as {
+        ports: { address: string; pxe_enabled: boolean; local_link_connection: Record<string, string> }[];
+      }
+    ).ports;
+    const nics = after.interfaces.filter((i) => !i.mgmtOnly && i.macAddress);
+    expect(nics.length).toBeGreaterThan(1);
+    expect(ports.map((p) => p.address).sort()).toEqual(nics.map((i) => i.macAddress!.toLowerCase()).sort());
+    for (const nic of nics.filter((i) => i.peerDevice)) {
+      expect(ports.find((p) => p.address === nic.macAddress!.toLowerCase())!.local_link_connection).toMatchObject({
+        switch_info: nic.peerDevice,
+        port_id: nic.peerInterface,
+      });
+    }
+    expect(ports.filter((p) => p.pxe_enabled)).toHaveLength(1);
     const history = (
       await s.api<{ items: { field: string; source: string; newValue: unknown }[] }>(
         "GET",
@@ -162,6 +180,25 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await s.api("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d.id] })).body.code).toBe(
       "device_state_conflict",
     );
+  }, 90_000);
+
+  it("ENROL fails at ironic-ports when another Ironic node holds one of the device's MACs, naming it, and NetBox stays staged", async () => {
+    const d = fresh();
+    const mac = d.interfaces.find((i) => !i.mgmtOnly && i.macAddress)!.macAddress!.toLowerCase();
+    const previous = await createNode(s.ironic.url, { name: `${d.name}-previous` });
+    await ironicRequest(s.ironic.url, "POST", "/v1/ports", { address: mac, node_uuid: previous.uuid });
+
+    const job = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
+    expect(job).toMatchObject({ status: "FAILED", error: { step: "ironic-ports" } });
+    expect(job.error!.message).toMatch(
+      new RegExp(`the MAC address ${mac} of ${d.name} \\S+ is already a port of Ironic node ${d.name}-previous`),
+    );
+    expect(job.steps.find((st) => st.name === "netbox-activate")!.status).not.toBe("SUCCEEDED");
+    expect(netboxDevice(d.name).status).toBe("staged");
+    const [node] = await ironicNodesNamed(d.name);
+    expect(
+      ((await ironicRequest(s.ironic.url, "GET", `/v1/ports?node=${node!.uuid}`)) as { ports: unknown[] }).ports,
+    ).toEqual([]);
   }, 90_000);
 
   it("BURN_IN runs a real SLURM job pinned to the node and records its result and exit code", async () => {
@@ -327,17 +364,32 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await device(d.id)).netbox.status).toBe("staged");
   }, 120_000);
 
-  it("TEARDOWN drives Ironic deleted and waits for available", async () => {
+  it("IMAGE_NODE deploys an image with user data onto the available node until active; TEARDOWN drives Ironic deleted and waits for available", async () => {
     const d = await enrolled(fresh({ slurm: true }));
     const [node] = await ironicNodesNamed(d.name);
-    await ironicRequest(s.ironic.url, "PUT", `/v1/nodes/${node!.uuid}/states/provision`, { target: "active" });
-    await eventually(
-      async () => expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("active"),
-      30_000,
-    );
-    // The hub learns that from the worker's read-back of a RELEASE (no OpenStack agent runs here).
-    expect((await s.runJob({ kind: "RELEASE", deviceIds: [d.id] })).status).toBe("SUCCEEDED");
+    const image = "http://images.example/ubuntu-24.04-gpu.qcow2";
+    const params = { image, osHash: { algo: "sha256", value: "c0".repeat(32) }, userData: "#cloud-config\n" };
+    // A URL without its digest is refused before anything runs.
+    const bad = await s.api("POST", "/api/v1/jobs/", { kind: "IMAGE_NODE", deviceIds: [d.id], params: { image } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/osHash/);
+    const imaged = await s.runJob({ kind: "IMAGE_NODE", deviceIds: [d.id], params }, 90_000);
+    expect(imaged.status, JSON.stringify(imaged.error)).toBe("SUCCEEDED");
+    expect(imaged.steps.map((st) => `${st.name}:${st.status}`)).toEqual([
+      "preflight:SUCCEEDED",
+      "ironic-deploy:SUCCEEDED",
+      "hub-record:SUCCEEDED",
+    ]);
+    expect(await getNode(s.ironic.url, node!.uuid)).toMatchObject({
+      provision_state: "active",
+      instance_info: { image_source: image, image_os_hash_value: "c0".repeat(32), configdrive: "******" },
+    });
+    // The job's read-back recorded it (no OpenStack agent runs here), and a second image is refused.
     expect((await device(d.id)).ironic.provisionState).toBe("active");
+    const again = await s.api("POST", "/api/v1/jobs/", { kind: "IMAGE_NODE", deviceIds: [d.id], params });
+    expect(again.body).toMatchObject({ code: "device_state_conflict" });
+    expect(again.body.detail).toMatch(/not available to deploy an image on \(Ironic active\)/);
+
     const job = await s.runJob({ kind: "TEARDOWN", deviceIds: [d.id] }, 90_000);
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect((await getNode(s.ironic.url, node!.uuid)).provision_state).toBe("available");

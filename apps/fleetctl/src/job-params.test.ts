@@ -30,6 +30,16 @@ describe("parseJobParams", () => {
     expect(() => parseJobParams("BURN_IN", undefined, ["durationMinutes=0"])).toThrow(/durationMinutes/);
     expect(() => parseJobParams("RELEASE", undefined, ["force=true"])).toThrow(/unknown param force/);
     expect(() => parseJobParams("NODE_SWAP", undefined, ["spareDeviceId=kef-1"])).toThrow(/spareDeviceId/);
+    expect(() => parseJobParams("IMAGE_NODE", undefined, ["image=https://images.example/u.qcow2"])).toThrow(
+      /invalid params for IMAGE_NODE: osHash: an image URL needs its digest/,
+    );
+    expect(
+      parseJobParams("IMAGE_NODE", undefined, [
+        "image=https://images.example/u.qcow2",
+        `osHash={"algo":"sha256","value":"${"a".repeat(64)}"}`,
+      ]),
+    ).toEqual({ image: "https://images.example/u.qcow2", osHash: { algo: "sha256", value: "a".repeat(64) } });
+    expect(describeParams("IMAGE_NODE")).toBe("IMAGE_NODE takes: image, osHash?, userData?");
   });
   it("refuses what is not key=value or not a JSON object", () => {
     expect(() => parseJobParams("RELEASE", undefined, ["=x"])).toThrow(/not key=value/);

@@ -35,7 +35,7 @@ export interface DeviceObservations {
     observedAt: Date;
   };
   operator: { cordoned: boolean; cordonReason: string | null };
-  /** Kind of the device's active job, if any (jobs arrive later): "ENROL" | "UNENROL" | "BURN_IN" | "RELEASE" | "TEARDOWN" | "REIMAGE" | "REPAIR" | "NODE_SWAP" */
+  /** Kind of the device's active job, if any (jobs arrive later): "ENROL" | "UNENROL" | "BURN_IN" | "RELEASE" | "TEARDOWN" | "REIMAGE" | "IMAGE_NODE" | "REPAIR" | "NODE_SWAP" */
   activeJobKind?: string | null;
 }
 

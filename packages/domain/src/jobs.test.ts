@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JobCreateSchema, JobSchema, type Job, type JobCreate } from "./jobs.ts";
+import { JobCreateSchema, JobSchema, jobRefusal, type Job, type JobCreate } from "./jobs.ts";
 import { workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
@@ -57,5 +57,48 @@ describe("Job representation", () => {
     expect(input?.kind === "REIMAGE" && input.params.image).toBe("ubuntu-24.04");
     expect(workflowInputOf(JobSchema.parse(job("REPAIR", { ticket: "FLEET-1" })))).toBeUndefined();
     expect(JobSchema.safeParse(job("REIMAGE", { durationMinutes: 5 })).success).toBe(false);
+  });
+});
+
+describe("IMAGE_NODE", () => {
+  const create = (params: unknown) => JobCreateSchema.safeParse({ kind: "IMAGE_NODE", deviceIds: [DEVICE], params });
+  const paths = (params: unknown) => create(params).error?.issues.map((i) => [i.path.join("."), i.message]);
+
+  it("takes a Glance image alone, and a URL only with a digest of the algorithm's length", () => {
+    expect(create({ image: "0190a5b4-3333-7000-8000-000000000001" }).success).toBe(true);
+    const url = "https://images.example/ubuntu.qcow2";
+    expect(
+      create({ image: url, osHash: { algo: "sha256", value: "ab".repeat(32) }, userData: "#cloud-config\n" }).success,
+    ).toBe(true);
+    expect(paths({ image: url })).toEqual([
+      ["params.osHash", "an image URL needs its digest (Glance images carry their own)"],
+    ]);
+    expect(paths({ image: url, osHash: { algo: "sha512", value: "ab".repeat(32) } })).toEqual([
+      ["params.osHash.value", "a sha512 digest has 128 hex digits"],
+    ]);
+    expect(paths({ image: url, osHash: { algo: "sha256", value: "zz".repeat(32) } })).toEqual([
+      ["params.osHash.value", "must be a hex digest"],
+    ]);
+    expect(paths({ image: "x", userData: "a".repeat(64 * 1024 + 1) })?.[0]?.[0]).toBe("params.userData");
+  });
+
+  const device = (o: { status?: "active" | "staged"; state?: string | null; cordoned?: boolean; missing?: boolean }) =>
+    ({
+      name: "gpu001",
+      netbox: { status: o.status ?? "active", missing: o.missing ?? false },
+      ironic: { provisionState: o.state === undefined ? "available" : o.state },
+      cordoned: o.cordoned ?? false,
+    }) as unknown as Parameters<typeof jobRefusal>[1];
+
+  it.each([
+    [{}, null],
+    [{ state: "active" }, "gpu001 is not available to deploy an image on (Ironic active)"],
+    [{ state: "manageable" }, "gpu001 is not available to deploy an image on (Ironic manageable)"],
+    [{ state: null }, "gpu001 is not available to deploy an image on (Ironic unknown)"],
+    [{ status: "staged" as const }, "gpu001 is not enrolled (NetBox status staged)"],
+    [{ cordoned: true }, "gpu001 is cordoned: uncordon it before deploying an image"],
+    [{ missing: true }, "gpu001 is no longer in NetBox"],
+  ])("refuses a device that cannot take an image: %o → %s", (o, refusal) => {
+    expect(jobRefusal("IMAGE_NODE", device(o))).toBe(refusal);
   });
 });

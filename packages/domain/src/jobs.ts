@@ -15,6 +15,7 @@ export const JOB_KINDS = [
   "RELEASE",
   "TEARDOWN",
   "REIMAGE",
+  "IMAGE_NODE",
   "REPAIR",
   "NODE_SWAP",
 ] as const;
@@ -52,6 +53,43 @@ const TRANSITIONS: Record<JobStatus, readonly JobStatus[]> = {
 export const canTransition = (from: JobStatus, to: JobStatus): boolean => from === to || TRANSITIONS[from].includes(to);
 
 const Name = z.string().min(1).max(100);
+
+/** Hex digests Ironic checks a downloaded image against (`image_os_hash_algo` / `image_os_hash_value`). */
+const OS_HASH_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
+const ImageNodeParams = z
+  .strictObject({
+    image: z
+      .string()
+      .min(1)
+      .max(2000)
+      .describe("Glance image id, or an http(s) URL of a whole-disk image the conductor downloads"),
+    osHash: z
+      .strictObject({
+        algo: z.enum(["md5", "sha256", "sha512"]),
+        value: z.string().regex(/^[0-9a-f]+$/i, "must be a hex digest"),
+      })
+      .optional()
+      .describe("Digest of the image; required for a URL (Glance supplies its own)"),
+    userData: z
+      .string()
+      .max(64 * 1024)
+      .optional()
+      .describe("cloud-init user data, written to the node's config drive"),
+  })
+  .superRefine((p, ctx) => {
+    if (/^https?:\/\//i.test(p.image) && !p.osHash)
+      ctx.addIssue({
+        code: "custom",
+        path: ["osHash"],
+        message: "an image URL needs its digest (Glance images carry their own)",
+      });
+    if (p.osHash && p.osHash.value.length !== OS_HASH_LENGTH[p.osHash.algo])
+      ctx.addIssue({
+        code: "custom",
+        path: ["osHash", "value"],
+        message: `a ${p.osHash.algo} digest has ${OS_HASH_LENGTH[p.osHash.algo]} hex digits`,
+      });
+  });
 /** Parameters per kind: unknown fields are refused, like everywhere in the API. */
 export const JOB_PARAMS = {
   ENROL: z.strictObject({
@@ -74,6 +112,7 @@ export const JOB_PARAMS = {
   RELEASE: z.strictObject({}),
   TEARDOWN: z.strictObject({ reason: z.string().max(1000).optional() }),
   REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
+  IMAGE_NODE: ImageNodeParams,
   REPAIR: z.strictObject({ ticket: Name, description: z.string().max(4000).optional() }),
   NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
 } as const satisfies Record<JobKind, z.ZodType>;
@@ -236,6 +275,12 @@ export function jobRefusal(kind: JobKind, d: Pick<Device, "name" | "netbox" | "i
       return state === "active"
         ? null
         : `${d.name} has no instance to ${kind === "TEARDOWN" ? "tear down" : "reimage"} (Ironic ${state ?? "unknown"})`;
+    case "IMAGE_NODE":
+      if (d.netbox.status !== "active") return `${d.name} is not enrolled (NetBox status ${d.netbox.status})`;
+      if (d.cordoned) return `${d.name} is cordoned: uncordon it before deploying an image`;
+      return state === "available"
+        ? null
+        : `${d.name} is not available to deploy an image on (Ironic ${state ?? "unknown"})`;
     case "REPAIR":
     case "NODE_SWAP":
       return null;

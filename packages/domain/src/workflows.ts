@@ -18,6 +18,7 @@ export const JOB_WORKFLOWS = {
   RELEASE: "releaseWorkflow",
   TEARDOWN: "teardownWorkflow",
   REIMAGE: "reimageWorkflow",
+  IMAGE_NODE: "imageNodeWorkflow",
 } as const satisfies Partial<Record<JobKind, string>>;
 export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
 export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
@@ -28,6 +29,7 @@ export const WORKFLOW_STEPS = {
     "preflight",
     "netbox-check",
     "ironic-enroll",
+    "ironic-ports",
     "ironic-inspect",
     "bmc-configure",
     "dhcp-configure",
@@ -40,6 +42,7 @@ export const WORKFLOW_STEPS = {
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
+  IMAGE_NODE: ["preflight", "ironic-deploy", "hub-record"],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */

@@ -3,7 +3,7 @@
  * mapping is tested on recorded NetBox shapes without a server.
  */
 import { DEVICE_CLASSES, NETBOX_DEVICE_STATUSES, type DeviceClass, type NetboxItem } from "@fm/domain";
-import type { NetboxDevice, NetboxDeviceType, NetboxInterface } from "@fm/clients";
+import { macOf, peerOf, type NetboxDevice, type NetboxDeviceType, type NetboxInterface } from "@fm/clients";
 import { z } from "zod";
 
 /** NETBOX_AGENT_DEVICE_ROLE_CLASS_MAPPING: `{"gpu-node": "GPU_COMPUTE", ...}` by role slug. */
@@ -35,32 +35,6 @@ export function cpuArchitectureOf(
   const declared = type?.custom_fields?.["cpu_architecture"];
   if (declared === "x86_64" || declared === "aarch64") return declared;
   return type && (ARM.test(type.model) || ARM.test(type.slug)) ? "aarch64" : "x86_64";
-}
-
-export interface Peer {
-  device: string;
-  name: string;
-}
-
-/** The interface at the far end of `ends`, when it is one (a brief interface with its device). */
-function interfacePeer(type: string | null | undefined, ends: unknown[] | null | undefined): Peer | null {
-  if (type !== "dcim.interface") return null;
-  const p = ends?.[0] as { name?: unknown; device?: { name?: unknown } } | undefined;
-  return p && typeof p.name === "string" && typeof p.device?.name === "string"
-    ? { device: p.device.name, name: p.name }
-    : null;
-}
-
-/**
- * An interface's cable peer: the interface its cable reaches (`link_peers`), else the interface
- * at the end of its path through patch panels (`connected_endpoints`; `link_peers` are then the
- * panel's front port).
- */
-export function peerOf(iface: NetboxInterface): Peer | null {
-  return (
-    interfacePeer(iface.link_peers_type, iface.link_peers) ??
-    interfacePeer(iface.connected_endpoints_type, iface.connected_endpoints)
-  );
 }
 
 export interface MapContext {
@@ -109,8 +83,7 @@ export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[]
       bmcAddress: device.oob_ip ? stripPrefix(device.oob_ip.address) : (ctx.mgmtIps.get(device.id) ?? null),
       interfaces: interfaces.map((i) => {
         const peer = peerOf(i);
-        // The primary MAC; else (NetBox 4.2+ keeps MACs apart) the first MAC assigned to the interface.
-        const mac = i.primary_mac_address?.mac_address ?? i.mac_address ?? i.mac_addresses?.[0]?.mac_address ?? null;
+        const mac = macOf(i);
         return {
           name: i.name.slice(0, 64),
           type: i.type.value.slice(0, 50),

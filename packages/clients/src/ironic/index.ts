@@ -1,2 +1,3 @@
 /** The OpenStack Ironic client. */
 export * from "./ironic-client.ts";
+export * from "./ironic-port.ts";

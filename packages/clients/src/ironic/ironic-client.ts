@@ -17,6 +17,7 @@
  */
 import { z } from "zod";
 import { SourceUnavailableError, describeParseError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
+import { IronicPortPageSchema, IronicPortSchema, type IronicPort, type IronicPortCreate } from "./ironic-port.ts";
 
 export class IronicApiError extends Error {
   constructor(
@@ -64,6 +65,7 @@ const nodeShape = {
   properties: z.record(z.string(), z.unknown()),
   driver_info: z.record(z.string(), z.unknown()).optional(), // secrets come back masked ("******")
   inspection_finished_at: z.string().nullable().optional(),
+  instance_info: z.record(z.string(), z.unknown()).optional(), // secrets (configdrive) come back masked
   extra: z.record(z.string(), z.unknown()),
   created_at: z.string(),
   updated_at: z.string().nullable(),
@@ -228,11 +230,52 @@ export class IronicClient {
    * Ironic answers 202 and moves the node asynchronously; poll the node for the outcome. A
    * request the node's state does not allow is a 400, a locked node a 409.
    */
-  async setProvisionState(id: string, target: string): Promise<void> {
+  async setProvisionState(
+    id: string,
+    target: string,
+    o: { configdrive?: Record<string, unknown> } = {},
+  ): Promise<void> {
     await this.request("PUT", `/v1/nodes/${encodeURIComponent(id)}/states/provision`, undefined, {
-      body: { target },
+      // A config drive as a JSON object (1.56+): Ironic builds the ISO from it.
+      body: { target, ...o },
       idempotent: false,
     });
+  }
+
+  /**
+   * Ports (`?detail=true`), of one node or holding one MAC address (Ironic matches the address
+   * case-insensitively: it stores it in lower case), across pages.
+   */
+  async listPorts(filter: { node: string } | { address: string }): Promise<IronicPort[]> {
+    const ports: IronicPort[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      const { body } = await this.request("GET", "/v1/ports", IronicPortPageSchema, {
+        query: { ...filter, detail: true, limit: 1000, marker },
+        idempotent: true,
+      });
+      ports.push(...body.ports);
+      if (!body.next || body.ports.length === 0) return ports;
+      marker = body.ports.at(-1)!.uuid;
+    }
+  }
+
+  /** Creates a port. Not retried: callers look the MAC up first, and read it again after a 409. */
+  async createPort(port: IronicPortCreate): Promise<IronicPort> {
+    const { body } = await this.request("POST", "/v1/ports", IronicPortSchema, { body: port, idempotent: false });
+    return body;
+  }
+
+  /** JSON-patches a port (RFC 6902). */
+  async patchPort(
+    uuid: string,
+    ops: Array<{ op: "add" | "replace" | "remove"; path: string; value?: unknown }>,
+  ): Promise<IronicPort> {
+    const { body } = await this.request("PATCH", `/v1/ports/${encodeURIComponent(uuid)}`, IronicPortSchema, {
+      body: ops,
+      idempotent: true,
+    });
+    return body;
   }
 
   /** Ironic's check of each interface (power, management, deploy...), e.g. after the BMC is configured. */

@@ -1,6 +1,7 @@
 /** The NetBox client: the client and its reads, the object schemas, the errors and the idempotent writes. */
 export * from "./netbox-client.ts";
 export * from "./schemas.ts";
+export { macOf, peerOf, type NetboxPeer } from "./interfaces.ts";
 export {
   NetboxApiError,
   NetboxAuthenticationError,

@@ -14,6 +14,8 @@ import type { ActivityDeps } from "./deps.ts";
 import { dhcpActivities } from "./dhcp.ts";
 import { hubActivities } from "./hub.ts";
 import { ironicActivities } from "./ironic.ts";
+import { portActivities } from "./ironic-ports.ts";
+import { deployActivities } from "./ironic-deploy.ts";
 import { netboxActivities } from "./netbox.ts";
 import { slurmActivities } from "./slurm.ts";
 
@@ -22,6 +24,8 @@ export function createActivities(deps: ActivityDeps) {
     ...hubActivities(deps),
     ...netboxActivities(deps),
     ...ironicActivities(deps),
+    ...portActivities(deps),
+    ...deployActivities(deps),
     ...dhcpActivities(deps),
     ...slurmActivities(deps),
   };

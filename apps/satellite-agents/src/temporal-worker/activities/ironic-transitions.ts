@@ -21,6 +21,9 @@ const FAILED_STATES = new Set([
   "service failed",
 ]);
 
+/** What a provision request carries besides its target (a config drive for `active`). */
+export type ProvisionBody = Parameters<IronicClient["setProvisionState"]>[2];
+
 /** A node is in or past one of these states. */
 export const inOrPast =
   (...states: string[]) =>
@@ -41,7 +44,7 @@ export function ironicTransitions(deps: Pick<ActivityDeps, "ironic" | "pollInter
     want: readonly string[],
     passing: readonly string[],
     what: string,
-    retry?: { from: string; target: string; settled: (n: IronicNode) => boolean },
+    retry?: { from: string; target: string; settled: (n: IronicNode) => boolean; body?: ProvisionBody },
   ): Promise<IronicNode> {
     const ctx = Context.current();
     let askedAt = Date.now();
@@ -56,7 +59,7 @@ export function ironicTransitions(deps: Pick<ActivityDeps, "ironic" | "pollInter
         );
       }
       if (retry && resting && node.provision_state === retry.from && Date.now() - askedAt > RE_REQUEST_AFTER_MS) {
-        await request(client, node.uuid, retry.target, retry.settled);
+        await request(client, node.uuid, retry.target, retry.settled, retry.body);
         askedAt = Date.now();
       }
       await ctx.sleep(deps.pollIntervalMs); // rejects when the activity is cancelled
@@ -74,12 +77,13 @@ export function ironicTransitions(deps: Pick<ActivityDeps, "ironic" | "pollInter
     ref: string,
     target: string,
     settled: (n: IronicNode) => boolean,
+    body?: ProvisionBody,
   ): Promise<void> {
     const ctx = Context.current();
     for (let attempt = 0; ; attempt++) {
       ctx.heartbeat({ requesting: target });
       try {
-        return await client.setProvisionState(ref, target);
+        return await client.setProvisionState(ref, target, body);
       } catch (err) {
         if (err instanceof IronicApiError && err.status === 400 && settled(await client.getNode(ref))) return;
         if (!(err instanceof IronicApiError && err.status === 409) || attempt >= 30) throw err;

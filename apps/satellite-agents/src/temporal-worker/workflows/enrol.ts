@@ -2,6 +2,7 @@
  * ENROL: from a device staged in NetBox to an Ironic node that is available, its BMC reachable
  * (and reserved in DHCP where Fleet Manager manages it), and the device active in NetBox.
  */
+import { patched } from "@temporalio/workflow";
 import { WORKFLOW_STEPS, type JobWorkflowInput, type JobWorkflowResult } from "@fm/domain/workflows";
 import { quick, waiting } from "./proxies.ts";
 import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped } from "./steps.ts";
@@ -18,6 +19,17 @@ export async function enrolWorkflow(input: JobWorkflowInput<"ENROL">): Promise<J
     (uuids) => `node(s) ${uuids.join(", ")} manageable`.slice(0, MESSAGE_MAX),
   );
   const enrolled = devices.map((d, i) => ({ ...d, ironicNodeUuid: nodes[i]! }));
+  // Ports came later: an enrolment that started without them replays without them.
+  if (patched("enrol-ironic-ports"))
+    await steps.run(
+      "ironic-ports",
+      (tick) => eachDevice(enrolled, tick, (d) => quick.ironicPorts(d)),
+      (counts) => {
+        const sum = (k: "created" | "updated" | "unchanged") => counts.reduce((n, c) => n + c[k], 0);
+        return `ports: ${sum("created")} created, ${sum("updated")} updated, ${sum("unchanged")} unchanged`;
+      },
+    );
+  else steps.skip("ironic-ports", "this enrolment started before Fleet Manager created Ironic ports");
   await steps.run("ironic-inspect", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicInspect(d)));
   await steps.run("bmc-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureBmc(d)));
   const { configureDhcp, platformClass: requestedClass, tags = [] } = input.params;

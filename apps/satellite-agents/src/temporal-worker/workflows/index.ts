@@ -13,6 +13,7 @@
  */
 export { burnInWorkflow } from "./burn-in.ts";
 export { enrolWorkflow } from "./enrol.ts";
+export { imageNodeWorkflow } from "./image-node.ts";
 export { reimageWorkflow } from "./reimage.ts";
 export { releaseWorkflow } from "./release.ts";
 export { teardownWorkflow } from "./teardown.ts";

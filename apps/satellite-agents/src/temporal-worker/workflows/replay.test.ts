@@ -30,6 +30,10 @@ describe("workflow replay of committed histories", () => {
         "release-no-slurm.json",
         "teardown-succeeded.json",
         "reimage-succeeded.json",
+        "enrol-with-ports.json",
+        "enrol-port-mac-taken.json",
+        "image-node-succeeded.json",
+        "image-node-deploy-failed.json",
       ]),
     );
   });
