@@ -7,6 +7,7 @@ import {
   ironicInstanceFor,
   ironicResourceClassFor,
   type Device,
+  type JobCordon,
   type JobDeviceObservation,
 } from "@fm/domain";
 import type { DevicePlan, JobPlan, WorkflowKind } from "@fm/domain/workflows";
@@ -19,7 +20,18 @@ export function hubActivities(deps: HubDeps) {
   return {
     preflight: (a: { jobId: string; kind: WorkflowKind }) => preflight(deps, a),
     recordOnHub: (jobId: string, devices: DevicePlan[]) => recordOnHub(deps, jobId, devices),
+    hubCordon: (jobId: string, cordons: JobCordon[]) => hubCordon(deps, jobId, cordons),
   };
+}
+
+/**
+ * Cordons (or uncordons) the job's devices in the hub, which the site's SLURM and OpenStack
+ * agents mirror as drains and maintenance. Repeating it changes nothing.
+ */
+async function hubCordon(deps: HubDeps, jobId: string, cordons: JobCordon[]): Promise<void> {
+  return guarded(async () => {
+    await deps.hub.reportJob(jobId, { cordons });
+  });
 }
 
 /** The job and its devices as the hub knows them; null when the job is no longer active. */
