@@ -263,6 +263,10 @@ export const JobReportSchema = z
     error: JobErrorSchema.optional(),
     devices: z.array(JobDeviceObservationSchema).min(1).max(100).optional(),
     cordons: z.array(JobCordonSchema).min(1).max(100).optional().describe("Cordons a workflow sets or lifts"),
+    topologySync: z
+      .strictObject({ reason: z.string().trim().min(1).max(1000) })
+      .optional()
+      .describe("Files the site's topology-sync request for this job (once per job): a tray left the topology"),
   })
   .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })
   .meta({ id: "JobReport" });

@@ -36,21 +36,12 @@ export const WORKFLOW_STEPS = {
     "netbox-activate",
     "hub-record",
   ],
-  UNENROL: ["preflight", "netbox-stage", "hub-record"],
+  UNENROL: ["preflight", "netbox-stage", "topology-sync", "hub-record"],
   BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
-  REPAIR: [
-    "preflight",
-    "cordon",
-    "slurm-drain",
-    "ironic-maintenance",
-    "operator",
-    "uncordon",
-    "burn-in",
-    "release",
-  ],
+  REPAIR: ["preflight", "cordon", "slurm-drain", "ironic-maintenance", "operator", "uncordon", "burn-in", "release"],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */
@@ -114,6 +105,8 @@ export interface SitePlan {
   slurmEnabled: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
+  /** The site's topology-service region; null (or absent in plans made before it) when it is no topology target. */
+  region?: string | null;
 }
 
 export interface JobPlan {
@@ -130,13 +123,15 @@ export interface StepFailureDetails {
   steps: JobStep[];
 }
 
-
 /**
  * The one-line reason a REPAIR's cordon, SLURM drain and Ironic maintenance carry: the ticket,
  * then the description's first line.
  */
 export function repairReason(params: { ticket: string; description?: string | undefined }): string {
-  const first = (params.description ?? "").split("\n")[0]!.replace(/\p{Cc}+/gu, " ").trim();
+  const first = (params.description ?? "")
+    .split("\n")[0]!
+    .replace(/\p{Cc}+/gu, " ")
+    .trim();
   return `repair ${params.ticket}${first ? `: ${first}` : ""}`.slice(0, 200);
 }
 /**

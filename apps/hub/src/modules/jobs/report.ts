@@ -10,6 +10,8 @@ import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { deviceRepo } from "../devices/repo.ts";
 import { differs, type DeviceService } from "../devices/service.ts";
+import { topologyRepo } from "../topology/repo.ts";
+import { fileTopologySync } from "../topology/service.ts";
 import { transition, updateJob } from "./lifecycle.ts";
 import type { JobRow, JobUpdate } from "./repo.ts";
 
@@ -37,6 +39,8 @@ export async function applyReport(
   // observes is not recorded.
   if (report.devices && !terminal) await observe(tx, ctx, devices, job, report.devices, `job:${job.name}`);
   if (report.cordons && !terminal) await cordon(tx, ctx, devices, job, report.cordons);
+  if (report.topologySync && !terminal)
+    await fileTopologySync(tx, ctx, topologyRepo, job.siteId, report.topologySync.reason, `job:${job.id}`);
   if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
     throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
   }

@@ -21,7 +21,15 @@ export function hubActivities(deps: HubDeps) {
     preflight: (a: { jobId: string; kind: WorkflowKind }) => preflight(deps, a),
     recordOnHub: (jobId: string, devices: DevicePlan[]) => recordOnHub(deps, jobId, devices),
     hubCordon: (jobId: string, cordons: JobCordon[]) => hubCordon(deps, jobId, cordons),
+    hubTopologySync: (jobId: string, reason: string) => hubTopologySync(deps, jobId, reason),
   };
+}
+
+/** Files the site's topology-sync request for the job; the hub files one per job, so a retry adds none. */
+async function hubTopologySync(deps: HubDeps, jobId: string, reason: string): Promise<void> {
+  return guarded(async () => {
+    await deps.hub.reportJob(jobId, { topologySync: { reason } });
+  });
 }
 
 /**
@@ -55,6 +63,7 @@ async function preflight(
         slurmEnabled: site.slurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
+        region: site.region,
       },
       devices: devices.map(planOf),
     };
