@@ -62,7 +62,7 @@ beforeAll(async () => {
   expect(profile.code, profile.stderr).toBe(0);
   const login = await fleetctl(["api", "login", "--scope", "operate"]);
   expect(login.code, login.stderr).toBe(0);
-}, 240_000);
+}, 360_000);
 afterAll(async () => {
   await slurmAgent?.stop("SIGKILL");
   await s?.stop();

@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  JobCreateSchema,
-  JobSchema,
-  JobSignalCreateSchema,
-  type Job,
-  type JobCreate,
-} from "./jobs.ts";
+import { JobCreateSchema, JobSchema, JobSignalCreateSchema, type Job, type JobCreate } from "./jobs.ts";
 import { repairMaintenanceReason, repairReason, workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";

@@ -113,11 +113,7 @@ export async function repairWorkflow(input: JobWorkflowInput<"REPAIR">): Promise
  * burn-in: the BURN_IN workflow's SLURM job per device (its activities, under this job's name),
  * waited for; a failure or a cancellation cancels what was submitted.
  */
-async function burnIn(
-  steps: Steps,
-  input: JobWorkflowInput<"REPAIR">,
-  devices: DevicePlan[],
-): Promise<BurnInResult[]> {
+async function burnIn(steps: Steps, input: JobWorkflowInput<"REPAIR">, devices: DevicePlan[]): Promise<BurnInResult[]> {
   const { burnInMinutes, partition } = input.params;
   const submitted: number[] = [];
   try {
