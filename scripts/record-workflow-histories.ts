@@ -88,6 +88,7 @@ const ok: Activities = {
   ironicEndMaintenance: async () => {},
   hubCordon: async () => {},
   hubTopologySync: async () => {},
+  slurmCheckNodesExist: async () => {},
   slurmWaitDrain: async (d, drained) => `${d.name} ${drained ? "drained" : "back in service"}`,
 };
 

@@ -180,7 +180,7 @@ describe("SLURM activities", () => {
   });
 
   it(
-    "slurmWaitDrain returns once the drained node runs nothing, and once the drain is gone",
+    "slurmWaitDrain returns once the drained node runs nothing, and once the drain is gone; slurmCheckNodesExist names unknown nodes",
     async () => {
       const acts = activities({ burnInCommand: "sleep 3" });
       const d = plan({ name: "act-drain", slurmNodeName: "gpu003" });
@@ -202,6 +202,13 @@ describe("SLURM activities", () => {
         await rejection(run(acts.slurmWaitDrain, plan({ slurmNodeName: "gpu999" }), true)),
         "BadInput",
         /SLURM has no node gpu999/,
+      );
+      // What a REPAIR checks before it cordons anything.
+      await run(acts.slurmCheckNodesExist, [d, plan({ slurmNodeName: "gpu001" })]);
+      expectFinal(
+        await rejection(run(acts.slurmCheckNodesExist, [d, plan({ slurmNodeName: "gpu998" })])),
+        "BadInput",
+        /SLURM has no node gpu998$/,
       );
     },
     WAITING,

@@ -20,7 +20,18 @@ export function slurmActivities(deps: SlurmDeps) {
     slurmCancel: (ids: number[]) => slurmCancel(deps, ids),
     slurmCheckNode: (d: DevicePlan) => slurmCheckNode(deps, d),
     slurmWaitDrain: (d: DevicePlan, drained: boolean) => slurmWaitDrain(deps, d, drained),
+    slurmCheckNodesExist: (ds: DevicePlan[]) => slurmCheckNodesExist(deps, ds),
   };
+}
+
+/** Every device is a node SLURM knows (before a REPAIR cordons anything it could not drain). */
+async function slurmCheckNodesExist(deps: SlurmDeps, ds: DevicePlan[]): Promise<void> {
+  return guarded(async () => {
+    const names = ds.map((d) => nodeOf(deps, d));
+    const known = new Set((await slurmOf(deps).nodes()).map((n) => n.name));
+    const missing = names.filter((n) => !known.has(n));
+    if (missing.length) throw badInput(`SLURM has no node ${missing.join(", ")}`);
+  });
 }
 
 /** SLURM states in which a drained node still runs jobs (DRAINING): not yet free to repair. */

@@ -58,6 +58,8 @@ export async function repairWorkflow(input: JobWorkflowInput<"REPAIR">): Promise
         `SLURM is not enabled at ${site.slug}: a repair drains the node and re-tests it through SLURM`,
         "NotConfigured",
       );
+    // A device SLURM does not know could never be drained: refused before anything is cordoned.
+    await quick.slurmCheckNodesExist(devices);
     await cordon(devices, true);
   });
   await steps.run(
