@@ -10,16 +10,21 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { Client, Connection, WorkflowFailedError } from "@temporalio/client";
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from "@temporalio/client";
 import { historyToJSON } from "@temporalio/common/lib/proto-utils";
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
 import {
   JOB_WORKFLOWS,
+  OPERATOR_SIGNAL,
+  PROGRESS_QUERY,
+  WAITING_FOR_OPERATOR,
   type DevicePlan,
   type JobPlan,
   type JobWorkflowInput,
+  type OperatorSignal,
   type WorkflowKind,
+  type WorkflowProgress,
 } from "@fm/domain/workflows";
 import type { Activities } from "../apps/satellite-agents/src/temporal-worker/activities/index.ts";
 import { startTemporal } from "@fm/test-support/temporal";
@@ -50,6 +55,8 @@ interface Scenario {
   activities: Partial<Activities>;
   /** Cancel the workflow once every device's burn-in is being waited for. */
   cancelWhileWaiting?: boolean;
+  /** The operator's signal, sent once the workflow waits for it (REPAIR). */
+  operator?: Pick<OperatorSignal, "outcome" | "note">;
 }
 
 const waitUntilCancelled = async (): Promise<never> => {
@@ -79,6 +86,12 @@ const ok: Activities = {
   ironicRebuild: async () => {},
   ironicPorts: async () => ({ created: 2, updated: 0, unchanged: 0 }),
   ironicDeploy: async () => {},
+  ironicMaintenance: async (d) => `${d.name}: maintenance`,
+  ironicEndMaintenance: async () => {},
+  hubCordon: async () => {},
+  hubTopologySync: async () => {},
+  slurmCheckNodesExist: async () => {},
+  slurmWaitDrain: async (d, drained) => `${d.name} ${drained ? "drained" : "back in service"}`,
 };
 
 const SCENARIOS: Scenario[] = [
@@ -96,6 +109,12 @@ const SCENARIOS: Scenario[] = [
   },
   { file: "enrol-job-no-longer-active", kind: "ENROL", params: {}, activities: { preflight: async () => null } },
   { file: "unenrol-succeeded", kind: "UNENROL", params: {}, activities: {} },
+  {
+    file: "unenrol-topology-sync",
+    kind: "UNENROL",
+    params: { reason: "tray to RMA" },
+    activities: { preflight: async () => plan({ region: "us-east-1" }) },
+  },
   { file: "burn-in-succeeded", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: {} },
   {
     file: "burn-in-exit-code",
@@ -132,6 +151,34 @@ const SCENARIOS: Scenario[] = [
     activities: { preflight: async () => plan({ slurmEnabled: false }) },
   },
   { file: "teardown-succeeded", kind: "TEARDOWN", params: {}, activities: {} },
+  {
+    file: "repair-repaired",
+    kind: "REPAIR",
+    params: { ticket: "OPS-7", description: "GPU 3 off the bus", burnInMinutes: 30 },
+    activities: {},
+    operator: { outcome: "repaired", note: "reseated GPU 3" },
+  },
+  {
+    file: "repair-operator-failed",
+    kind: "REPAIR",
+    params: { ticket: "OPS-8", burnInMinutes: 60 },
+    activities: {},
+    operator: { outcome: "failed", note: "board to RMA" },
+  },
+  {
+    file: "repair-retest-failed",
+    kind: "REPAIR",
+    params: { ticket: "OPS-9", burnInMinutes: 60 },
+    activities: {
+      slurmWait: async (a) => ({
+        device: a.device,
+        slurmJobId: a.slurmJobId,
+        state: a.device === "gpu002" ? "FAILED" : "COMPLETED",
+        exitCode: a.device === "gpu002" ? 3 : 0,
+      }),
+    },
+    operator: { outcome: "repaired", note: null },
+  },
   { file: "reimage-succeeded", kind: "REIMAGE", params: { image: "ubuntu-24.04-gpu" }, activities: {} },
   { file: "enrol-with-ports", kind: "ENROL", params: {}, activities: {} },
   {
@@ -171,6 +218,20 @@ const SCENARIOS: Scenario[] = [
     },
   },
 ];
+
+/** Sends the operator's signal once the operator step waits for it, as the workflow agent would forward it. */
+async function signalWhenWaiting(handle: WorkflowHandle, o: Pick<OperatorSignal, "outcome" | "note">): Promise<void> {
+  for (;;) {
+    const p = await handle.query<WorkflowProgress>(PROGRESS_QUERY);
+    if (p.steps.some((st) => st.name === "operator" && st.message === WAITING_FOR_OPERATOR)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await handle.signal(OPERATOR_SIGNAL, {
+    ...o,
+    signalledBy: "fleet-admin",
+    signalledAt: "2026-12-03T12:00:00.000Z",
+  } satisfies OperatorSignal);
+}
 
 Runtime.install({
   telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "WARN" }), forward: {} } },
@@ -216,6 +277,7 @@ try {
     await worker.runUntil(async () => {
       const handle = await client.workflow.start(JOB_WORKFLOWS[sc.kind], { workflowId, taskQueue, args: [input] });
       if (sc.cancelWhileWaiting) void everyDeviceWaiting.then(() => handle.cancel());
+      if (sc.operator) await signalWhenWaiting(handle, sc.operator);
       const outcome = await handle.result().then(
         () => "completed",
         (err: unknown) => (err instanceof WorkflowFailedError ? `failed: ${err.cause?.message}` : String(err)),

@@ -396,14 +396,18 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await device(d.id)).ironic.provisionState).toBe("available");
   }, 120_000);
 
-  it("a kind no workflow runs yet (REPAIR) fails at once with that message and touches nothing", async () => {
+  it("a kind no workflow runs yet (NODE_SWAP) fails at once with that message and touches nothing", async () => {
     const d = fresh();
     const before = await device(d.id);
-    const job = await s.runJob({ kind: "REPAIR", deviceIds: [d.id], params: { ticket: "OPS-1234" } });
+    const job = await s.runJob({
+      kind: "NODE_SWAP",
+      deviceIds: [d.id],
+      params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000099" },
+    });
     expect(job).toMatchObject({
       status: "FAILED",
       workflowId: null,
-      error: { message: expect.stringMatching(/No workflow runs REPAIR jobs yet/) },
+      error: { message: expect.stringMatching(/No workflow runs NODE_SWAP jobs yet/) },
     });
     expect((await device(d.id)).version).toBe(before.version);
     expect(await workflowRuns(job.id)).toHaveLength(0);

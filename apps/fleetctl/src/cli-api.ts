@@ -223,6 +223,21 @@ function addJobCommands(job: Command): void {
   examples(
     withOutput(
       job
+        .command("signal")
+        .description("tell a job waiting for an operator (REPAIR) the outcome (operate)")
+        .argument("<job>", "id or name")
+        .addOption(
+          new Option("--outcome <outcome>", "repaired: re-test and release; failed: end the job, devices stay out")
+            .choices(["repaired", "failed"])
+            .makeOptionMandatory(),
+        )
+        .option("--note <text>", "what was done, kept on the job"),
+    ),
+    ['fleetctl api job signal repair-brisk-falcon-3fa2 --outcome repaired --note "replaced GPU 3"'],
+  ).action(lazy(jobs, "signal"));
+  examples(
+    withOutput(
+      job
         .command("wait")
         .description("follow a job until it ends: steps as they change, a progress bar on a terminal")
         .argument("<job>", "id or name")

@@ -47,7 +47,7 @@ describe("parseJobParams", () => {
     expect(() => parseJobParams("RELEASE", "{")).toThrow(/not JSON/);
   });
   it("describes each kind's params, the optional ones marked", () => {
-    expect(describeParams("REPAIR")).toBe("REPAIR takes: ticket, description?");
+    expect(describeParams("REPAIR")).toBe("REPAIR takes: ticket, description?, burnInMinutes?, partition?");
     expect(describeParams("RELEASE")).toBe("RELEASE takes no params");
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { JobCreateSchema, JobSchema, jobRefusal, type Job, type JobCreate } from "./jobs.ts";
-import { workflowInputOf } from "./workflows.ts";
+import { JobCreateSchema, JobSchema, JobSignalCreateSchema, jobRefusal, type Job, type JobCreate } from "./jobs.ts";
+import { repairMaintenanceReason, repairReason, workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
 
@@ -43,6 +43,7 @@ describe("Job representation", () => {
     progress: 0,
     error: null,
     workflowId: null,
+    signal: null,
     createdBy: "fleet-admin",
     createdAt: "2025-06-01T12:00:00.000Z",
     updatedAt: "2025-06-01T12:00:00.000Z",
@@ -55,7 +56,11 @@ describe("Job representation", () => {
     const parsed: Job = JobSchema.parse(job("REIMAGE", { image: "ubuntu-24.04" }));
     const input = workflowInputOf(parsed);
     expect(input?.kind === "REIMAGE" && input.params.image).toBe("ubuntu-24.04");
-    expect(workflowInputOf(JobSchema.parse(job("REPAIR", { ticket: "FLEET-1" })))).toBeUndefined();
+    expect(workflowInputOf(JobSchema.parse(job("REPAIR", { ticket: "FLEET-1" })))).toMatchObject({
+      kind: "REPAIR",
+      params: { ticket: "FLEET-1", burnInMinutes: 60 },
+    });
+    expect(workflowInputOf(JobSchema.parse(job("NODE_SWAP", { spareDeviceId: DEVICE })))).toBeUndefined();
     expect(JobSchema.safeParse(job("REIMAGE", { durationMinutes: 5 })).success).toBe(false);
   });
 });
@@ -100,5 +105,30 @@ describe("IMAGE_NODE", () => {
     [{ missing: true }, "gpu001 is no longer in NetBox"],
   ])("refuses a device that cannot take an image: %o → %s", (o, refusal) => {
     expect(jobRefusal("IMAGE_NODE", device(o))).toBe(refusal);
+  });
+});
+
+describe("repair reasons", () => {
+  it("carry the ticket and the description's first line, on one line, within what SLURM and Ironic keep", () => {
+    expect(repairReason({ ticket: "OPS-7" })).toBe("repair OPS-7");
+    expect(repairReason({ ticket: "OPS-7", description: "GPU 3 fell off the bus\nXID 79 twice" })).toBe(
+      "repair OPS-7: GPU 3 fell off the bus",
+    );
+    expect(repairReason({ ticket: "OPS-7", description: "tab\there" })).toBe("repair OPS-7: tab here");
+    expect(repairReason({ ticket: "OPS-7", description: "x".repeat(400) })).toHaveLength(200);
+    expect(repairMaintenanceReason({ ticket: "OPS-7", description: "x".repeat(400) })).toHaveLength(214);
+    expect(repairMaintenanceReason({ ticket: "OPS-7" })).toBe("fleet-manager repair OPS-7");
+  });
+});
+
+describe("JobSignalCreateSchema", () => {
+  it("takes repaired or failed with an optional note, and nothing else", () => {
+    expect(JobSignalCreateSchema.parse({ outcome: "repaired", note: " swapped PSU " })).toEqual({
+      outcome: "repaired",
+      note: "swapped PSU",
+    });
+    expect(JobSignalCreateSchema.safeParse({ outcome: "fixed" }).success).toBe(false);
+    expect(JobSignalCreateSchema.safeParse({ outcome: "failed", extra: 1 }).success).toBe(false);
+    expect(JobSignalCreateSchema.safeParse({ outcome: "failed", note: "" }).success).toBe(false);
   });
 });

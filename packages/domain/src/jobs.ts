@@ -113,7 +113,18 @@ export const JOB_PARAMS = {
   TEARDOWN: z.strictObject({ reason: z.string().max(1000).optional() }),
   REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
   IMAGE_NODE: ImageNodeParams,
-  REPAIR: z.strictObject({ ticket: Name, description: z.string().max(4000).optional() }),
+  REPAIR: z.strictObject({
+    ticket: Name.describe("The repair ticket; it names the cordon, the SLURM drain and the Ironic maintenance"),
+    description: z.string().max(4000).optional(),
+    burnInMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(60)
+      .describe("How long the re-test after a repair runs"),
+    partition: Name.optional().describe("SLURM partition of the re-test; default the site's"),
+  }),
   NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
 } as const satisfies Record<JobKind, z.ZodType>;
 
@@ -142,6 +153,36 @@ export const JobCreateSchema = z.discriminatedUnion("kind", union(JOB_CREATE)).m
 export type JobCreate = z.output<typeof JobCreateSchema>;
 /** A job creation as a caller sends it (params and defaulted fields may be left out). */
 export type JobCreateInput = z.input<typeof JobCreateSchema>;
+
+/**
+ * What an operator tells a job waiting for them (a REPAIR hands its devices over and waits):
+ * `repaired` re-tests and releases the devices, `failed` ends the job FAILED with the devices
+ * left out of service.
+ */
+export const OPERATOR_OUTCOMES = ["repaired", "failed"] as const;
+export const OperatorOutcome = z.enum(OPERATOR_OUTCOMES);
+export type OperatorOutcome = z.infer<typeof OperatorOutcome>;
+/** The kinds whose workflow waits for an operator's signal. */
+export const SIGNALLED_JOB_KINDS: readonly JobKind[] = ["REPAIR"];
+
+export const JobSignalCreateSchema = z
+  .strictObject({
+    outcome: OperatorOutcome,
+    note: z.string().trim().min(1).max(2000).optional().describe("What was done, for the job's record"),
+  })
+  .meta({ id: "JobSignalCreate" });
+export type JobSignalCreate = z.infer<typeof JobSignalCreateSchema>;
+
+/** The operator's signal as the job keeps it: one per job; repeating the same one changes nothing. */
+export const JobSignalSchema = z
+  .strictObject({
+    outcome: OperatorOutcome,
+    note: z.string().max(2000).nullable(),
+    signalledBy: z.string(),
+    signalledAt: Timestamp,
+  })
+  .meta({ id: "JobSignal" });
+export type JobSignal = z.infer<typeof JobSignalSchema>;
 
 export const JobStepSchema = z
   .strictObject({
@@ -172,6 +213,7 @@ const JobBaseSchema = z.object({
   progress: z.number().min(0).max(1),
   error: JobErrorSchema.nullable(),
   workflowId: z.string().nullable(),
+  signal: JobSignalSchema.nullable().describe("The operator's signal to a job waiting for one (REPAIR)"),
   createdBy: z.string(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -230,6 +272,19 @@ export const JobDeviceObservationSchema = z
   .meta({ id: "JobDeviceObservation" });
 export type JobDeviceObservation = z.infer<typeof JobDeviceObservationSchema>;
 
+/**
+ * A cordon a workflow sets or lifts on one of its job's devices (a REPAIR takes its devices out
+ * of service while they are repaired, and gives them back after the re-test).
+ */
+export const JobCordonSchema = z
+  .strictObject({
+    deviceId: Uuid,
+    cordoned: z.boolean(),
+    reason: z.string().trim().min(1).max(1000).optional(),
+  })
+  .meta({ id: "JobCordon" });
+export type JobCordon = z.infer<typeof JobCordonSchema>;
+
 /** Statuses a workflow agent reports; PENDING is the hub's alone. */
 export const JobReportStatus = z.enum(["SUBMITTED", "RUNNING", "CANCELLING", "SUCCEEDED", "FAILED", "CANCELLED"]);
 
@@ -246,6 +301,11 @@ export const JobReportSchema = z
     progress: z.number().min(0).max(1).optional(),
     error: JobErrorSchema.optional(),
     devices: z.array(JobDeviceObservationSchema).min(1).max(100).optional(),
+    cordons: z.array(JobCordonSchema).min(1).max(100).optional().describe("Cordons a workflow sets or lifts"),
+    topologySync: z
+      .strictObject({ reason: z.string().trim().min(1).max(1000) })
+      .optional()
+      .describe("Files the site's topology-sync request for this job (once per job): a tray left the topology"),
   })
   .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })
   .meta({ id: "JobReport" });

@@ -4,13 +4,13 @@
  * imports: the worker bundles this file into the workflow sandbox, where only deterministic
  * code may run.
  */
-import type { JobKind, JobParams, JobStepSchema } from "./jobs.ts";
+import type { JobKind, JobParams, JobSignal, JobStepSchema } from "./jobs.ts";
 import type { IronicInstance } from "./inventory.ts";
 import type { z } from "zod";
 
 export type JobStep = z.infer<typeof JobStepSchema>;
 
-/** The workflow type that runs each kind. REPAIR and NODE_SWAP have none yet (see README). */
+/** The workflow type that runs each kind. NODE_SWAP has none yet (see docs/agents.md). */
 export const JOB_WORKFLOWS = {
   ENROL: "enrolWorkflow",
   UNENROL: "unenrolWorkflow",
@@ -19,6 +19,7 @@ export const JOB_WORKFLOWS = {
   TEARDOWN: "teardownWorkflow",
   REIMAGE: "reimageWorkflow",
   IMAGE_NODE: "imageNodeWorkflow",
+  REPAIR: "repairWorkflow",
 } as const satisfies Partial<Record<JobKind, string>>;
 export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
 export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
@@ -37,16 +38,25 @@ export const WORKFLOW_STEPS = {
     "netbox-activate",
     "hub-record",
   ],
-  UNENROL: ["preflight", "netbox-stage", "hub-record"],
+  UNENROL: ["preflight", "netbox-stage", "topology-sync", "hub-record"],
   BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
   IMAGE_NODE: ["preflight", "ironic-deploy", "hub-record"],
+  REPAIR: ["preflight", "cordon", "slurm-drain", "ironic-maintenance", "operator", "uncordon", "burn-in", "release"],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */
 export const PROGRESS_QUERY = "progress";
+
+/**
+ * The Temporal signal the workflow agent forwards an operator's signal of a job with (the hub's
+ * `POST /api/v1/jobs/{id}/signal`). Its payload is the job's `signal`.
+ */
+export const OPERATOR_SIGNAL = "operator";
+/** The message of the operator step while the workflow waits for the signal. */
+export const WAITING_FOR_OPERATOR = "waiting for operator";
 
 /** One task queue per site: that site's worker is the only one that reaches its Ironic, NetBox and SLURM. */
 export const taskQueueFor = (siteSlug: string): string => `fleet-manager-${siteSlug}`;
@@ -67,6 +77,8 @@ export function workflowInputOf(job: {
   // The hub validated `params` against this kind's schema when it accepted the job.
   return { jobId: job.id, jobName: job.name, kind: job.kind, params: job.params } as JobWorkflowInput;
 }
+
+export type OperatorSignal = JobSignal;
 
 export interface WorkflowProgress {
   steps: JobStep[];
@@ -96,6 +108,8 @@ export interface SitePlan {
   slurmEnabled: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
+  /** The site's topology-service region; null (or absent in plans made before it) when it is no topology target. */
+  region?: string | null;
 }
 
 export interface JobPlan {
@@ -111,3 +125,21 @@ export interface StepFailureDetails {
   step: string;
   steps: JobStep[];
 }
+
+/**
+ * The one-line reason a REPAIR's cordon, SLURM drain and Ironic maintenance carry: the ticket,
+ * then the description's first line.
+ */
+export function repairReason(params: { ticket: string; description?: string | undefined }): string {
+  const first = (params.description ?? "")
+    .split("\n")[0]!
+    .replace(/\p{Cc}+/gu, " ")
+    .trim();
+  return `repair ${params.ticket}${first ? `: ${first}` : ""}`.slice(0, 200);
+}
+/**
+ * The Ironic maintenance reason of a REPAIR: not the cordon mirror's prefix, so the OpenStack
+ * agent leaves it alone when the re-test lifts the cordon, and the release clears only this one.
+ */
+export const repairMaintenanceReason = (params: { ticket: string; description?: string | undefined }): string =>
+  `fleet-manager ${repairReason(params)}`.slice(0, 255);

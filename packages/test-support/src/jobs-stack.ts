@@ -48,6 +48,8 @@ export interface JobsStack {
   dhcpDir: string;
   workflowEnv: Record<string, string>;
   workerEnv: Record<string, string>;
+  /** The hub URL, site and client credentials of one of the satellite's agents (to start another agent). */
+  agentEnv(agent: string): Record<string, string>;
   startWorkflowAgent(): Promise<AgentProcess>;
   startWorker(): Promise<AgentProcess>;
   api<T = Job>(
@@ -271,6 +273,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       dhcpDir,
       workflowEnv,
       workerEnv,
+      agentEnv: (agent: string) => ({ ...common, ...creds(agent) }),
       startWorkflowAgent,
       startWorker,
       api,

@@ -1,5 +1,5 @@
 /** `fleetctl api job ...` */
-import { JobListQuerySchema, JobListSchema, type Job } from "@fm/domain";
+import { JobListQuerySchema, JobListSchema, JobSignalCreateSchema, type Job } from "@fm/domain";
 import type { HubClient } from "@fm/clients";
 import type { Ctx } from "../command-kit.ts";
 import { UsageError } from "../errors.ts";
@@ -98,6 +98,15 @@ export async function cancel(ctx: Ctx): Promise<void> {
   const { hub } = await session(ctx);
   const job = await findJob(hub, String(ctx.args[0]));
   ctx.out(await renderOne(JOB_VIEW, await hub.cancelJob(job.id), out));
+}
+
+export async function signal(ctx: Ctx): Promise<void> {
+  const out = output(ctx);
+  const body = JobSignalCreateSchema.safeParse({ outcome: ctx.opts.outcome, note: ctx.opts.note });
+  if (!body.success) throw usageFromIssues(body.error.issues);
+  const { hub } = await session(ctx);
+  const job = await findJob(hub, String(ctx.args[0]));
+  ctx.out(await renderOne(JOB_VIEW, await hub.signalJob(job.id, body.data), out));
 }
 
 export async function wait(ctx: Ctx): Promise<void> {

@@ -10,6 +10,9 @@
  *    its steps: RUNNING once a step started, progress and steps as they change, and the outcome
  *    when it closed (SUCCEEDED, FAILED with the failed step and its cause, CANCELLED).
  *  - CANCELLING: requests the workflow's cancellation (idempotent), then watches it end.
+ *  - An operator's signal on a running job (REPAIR) is forwarded to its workflow as the Temporal
+ *    signal OPERATOR_SIGNAL, once per run of this agent: the workflow keeps the first it gets, so
+ *    a restarted agent forwarding it again changes nothing.
  *
  * The hub ignores a report that changes nothing, so a cycle may repeat one safely.
  */
@@ -28,6 +31,7 @@ import { HubApiError, type HubClient } from "@fm/clients";
 import type { Job, JobReport, Site } from "@fm/domain";
 import {
   JOB_WORKFLOWS,
+  OPERATOR_SIGNAL,
   PROGRESS_QUERY,
   hasWorkflow,
   workflowInputOf,
@@ -70,6 +74,8 @@ export class JobDispatcher implements ControllerSpec<Job, JobAction> {
   readonly concurrency: number;
   /** History length of each running job's workflow at its last progress report. */
   private readonly reported = new Map<string, number>();
+  /** Jobs whose operator signal this agent forwarded to the workflow. */
+  private readonly signalled = new Set<string>();
 
   constructor(private readonly deps: DispatcherDeps) {
     this.concurrency = deps.concurrency;
@@ -80,6 +86,7 @@ export class JobDispatcher implements ControllerSpec<Job, JobAction> {
     for await (const j of this.deps.hub.allJobs({ site: this.deps.site.id, active: true })) jobs.push(j);
     const listed = new Set(jobs.map((j) => j.id));
     for (const id of this.reported.keys()) if (!listed.has(id)) this.reported.delete(id);
+    for (const id of this.signalled) if (!listed.has(id)) this.signalled.delete(id);
     return jobs;
   }
 
@@ -199,6 +206,14 @@ export class JobDispatcher implements ControllerSpec<Job, JobAction> {
     historyLength: number,
     action: JobAction,
   ): Promise<JobAction> {
+    if (job.signal && !this.signalled.has(job.id)) {
+      await handle.signal(OPERATOR_SIGNAL, job.signal);
+      this.signalled.add(job.id);
+      this.deps.log.info(
+        { job: job.name, jobId: job.id, outcome: job.signal.outcome },
+        "operator signal forwarded to the workflow",
+      );
+    }
     // A workflow's steps change only with its history: an unchanged history needs neither
     // a query (work for the worker) nor a report (a hub transaction).
     if (this.reported.get(job.id) === historyLength && job.status !== "SUBMITTED") return action;

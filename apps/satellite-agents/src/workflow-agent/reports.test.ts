@@ -17,6 +17,7 @@ const job = (over: Partial<Pick<Job, "status" | "cancelRequestedAt">> = {}): Job
   progress: 0,
   error: null,
   workflowId: "0190a5b4-0000-7000-8000-000000000001",
+  signal: null,
   createdBy: "fleet-admin",
   createdAt: "2026-01-01T00:00:00.000Z",
   updatedAt: "2026-01-01T00:00:00.000Z",

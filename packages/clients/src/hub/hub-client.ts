@@ -35,6 +35,7 @@ import {
   type JobKind,
   type JobList,
   type JobReport,
+  type JobSignalCreate,
   type JobStatus,
   DeviceRoleListSchema,
   ProblemSchema,
@@ -311,6 +312,13 @@ export class HubClient {
 
   cancelJob(id: string): Promise<Job> {
     return this.request("POST", `/api/v1/jobs/${id}/cancel/`, JobSchema, { retry: true }).then((r) => r.body); // cancelling twice is a no-op
+  }
+
+  /** An operator's signal to a job waiting for one (REPAIR); the same signal again changes nothing, so it is retried. */
+  signalJob(id: string, signal: JobSignalCreate): Promise<Job> {
+    return this.request("POST", `/api/v1/jobs/${id}/signal/`, JobSchema, { body: signal, retry: true }).then(
+      (r) => r.body,
+    );
   }
 
   /** Agents only. Reports are idempotent on the hub (a repeat changes nothing), so they are retried. */

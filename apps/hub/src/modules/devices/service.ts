@@ -129,6 +129,38 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     return row;
   }
 
+  /**
+   * The cordon fields of a cordon (`cordoned` true), an uncordon (false) or a new reason. A cordon
+   * by a person or a job takes over an impairment cordon: impairment will not release it.
+   */
+  function cordonChanges(
+    current: DeviceRow,
+    cordon: boolean | undefined,
+    reason: string | null | undefined,
+    by: string,
+  ): DeviceChanges {
+    const cordoned = cordon ?? current.cordoned;
+    if (cordon === true && !(current.cordoned && current.cordonSource === "operator"))
+      return { cordoned: true, cordonReason: reason, cordonedBy: by, cordonedAt: now(), cordonSource: "operator" };
+    if (!cordoned && current.cordoned)
+      return { cordoned: false, cordonReason: null, cordonedBy: null, cordonedAt: null, cordonSource: null };
+    if (cordoned && reason) return { cordonReason: reason };
+    return {};
+  }
+
+  /** Applies changes that may cordon or uncordon; a cordon opens or closes the discrepancies that depend on it. */
+  async function applyCordon(
+    tx: Db,
+    ctx: ChangeContext,
+    current: DeviceRow,
+    changes: DeviceChanges,
+    source: string,
+  ): Promise<DeviceRow> {
+    const updated = (await apply(tx, ctx, current, changes, source)) ?? current;
+    if (updated.cordoned !== current.cordoned) await reconcileDiscrepancies(tx, current.siteId, now());
+    return updated;
+  }
+
   /** What `changes` would make of `current`: the next row, its derived status, and whether anything differs. */
   function evolve(current: DeviceBase, changes: DeviceChanges, at: Date, force = false) {
     // Fast path, taken by most devices of most pushes: no field differs, so neither does the
@@ -284,6 +316,20 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       );
     },
 
+    /**
+     * A job's workflow cordons or uncordons one of the job's devices (locked by the caller), as
+     * an operator would: the cordon is the person's who created the job, recorded as the job's.
+     */
+    cordonByJob(
+      tx: Db,
+      ctx: ChangeContext,
+      current: DeviceRow,
+      cordon: { cordoned: boolean; reason?: string | undefined },
+      job: string,
+    ): Promise<DeviceRow> {
+      return applyCordon(tx, ctx, current, cordonChanges(current, cordon.cordoned, cordon.reason, job), job);
+    },
+
     async get(_ctx: RequestContext, id: string): Promise<Device> {
       const row = await deviceRepo.findById(prisma, id);
       if (!row) throw notFound(id);
@@ -302,30 +348,11 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
             "A cordon reason can only be set on a cordoned device (send cordoned: true)",
           );
         }
-        const changes: DeviceChanges = {};
-        if (patch.notes !== undefined) changes.notes = patch.notes;
-        // An operator's cordon takes over an impairment cordon: impairment will not release it.
-        if (patch.cordoned === true && !(current.cordoned && current.cordonSource === "operator"))
-          Object.assign(changes, {
-            cordoned: true,
-            cordonReason: patch.cordonReason,
-            cordonedBy: ctx.principal.id,
-            cordonedAt: now(),
-            cordonSource: "operator",
-          });
-        else if (!cordoned && current.cordoned)
-          Object.assign(changes, {
-            cordoned: false,
-            cordonReason: null,
-            cordonedBy: null,
-            cordonedAt: null,
-            cordonSource: null,
-          });
-        else if (cordoned && patch.cordonReason) changes.cordonReason = patch.cordonReason;
-        const updated = (await apply(tx, ctx, current, changes, "operator")) ?? current;
-        // A cordon opens or closes the discrepancies that depend on it.
-        if (updated.cordoned !== current.cordoned) await reconcileDiscrepancies(tx, current.siteId, now());
-        return updated;
+        const changes: DeviceChanges = {
+          ...(patch.notes !== undefined ? { notes: patch.notes } : {}),
+          ...cordonChanges(current, patch.cordoned, patch.cordonReason, ctx.principal.id),
+        };
+        return applyCordon(tx, ctx, current, changes, "operator");
       });
       ctx.log.info({ deviceId: id, fields: Object.keys(patch) }, "device updated by operator");
       return toDeviceNow(row);

@@ -5,11 +5,13 @@
  * feed event).
  */
 import { Conflict, TERMINAL_JOB_STATUSES, Unprocessable, canTransition } from "@fm/domain";
-import type { JobDeviceObservation, JobReport } from "@fm/domain";
+import type { JobCordon, JobDeviceObservation, JobReport } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { deviceRepo } from "../devices/repo.ts";
 import { differs, type DeviceService } from "../devices/service.ts";
+import { topologyRepo } from "../topology/repo.ts";
+import { fileTopologySync } from "../topology/service.ts";
 import { transition, updateJob } from "./lifecycle.ts";
 import type { JobRow, JobUpdate } from "./repo.ts";
 
@@ -36,6 +38,9 @@ export async function applyReport(
   // An ended job's devices may already belong to another job: what its workflow still
   // observes is not recorded.
   if (report.devices && !terminal) await observe(tx, ctx, devices, job, report.devices, `job:${job.name}`);
+  if (report.cordons && !terminal) await cordon(tx, ctx, devices, job, report.cordons);
+  if (report.topologySync && !terminal)
+    await fileTopologySync(tx, ctx, topologyRepo, job.siteId, report.topologySync.reason, `job:${job.id}`);
   if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
     throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
   }
@@ -51,6 +56,33 @@ export async function applyReport(
   return job;
 }
 
+/** The job's own devices among `ids`, or a 422 naming the others (at `body.<field>.<i>.deviceId`). */
+function ownDevices(job: JobRow, ids: string[], field: string): void {
+  const own = new Set(job.devices.map((d) => d.deviceId));
+  const foreign = ids.map((id, i) => ({ id, i })).filter((x) => !own.has(x.id));
+  if (foreign.length)
+    throw new Unprocessable(
+      "device_not_in_job",
+      `Device(s) ${foreign.map((f) => f.id).join(", ")} are not part of job ${job.name}`,
+      { errors: foreign.map((f) => ({ path: `body.${field}.${f.i}.deviceId`, message: "not a device of this job" })) },
+    );
+}
+
+/** Cordons or uncordons the job's devices as its workflow asks; a repeated cordon changes nothing. */
+async function cordon(tx: Db, ctx: RequestContext, devices: DeviceService, job: JobRow, cordons: JobCordon[]) {
+  ownDevices(
+    job,
+    cordons.map((c) => c.deviceId),
+    "cordons",
+  );
+  const rows = await deviceRepo.lockByIds(
+    tx,
+    cordons.map((c) => c.deviceId),
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const c of cordons) await devices.cordonByJob(tx, ctx, byId.get(c.deviceId)!, c, `job:${job.name}`);
+}
+
 /** Records what a workflow observed of its devices; a repeated observation changes nothing. */
 async function observe(
   tx: Db,
@@ -60,20 +92,11 @@ async function observe(
   observations: JobDeviceObservation[],
   source: string,
 ): Promise<number> {
-  const own = new Set(job.devices.map((d) => d.deviceId));
-  const foreign = observations.filter((o) => !own.has(o.deviceId));
-  if (foreign.length) {
-    throw new Unprocessable(
-      "device_not_in_job",
-      `Device(s) ${foreign.map((o) => o.deviceId).join(", ")} are not part of job ${job.name}`,
-      {
-        errors: foreign.map((o) => ({
-          path: `body.devices.${observations.indexOf(o)}.deviceId`,
-          message: "not a device of this job",
-        })),
-      },
-    );
-  }
+  ownDevices(
+    job,
+    observations.map((o) => o.deviceId),
+    "devices",
+  );
   // Locked: a NetBox or Ironic push changing the same devices at the same moment waits, and this
   // report compares against what it committed (else both record the one change in the history).
   const rows = await deviceRepo.lockByIds(

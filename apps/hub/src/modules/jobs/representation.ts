@@ -16,6 +16,7 @@ export function toJob(r: JobRow): Job {
     progress: r.progress,
     error: (r.error as Job["error"]) ?? null,
     workflowId: r.workflowId,
+    signal: (r.signal as Job["signal"]) ?? null,
     createdBy: r.createdBy,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),

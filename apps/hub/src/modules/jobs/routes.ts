@@ -1,6 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { IdParams, JobReportSchema, JobCreateSchema, JobListQuerySchema, JobListSchema, JobSchema } from "@fm/domain";
+import {
+  IdParams,
+  JobReportSchema,
+  JobCreateSchema,
+  JobListQuerySchema,
+  JobListSchema,
+  JobSchema,
+  JobSignalCreateSchema,
+} from "@fm/domain";
 import { etagOf } from "../../lib/etag.ts";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { JobService } from "./service.ts";
@@ -69,6 +77,21 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       },
     },
     async (request) => service.cancel(request.ctx, request.params.id),
+  );
+  r.post(
+    "/api/v1/jobs/:id/signal",
+    {
+      config: { scope: "fleet.operate" },
+      schema: {
+        tags,
+        summary:
+          "Tell a job waiting for an operator (REPAIR) the outcome: repaired (re-test, then release) or failed; the same signal twice changes nothing",
+        params: IdParams,
+        body: JobSignalCreateSchema,
+        response: { 200: JobSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422) },
+      },
+    },
+    async (request) => service.signal(request.ctx, request.params.id, request.body),
   );
   r.post(
     "/api/v1/jobs/:id/report",

@@ -12,9 +12,10 @@ import {
   agentServesSite,
   jobRefusal,
   ACTIVE_JOB_STATUSES,
+  SIGNALLED_JOB_KINDS,
   TERMINAL_JOB_STATUSES,
 } from "@fm/domain";
-import type { Job, JobCreate, JobList, JobListQuery, JobReport } from "@fm/domain";
+import type { Job, JobCreate, JobList, JobListQuery, JobReport, JobSignal, JobSignalCreate } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
@@ -22,7 +23,7 @@ import { recordChange } from "../changes/recorder.ts";
 import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { resolveSiteId } from "../sites/repo.ts";
-import { transition } from "./lifecycle.ts";
+import { transition, updateJob } from "./lifecycle.ts";
 import { jobName } from "./names.ts";
 import { REPORTERS, applyReport } from "./report.ts";
 import type { JobFilter, JobRepo, JobRow } from "./repo.ts";
@@ -144,6 +145,42 @@ export function createJobService({
           );
         return applyReport(tx, ctx, devices, job, report);
       });
+      return toJob(row);
+    },
+
+    /**
+     * An operator's signal to a job that waits for one (REPAIR): kept on the job, which the site's
+     * workflow agent forwards to the workflow. One signal per job: the same one again changes
+     * nothing (a retried request), another one is a 409, as is a signal to an ended job.
+     */
+    async signal(ctx: RequestContext, id: string, input: JobSignalCreate): Promise<Job> {
+      const row = await prisma.$transaction(async (tx) => {
+        const job = await lock(tx, id);
+        if (!SIGNALLED_JOB_KINDS.includes(job.kind))
+          throw new Unprocessable(
+            "job_takes_no_signal",
+            `A ${job.kind} job waits for no operator; only ${SIGNALLED_JOB_KINDS.join(", ")} jobs take a signal`,
+          );
+        const current = job.signal as JobSignal | null;
+        const note = input.note ?? null;
+        if (current) {
+          if (current.outcome === input.outcome && current.note === note) return job;
+          throw new Conflict(
+            "job_already_signalled",
+            `Job ${job.name} was already signalled '${current.outcome}' by ${current.signalledBy}`,
+          );
+        }
+        if (!ACTIVE_JOB_STATUSES.includes(job.status) || job.status === "CANCELLING")
+          throw new Conflict("job_finished", `Job ${job.name} is ${job.status}: it waits for no signal`);
+        const signal: JobSignal = {
+          outcome: input.outcome,
+          note,
+          signalledBy: ctx.principal.id,
+          signalledAt: new Date().toISOString(),
+        };
+        return updateJob(tx, ctx, job, { signal });
+      });
+      ctx.log.info({ jobId: id, outcome: input.outcome }, "job signalled by operator");
       return toJob(row);
     },
 

@@ -12,6 +12,10 @@ export const topologyRepo = {
     return db.topologySyncRequest.create({ data });
   },
 
+  async findByRequestId(db: Db, siteId: string, requestId: string): Promise<TopologySyncRequestRow | null> {
+    return db.topologySyncRequest.findFirst({ where: { siteId, requestId } });
+  },
+
   async list(db: Db, siteId: string, page: PageRequest): Promise<RowPage<TopologySyncRequestRow>> {
     return keysetRows(db.topologySyncRequest, { siteId }, page);
   },

@@ -7,6 +7,7 @@ import {
   ironicInstanceFor,
   ironicResourceClassFor,
   type Device,
+  type JobCordon,
   type JobDeviceObservation,
 } from "@fm/domain";
 import type { DevicePlan, JobPlan, WorkflowKind } from "@fm/domain/workflows";
@@ -19,7 +20,26 @@ export function hubActivities(deps: HubDeps) {
   return {
     preflight: (a: { jobId: string; kind: WorkflowKind }) => preflight(deps, a),
     recordOnHub: (jobId: string, devices: DevicePlan[]) => recordOnHub(deps, jobId, devices),
+    hubCordon: (jobId: string, cordons: JobCordon[]) => hubCordon(deps, jobId, cordons),
+    hubTopologySync: (jobId: string, reason: string) => hubTopologySync(deps, jobId, reason),
   };
+}
+
+/** Files the site's topology-sync request for the job; the hub files one per job, so a retry adds none. */
+async function hubTopologySync(deps: HubDeps, jobId: string, reason: string): Promise<void> {
+  return guarded(async () => {
+    await deps.hub.reportJob(jobId, { topologySync: { reason } });
+  });
+}
+
+/**
+ * Cordons (or uncordons) the job's devices in the hub, which the site's SLURM and OpenStack
+ * agents mirror as drains and maintenance. Repeating it changes nothing.
+ */
+async function hubCordon(deps: HubDeps, jobId: string, cordons: JobCordon[]): Promise<void> {
+  return guarded(async () => {
+    await deps.hub.reportJob(jobId, { cordons });
+  });
 }
 
 /** The job and its devices as the hub knows them; null when the job is no longer active. */
@@ -43,6 +63,7 @@ async function preflight(
         slurmEnabled: site.slurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
+        region: site.region,
       },
       devices: devices.map(planOf),
     };

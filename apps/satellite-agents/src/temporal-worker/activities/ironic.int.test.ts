@@ -212,4 +212,33 @@ describe("Ironic activities", () => {
     expectRetryable(await rejection(run(acts.ironicEnroll, d)), "IronicUnavailableError");
     expectRetryable(await rejection(run(acts.ironicProvide, d)), "IronicUnavailableError");
   });
+
+  it(
+    "ironicMaintenance sets the repair's reason once; another reason is left; ironicEndMaintenance clears only its own",
+    async () => {
+      const acts = activities();
+      const reason = "fleet-manager repair OPS-7: GPU 3 fell off the bus";
+      const none = plan();
+      expect((await run(acts.ironicMaintenance, none, reason)).result).toBe(`${none.name}: no Ironic node`);
+
+      const d = plan();
+      const uuid = (await run(acts.ironicEnroll, d)).result;
+      expect((await run(acts.ironicMaintenance, d, reason)).result).toBe(`${d.name}: maintenance`);
+      const set = await getNode(ironic.url, uuid);
+      expect(set).toMatchObject({ maintenance: true, maintenance_reason: reason });
+      await run(acts.ironicMaintenance, d, reason); // a retry writes nothing
+      expect((await getNode(ironic.url, uuid)).updated_at).toBe(set.updated_at);
+      await run(acts.ironicEndMaintenance, d, reason);
+      expect(await getNode(ironic.url, uuid)).toMatchObject({ maintenance: false, maintenance_reason: null });
+
+      // An operator's (or a failed clean's) maintenance says more than ours: kept through both.
+      await ironicRequest(ironic.url, "PUT", `/v1/nodes/${uuid}/maintenance`, { reason: "PSU 2 smoking" });
+      expect((await run(acts.ironicMaintenance, d, reason)).result).toBe(
+        `${d.name}: already in maintenance (PSU 2 smoking), left as it is`,
+      );
+      await run(acts.ironicEndMaintenance, d, reason);
+      expect(await getNode(ironic.url, uuid)).toMatchObject({ maintenance: true, maintenance_reason: "PSU 2 smoking" });
+    },
+    WAITING,
+  );
 });

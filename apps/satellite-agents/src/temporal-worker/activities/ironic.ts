@@ -25,7 +25,36 @@ export function ironicActivities(deps: IronicDeps) {
     ironicCheck: (d: DevicePlan) => ironicCheck(deps, d),
     ironicTeardown: (d: DevicePlan) => ironicTeardown(deps, d),
     ironicRebuild: (d: DevicePlan, o: { image: string; marker: string }) => ironicRebuild(deps, d, o),
+    ironicMaintenance: (d: DevicePlan, reason: string) => ironicMaintenance(deps, d, reason),
+    ironicEndMaintenance: (d: DevicePlan, reason: string) => ironicEndMaintenance(deps, d, reason),
   };
+}
+
+/**
+ * REPAIR: the node into maintenance with the repair's reason (Nova and Ironic's own periodic
+ * tasks leave it alone). A node already in maintenance for another reason keeps it: that
+ * reason (a failed clean, an operator's) says more than ours. A device with no node (never
+ * enrolled) has nothing to put into maintenance.
+ */
+async function ironicMaintenance(deps: IronicDeps, d: DevicePlan, reason: string): Promise<string> {
+  return guarded(async () => {
+    const client = ironicFor(deps, d);
+    const node = await client.findNode(nodeRef(d));
+    if (!node) return `${d.name}: no Ironic node`;
+    if (node.maintenance && node.maintenance_reason !== reason)
+      return `${d.name}: already in maintenance (${node.maintenance_reason ?? "no reason"}), left as it is`;
+    if (!node.maintenance) await client.setMaintenance(node.uuid, reason);
+    return `${d.name}: maintenance`;
+  });
+}
+
+/** REPAIR release: takes the node out of the maintenance the repair set, and only that one. */
+async function ironicEndMaintenance(deps: IronicDeps, d: DevicePlan, reason: string): Promise<void> {
+  return guarded(async () => {
+    const client = ironicFor(deps, d);
+    const node = await client.findNode(nodeRef(d));
+    if (node?.maintenance && node.maintenance_reason === reason) await client.clearMaintenance(node.uuid);
+  });
 }
 
 /**

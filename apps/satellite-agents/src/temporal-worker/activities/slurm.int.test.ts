@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActivityCancellationDetails, CancelledFailure } from "@temporalio/common";
 import type { MockActivityEnvironment } from "@temporalio/testing";
 import { SlurmClient } from "@fm/clients";
-import { scontrolJob, slurmCommand, startSlurm, waitForScontrolJob, type SlurmPeer } from "@fm/test-support/slurm";
+import {
+  scontrolJob,
+  setNodeState,
+  slurmCommand,
+  startSlurm,
+  waitForScontrolJob,
+  type SlurmPeer,
+} from "@fm/test-support/slurm";
 import {
   WAITING,
   activityEnv,
@@ -171,4 +178,39 @@ describe("SLURM activities", () => {
     );
     expectRetryable(await rejection(run(acts.slurmWait, { slurmJobId: 1, device: d.name })), "SlurmUnavailableError");
   });
+
+  it(
+    "slurmWaitDrain returns once the drained node runs nothing, and once the drain is gone; slurmCheckNodesExist names unknown nodes",
+    async () => {
+      const acts = activities({ burnInCommand: "sleep 3" });
+      const d = plan({ name: "act-drain", slurmNodeName: "gpu003" });
+      const args = { jobId: randomUUID(), jobName: `drain-${process.pid}`, device: d, durationMinutes: 1 };
+      const { result: id } = await run(acts.slurmSubmitBurnIn, args);
+      await waitForScontrolJob(slurm, id, ["RUNNING"]);
+      try {
+        // Drained while its job runs (DRAINING): the wait ends only after the job did.
+        await setNodeState(slurm, "gpu003", "drain", "fleet-manager cordon: repair OPS-7");
+        const { result } = await run(acts.slurmWaitDrain, d, true);
+        expect(result).toBe("gpu003 drained (fleet-manager cordon: repair OPS-7)");
+        expect((await scontrolJob(slurm, id))?.state).toBe("COMPLETED");
+        await setNodeState(slurm, "gpu003", "resume");
+        expect((await run(acts.slurmWaitDrain, d, false)).result).toBe("gpu003 back in service");
+      } finally {
+        await setNodeState(slurm, "gpu003", "resume").catch(() => {});
+      }
+      expectFinal(
+        await rejection(run(acts.slurmWaitDrain, plan({ slurmNodeName: "gpu999" }), true)),
+        "BadInput",
+        /SLURM has no node gpu999/,
+      );
+      // What a REPAIR checks before it cordons anything.
+      await run(acts.slurmCheckNodesExist, [d, plan({ slurmNodeName: "gpu001" })]);
+      expectFinal(
+        await rejection(run(acts.slurmCheckNodesExist, [d, plan({ slurmNodeName: "gpu998" })])),
+        "BadInput",
+        /SLURM has no node gpu998$/,
+      );
+    },
+    WAITING,
+  );
 });

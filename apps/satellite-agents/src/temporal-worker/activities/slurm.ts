@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { isTerminalSlurmState } from "@fm/clients";
-import { slurmNodeNameOf, slurmUnavailableWords } from "@fm/domain";
+import { isSlurmDrained, slurmNodeNameOf, slurmUnavailableWords } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
 import { badInput, guarded } from "./failures.ts";
@@ -19,7 +19,42 @@ export function slurmActivities(deps: SlurmDeps) {
     slurmWait: (a: { slurmJobId: number; device: string }) => slurmWait(deps, a),
     slurmCancel: (ids: number[]) => slurmCancel(deps, ids),
     slurmCheckNode: (d: DevicePlan) => slurmCheckNode(deps, d),
+    slurmWaitDrain: (d: DevicePlan, drained: boolean) => slurmWaitDrain(deps, d, drained),
+    slurmCheckNodesExist: (ds: DevicePlan[]) => slurmCheckNodesExist(deps, ds),
   };
+}
+
+/** Every device is a node SLURM knows (before a REPAIR cordons anything it could not drain). */
+async function slurmCheckNodesExist(deps: SlurmDeps, ds: DevicePlan[]): Promise<void> {
+  return guarded(async () => {
+    const names = ds.map((d) => nodeOf(deps, d));
+    const known = new Set((await slurmOf(deps).nodes()).map((n) => n.name));
+    const missing = names.filter((n) => !known.has(n));
+    if (missing.length) throw badInput(`SLURM has no node ${missing.join(", ")}`);
+  });
+}
+
+/** SLURM states in which a drained node still runs jobs (DRAINING): not yet free to repair. */
+const BUSY = new Set(["ALLOCATED", "MIXED", "COMPLETING"]);
+
+/**
+ * Waits for the device's SLURM node to be drained with no job left running (`drained`), or
+ * back out of its drain. The drain is the site's SLURM agent's (it mirrors the hub's cordon,
+ * FM_CORDON_SYNC), so there is one writer of drains and their reasons; this only watches.
+ */
+async function slurmWaitDrain(deps: SlurmDeps, d: DevicePlan, drained: boolean): Promise<string> {
+  const ctx = Context.current();
+  const name = nodeOf(deps, d);
+  for (;;) {
+    const node = await guarded(async () => (await slurmOf(deps).nodes()).find((n) => n.name === name));
+    if (!node) throw badInput(`SLURM has no node ${name}`);
+    const isDrained = isSlurmDrained(node.state, node.stateFlags);
+    const busy = [node.state, ...node.stateFlags].some((w) => BUSY.has((w ?? "").toUpperCase()));
+    ctx.heartbeat({ state: node.state, flags: node.stateFlags });
+    if (drained ? isDrained && !busy : !isDrained)
+      return `${name} ${drained ? `drained${node.reason ? ` (${node.reason})` : ""}` : "back in service"}`;
+    await ctx.sleep(deps.pollIntervalMs);
+  }
 }
 
 /**

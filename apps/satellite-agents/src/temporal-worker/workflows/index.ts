@@ -16,6 +16,7 @@ export { enrolWorkflow } from "./enrol.ts";
 export { imageNodeWorkflow } from "./image-node.ts";
 export { reimageWorkflow } from "./reimage.ts";
 export { releaseWorkflow } from "./release.ts";
+export { repairWorkflow } from "./repair.ts";
 export { teardownWorkflow } from "./teardown.ts";
 export { unenrolWorkflow } from "./unenrol.ts";
 export { progressQuery } from "./steps.ts";
