@@ -61,7 +61,11 @@ describe("burn-in status and the RELEASE gate", () => {
     [[{ passed: true }, { passed: false }], "FAILED"],
   ] as const)("tests %j → %s", (tests, status) => expect(burnInStatusOf(tests)).toBe(status));
 
-  const failed = { status: "FAILED" as const, jobId: "7b0e4c52-6a59-4c3e-9f0b-0c1d2e3f4a5b", at: "2026-01-01T00:00:00.000Z" };
+  const failed = {
+    status: "FAILED" as const,
+    jobId: "7b0e4c52-6a59-4c3e-9f0b-0c1d2e3f4a5b",
+    at: "2026-01-01T00:00:00.000Z",
+  };
   it("refuses a device whose last burn-in failed, unless overridden", () => {
     expect(burnInRefusal({ name: "gpu001", burnIn: failed }, undefined)).toMatch(/gpu001 failed its last burn-in/);
     expect(burnInRefusal({ name: "gpu001", burnIn: failed }, { reason: "vendor accepted" })).toBeNull();

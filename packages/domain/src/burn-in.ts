@@ -20,9 +20,6 @@ export type BurnInTest = z.infer<typeof BurnInTest>;
 export const MULTI_NODE_BURN_IN_TESTS: readonly BurnInTest[] = ["nvloom"];
 export const isMultiNodeTest = (t: BurnInTest): boolean => MULTI_NODE_BURN_IN_TESTS.includes(t);
 
-export const CPU_ARCHITECTURES = ["x86_64", "aarch64"] as const;
-export type CpuArchitecture = (typeof CPU_ARCHITECTURES)[number];
-
 export const BURN_IN_STATUSES = ["PASSED", "FAILED"] as const;
 export const BurnInStatus = z.enum(BURN_IN_STATUSES);
 export type BurnInStatus = z.infer<typeof BurnInStatus>;

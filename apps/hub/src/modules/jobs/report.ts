@@ -5,18 +5,25 @@
  * feed event).
  */
 import { Conflict, TERMINAL_JOB_STATUSES, Unprocessable, canTransition } from "@fm/domain";
-import type { JobDeviceObservation, JobReport } from "@fm/domain";
+import type { BurnInDeviceResult, JobDeviceObservation, JobReport } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { deviceRepo } from "../devices/repo.ts";
 import { differs, type DeviceService } from "../devices/service.ts";
 import { transition, updateJob } from "./lifecycle.ts";
-import type { JobRow, JobUpdate } from "./repo.ts";
+import { jobRepo, type JobRow, type JobUpdate } from "./repo.ts";
 
 /** The agents that report on jobs: the site's workflow agent and its Temporal worker. */
 export const REPORTERS = new Set(["workflow", "temporal-worker"]);
 
 const canonical = (v: unknown) => JSON.stringify(v ?? null);
+/** JSON with object keys sorted: jsonb gives back its own key order. */
+const sortedJson = (v: unknown): string =>
+  JSON.stringify(v ?? null, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 
 /** Applies a report to a locked job inside the caller's transaction; returns the job as it then is. */
 export async function applyReport(
@@ -36,6 +43,7 @@ export async function applyReport(
   // An ended job's devices may already belong to another job: what its workflow still
   // observes is not recorded.
   if (report.devices && !terminal) await observe(tx, ctx, devices, job, report.devices, `job:${job.name}`);
+  const resultsChanged = report.burnIn && !terminal ? await recordBurnIn(tx, ctx, devices, job, report.burnIn) : false;
   if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
     throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
   }
@@ -46,9 +54,64 @@ export async function applyReport(
   const progress = report.status === "SUCCEEDED" ? 1 : report.progress;
   if (progress !== undefined && progress !== job.progress) data.progress = progress;
   if (report.error && canonical(report.error) !== canonical(job.error)) data.error = report.error;
+  if (report.logsUrl && report.logsUrl !== job.logsUrl) data.logsUrl = report.logsUrl;
   if (report.status && report.status !== job.status) return transition(tx, ctx, job, report.status, data);
-  if (Object.keys(data).length) return updateJob(tx, ctx, job, data);
+  // New results change the job's representation: a new version and a feed event, like any change.
+  if (Object.keys(data).length || resultsChanged) return updateJob(tx, ctx, job, data);
   return job;
+}
+
+/** Refuses observations or results about devices that are not the job's (422). */
+function requireOwn(job: JobRow, ids: string[], field: string): void {
+  const own = new Set(job.devices.map((d) => d.deviceId));
+  const foreign = ids.map((id, i) => ({ id, i })).filter((x) => !own.has(x.id));
+  if (foreign.length)
+    throw new Unprocessable(
+      "device_not_in_job",
+      `Device(s) ${foreign.map((f) => f.id).join(", ")} are not part of job ${job.name}`,
+      { errors: foreign.map((f) => ({ path: `body.${field}.${f.i}.deviceId`, message: "not a device of this job" })) },
+    );
+}
+
+/**
+ * Records a burn-in's results: each device's result on the job, and on the device its last
+ * burn-in (history, audit and feed, as any change of the device). A result already recorded
+ * changes nothing. Returns whether anything was recorded.
+ */
+async function recordBurnIn(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  job: JobRow,
+  results: BurnInDeviceResult[],
+): Promise<boolean> {
+  if (job.kind !== "BURN_IN")
+    throw new Unprocessable("not_a_burn_in", `Job ${job.name} is a ${job.kind}: only a burn-in reports results`);
+  requireOwn(
+    job,
+    results.map((r) => r.deviceId),
+    "burnIn",
+  );
+  const stored = new Map(job.devices.map((d) => [d.deviceId, sortedJson(d.burnIn)]));
+  const fresh = results.filter((r) => stored.get(r.deviceId) !== sortedJson(r));
+  if (!fresh.length) return false;
+  const rows = await deviceRepo.lockByIds(
+    tx,
+    fresh.map((r) => r.deviceId),
+  );
+  const at = new Date();
+  for (const r of fresh) {
+    await jobRepo.setBurnIn(tx, job.id, r.deviceId, r);
+    const current = rows.find((d) => d.id === r.deviceId)!;
+    await devices.apply(
+      tx,
+      ctx,
+      current,
+      { burnInStatus: r.status, burnInJobId: job.id, burnInAt: at },
+      `job:${job.name}`,
+    );
+  }
+  return true;
 }
 
 /** Records what a workflow observed of its devices; a repeated observation changes nothing. */
@@ -60,20 +123,11 @@ async function observe(
   observations: JobDeviceObservation[],
   source: string,
 ): Promise<number> {
-  const own = new Set(job.devices.map((d) => d.deviceId));
-  const foreign = observations.filter((o) => !own.has(o.deviceId));
-  if (foreign.length) {
-    throw new Unprocessable(
-      "device_not_in_job",
-      `Device(s) ${foreign.map((o) => o.deviceId).join(", ")} are not part of job ${job.name}`,
-      {
-        errors: foreign.map((o) => ({
-          path: `body.devices.${observations.indexOf(o)}.deviceId`,
-          message: "not a device of this job",
-        })),
-      },
-    );
-  }
+  requireOwn(
+    job,
+    observations.map((o) => o.deviceId),
+    "devices",
+  );
   // Locked: a NetBox or Ironic push changing the same devices at the same moment waits, and this
   // report compares against what it committed (else both record the one change in the history).
   const rows = await deviceRepo.lockByIds(
