@@ -5,20 +5,11 @@
  */
 import { z } from "zod";
 import { Timestamp, Uuid } from "./common.ts";
+import { BURN_IN_TESTS } from "./burn-in-tests.ts";
 
-/**
- * The hardware tests, as the rollout guide's images provide them:
- *  - hardware-tests: the default image (hardwareTests.defaultContainerImage), keyed by the node's
- *    CPU architecture (`uname -m` on the node itself), single-node;
- *  - gpu-fryer: GPU stress (gpuFryerContainerImage), single-node;
- *  - nvloom: the NVLink fabric test (nvloomContainerImage), multi-node: one SLURM allocation over
- *    every device of the job, of one CPU architecture, on a site with a topology region.
- */
-export const BURN_IN_TESTS = ["hardware-tests", "gpu-fryer", "nvloom"] as const;
+/** Which hardware tests exist and which are multi-node: burn-in-tests.ts (read by the workflows too). */
 export const BurnInTest = z.enum(BURN_IN_TESTS);
 export type BurnInTest = z.infer<typeof BurnInTest>;
-export const MULTI_NODE_BURN_IN_TESTS: readonly BurnInTest[] = ["nvloom"];
-export const isMultiNodeTest = (t: BurnInTest): boolean => MULTI_NODE_BURN_IN_TESTS.includes(t);
 
 export const BURN_IN_STATUSES = ["PASSED", "FAILED"] as const;
 export const BurnInStatus = z.enum(BURN_IN_STATUSES);

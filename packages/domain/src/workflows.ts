@@ -7,6 +7,7 @@
 import type { JobKind, JobParams, JobStepSchema } from "./jobs.ts";
 import type { IronicInstance } from "./inventory.ts";
 import type { z } from "zod";
+export * from "./burn-in-tests.ts";
 
 export type JobStep = z.infer<typeof JobStepSchema>;
 
@@ -36,7 +37,7 @@ export const WORKFLOW_STEPS = {
     "hub-record",
   ],
   UNENROL: ["preflight", "netbox-stage", "hub-record"],
-  BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
+  BURN_IN: ["preflight", "slurm-submit", "slurm-run", "results"],
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
@@ -93,6 +94,8 @@ export interface SitePlan {
   slurmEnabled: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
+  /** The site's topology region (topology-sync target), or null; multi-node burn-ins need one. */
+  topologyRegion?: string | null;
 }
 
 export interface JobPlan {

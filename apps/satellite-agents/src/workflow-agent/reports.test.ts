@@ -16,6 +16,8 @@ const job = (over: Partial<Pick<Job, "status" | "cancelRequestedAt">> = {}): Job
   steps: [],
   progress: 0,
   error: null,
+  burnIn: [],
+  logsUrl: null,
   workflowId: "0190a5b4-0000-7000-8000-000000000001",
   createdBy: "fleet-admin",
   createdAt: "2026-01-01T00:00:00.000Z",

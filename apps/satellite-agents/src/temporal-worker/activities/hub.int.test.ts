@@ -37,7 +37,7 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
     ironicDriver: "fake-hardware",
     slurmDeviceNamePrefix: "",
     redfish: DEFAULT_REDFISH,
-    burnInCommand: "sleep 1",
+    burnIn: { images: { defaultByArch: {} }, command: "sleep 1" },
     pollIntervalMs: 100,
     ...over,
   });

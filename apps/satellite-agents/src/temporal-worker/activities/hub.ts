@@ -43,6 +43,7 @@ async function preflight(
         slurmEnabled: site.slurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
+        topologyRegion: site.region,
       },
       devices: devices.map(planOf),
     };
