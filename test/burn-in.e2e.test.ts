@@ -34,7 +34,7 @@ beforeAll(async () => {
 esac`,
   });
   connection = await Connection.connect({ address: s.temporal.address });
-}, 240_000);
+}, 480_000);
 afterAll(async () => {
   await connection?.close();
   await s?.stop();

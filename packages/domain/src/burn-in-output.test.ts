@@ -1,10 +1,18 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import fryerHealthy from "./burn-in-samples/gpu-fryer-healthy.txt?raw";
+import fryerUnhealthy from "./burn-in-samples/gpu-fryer-unhealthy.txt?raw";
+import ncclAllReduce from "./burn-in-samples/nccl-tests-all-reduce.txt?raw";
+import ncclMpirun from "./burn-in-samples/nccl-tests-mpirun.txt?raw";
 import { parseBurnInOutput } from "./burn-in-output.ts";
 import { burnInRefusal, burnInStatusOf } from "./burn-in.ts";
 
-const sample = (name: string) => readFileSync(join(import.meta.dirname, "burn-in-samples", name), "utf8");
+const SAMPLES: Record<string, string> = {
+  "gpu-fryer-healthy.txt": fryerHealthy,
+  "gpu-fryer-unhealthy.txt": fryerUnhealthy,
+  "nccl-tests-all-reduce.txt": ncclAllReduce,
+  "nccl-tests-mpirun.txt": ncclMpirun,
+};
+const sample = (name: string) => SAMPLES[name]!;
 
 describe("parseBurnInOutput on real tool output", () => {
   it("reads gpu-fryer's per-GPU summary of a healthy run (README example)", () => {
