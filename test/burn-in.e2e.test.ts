@@ -84,7 +84,7 @@ describe("burn-in with two tests on two devices", () => {
       architecture: expect.stringMatching(/^(x86_64|aarch64)$/),
     });
     // The default image is the one keyed by the node's own architecture.
-    expect(hw!.image).toBe(`/home/hpcadmin/shared/enroot-cache/${hw!.architecture}/hardware-tests-default.sqsh`);
+    expect(hw!.image).toBe(`/vast/enroot-cache/${hw!.architecture}/hardware-tests-default.sqsh`);
     expect(fryer).toMatchObject({ test: "gpu-fryer", passed: false, exitCode: 1 });
     expect(fryer!.figures.gpus).toEqual([
       {

@@ -355,11 +355,10 @@ describe("names the runbook's commands use", () => {
     expect(keyed).not.toHaveProperty("HARDWARE_TESTS_DEFAULT_IMAGE");
     // A site still on the legacy scalar, with the bucket controller's secret.
     const scalar = await workerEnv((v) => {
-      v.fleetManager.satellite.temporalWorker.hardwareTests.defaultContainerImage =
-        "/home/hpcadmin/shared/enroot-cache/hw.sqsh";
+      v.fleetManager.satellite.temporalWorker.hardwareTests.defaultContainerImage = "/vast/enroot-cache/hw.sqsh";
       v.fleetManager.satellite.workflowAgent.objectStorage = { enableOperatorSecret: true };
     });
-    expect(scalar.HARDWARE_TESTS_DEFAULT_IMAGE).toBe("/home/hpcadmin/shared/enroot-cache/hw.sqsh");
+    expect(scalar.HARDWARE_TESTS_DEFAULT_IMAGE).toBe("/vast/enroot-cache/hw.sqsh");
     expect(scalar).not.toHaveProperty("HARDWARE_TESTS_DEFAULT_IMAGE_X86_64");
     for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "BUCKET_NAME", "S3_ENDPOINT"])
       expect(scalar[key]).toEqual({ name: "workflow-agent-object-storage-credentials", key });

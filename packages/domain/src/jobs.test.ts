@@ -46,6 +46,8 @@ describe("Job representation", () => {
     steps: [],
     progress: 0,
     error: null,
+    burnIn: [],
+    logsUrl: null,
     workflowId: null,
     createdBy: "fleet-admin",
     createdAt: "2025-06-01T12:00:00.000Z",

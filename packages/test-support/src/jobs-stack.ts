@@ -216,10 +216,10 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       FM_POLL_INTERVAL_MS: String(o.pollIntervalMs ?? 250),
       FM_BURNIN_COMMAND: o.burnInCommand ?? "sleep 1",
       FM_BURNIN_OUTPUT_DIR: burnInDir,
-      HARDWARE_TESTS_DEFAULT_IMAGE_X86_64: "/home/hpcadmin/shared/enroot-cache/x86_64/hardware-tests-default.sqsh",
-      HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64: "/home/hpcadmin/shared/enroot-cache/aarch64/hardware-tests-default.sqsh",
-      HARDWARE_TESTS_GPU_FRYER_IMAGE: "/home/hpcadmin/shared/enroot-cache/gpu-fryer.sqsh",
-      HARDWARE_TESTS_NVLOOM_IMAGE: "/home/hpcadmin/shared/enroot-cache/nvloom.sqsh",
+      HARDWARE_TESTS_DEFAULT_IMAGE_X86_64: "/vast/enroot-cache/x86_64/hardware-tests-default.sqsh",
+      HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64: "/vast/enroot-cache/aarch64/hardware-tests-default.sqsh",
+      HARDWARE_TESTS_GPU_FRYER_IMAGE: "/vast/enroot-cache/gpu-fryer.sqsh",
+      HARDWARE_TESTS_NVLOOM_IMAGE: "/vast/enroot-cache/nvloom.sqsh",
       ...(o.s3
         ? {
             S3_ENDPOINT: o.s3.endpoint,

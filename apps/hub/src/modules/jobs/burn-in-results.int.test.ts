@@ -53,7 +53,7 @@ function result(deviceId: string, passed: boolean): BurnInDeviceResult {
         test: "gpu-fryer",
         passed,
         exitCode: passed ? 0 : 1,
-        image: "/home/hpcadmin/shared/enroot-cache/gpu-fryer.sqsh",
+        image: "/vast/enroot-cache/gpu-fryer.sqsh",
         architecture: "x86_64",
         figures: {
           gpus: [{ index: 0, tflops: passed ? 51.2 : 38.7, temperatureMaxC: passed ? 55 : 89, throttled: !passed }],
