@@ -163,8 +163,14 @@ describe("burn-in with two tests on two devices", () => {
   it("keeps the object storage secret out of the worker's logs and the workflow's history", async () => {
     const history = await new Client({ connection }).workflow.getHandle(job.workflowId!).fetchHistory();
     const text = JSON.stringify(history);
-    expect(text).toContain(job.name); // the history is the burn-in's
-    expect(text).not.toContain(s3.secretAccessKey);
+    // Payloads (inputs, results, failures) are base64 JSON: read them as the history holds them.
+    const payloads = [...text.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)]
+      .map((m) => Buffer.from(m[1]!, "base64").toString("utf8"))
+      .join("\n");
+    expect(payloads).toContain(job.name); // the history is the burn-in's, artifact links included
+    expect(payloads).toContain(`/${s3.bucket}/burn-in/${job.name}/gpu002/gpu-fryer.log`);
+    expect(text + payloads).not.toContain(s3.secretAccessKey);
+    expect(text + payloads).not.toContain(s3.accessKeyId);
     expect(JSON.stringify(s.worker.logs) + s.worker.stderr.join("")).not.toContain(s3.secretAccessKey);
   });
 });
