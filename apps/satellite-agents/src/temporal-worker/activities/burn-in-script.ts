@@ -101,7 +101,8 @@ export function multiNodeScript(a: {
   return (
     HEADER(a.title) +
     `archs=$(srun --ntasks-per-node=1 uname -m | sort -u | tr '\\n' ' ')
-printf '%s\\n' "\${archs% }" > "$out/architecture"
+archs=\${archs% }
+printf '%s\\n' "$archs" > "$out/architecture"
 ` +
     RUN_FUNCTION(a.command) +
     `if [ "$(printf '%s' "$archs" | wc -w)" -ne 1 ]; then
