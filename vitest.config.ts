@@ -6,9 +6,12 @@ import { defineConfig } from "vitest/config";
  *  - integration: one package against real PostgreSQL and real peers (`*.int.test.ts`), and
  *    infra/'s alert rules and Helm charts against promtool and helm (`test/*.int.test.ts`);
  *  - e2e: several real processes talking over HTTP (`test/*.e2e.test.ts`).
- * The database projects share a global setup that migrates one template database per run.
+ * The database projects share a global setup that migrates one template database per run, and
+ * one that starts an S3 server (gofakes3) per run.
  */
 const DATABASE_SETUP = ["apps/hub/src/testing/global-setup.ts"];
+/** The run's S3 server (gofakes3), for the burn-in artifact tests. */
+const S3_SETUP = "packages/test-support/src/s3-global-setup.ts";
 const SOURCES = ["apps/*/src/**/", "packages/*/src/**/"];
 
 export default defineConfig({
@@ -35,12 +38,12 @@ export default defineConfig({
           name: "integration",
           // test/*.int.test.ts: the deployment material (infra/) against its real tools (promtool).
           include: [...SOURCES.map((s) => `${s}*.int.test.ts`), "test/**/*.int.test.ts"],
-          globalSetup: DATABASE_SETUP,
+          globalSetup: [...DATABASE_SETUP, S3_SETUP],
         },
       },
       {
         extends: true,
-        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], globalSetup: DATABASE_SETUP },
+        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], globalSetup: [...DATABASE_SETUP, S3_SETUP] },
       },
     ],
   },

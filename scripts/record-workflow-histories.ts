@@ -78,6 +78,21 @@ const ok: Activities = {
   netboxStage: async () => {},
   recordOnHub: async () => {},
   slurmSubmitBurnIn: async (a) => Number(a.device.name.slice(-1)) + 40,
+  slurmSubmitMultiNode: async () => 50,
+  burnInCollect: async (a) => ({
+    deviceId: a.deviceId,
+    status: "PASSED",
+    tests: a.tests.map((test) => ({
+      test,
+      passed: true,
+      exitCode: 0,
+      image: `/vast/enroot-cache/${test}.sqsh`,
+      architecture: "aarch64",
+      figures: { gpus: [{ index: 0, tflops: 51.494 }], xids: [], reasons: [] },
+      artifacts: [{ name: `${test}.log`, url: `http://s3.test/fm/burn-in/${a.folder}/${test}.log`, bytes: 120 }],
+    })),
+  }),
+  burnInReport: async () => {},
   slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "COMPLETED", exitCode: 0 }),
   slurmCancel: async () => {},
   slurmCheckNode: async () => "idle",
@@ -113,7 +128,7 @@ const SCENARIOS: Scenario[] = [
     file: "unenrol-topology-sync",
     kind: "UNENROL",
     params: { reason: "tray to RMA" },
-    activities: { preflight: async () => plan({ region: "us-east-1" }) },
+    activities: { preflight: async () => plan({ topologyRegion: "us-east-1" }) },
   },
   { file: "burn-in-succeeded", kind: "BURN_IN", params: { durationMinutes: 60 }, activities: {} },
   {
@@ -135,6 +150,48 @@ const SCENARIOS: Scenario[] = [
         throw ApplicationFailure.nonRetryable(`SLURM has no node ${a.device.name}`, "SourceRejected");
       },
     },
+  },
+  {
+    file: "burn-in-results-passed",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60, tests: ["hardware-tests", "gpu-fryer"] },
+    activities: {},
+  },
+  {
+    file: "burn-in-results-failed",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60, tests: ["hardware-tests", "gpu-fryer"] },
+    activities: {
+      burnInCollect: async (a) => {
+        const passed = !a.folder.endsWith("gpu002");
+        return {
+          deviceId: a.deviceId,
+          status: passed ? "PASSED" : "FAILED",
+          tests: a.tests.map((test) => ({
+            test,
+            passed: passed || test !== "gpu-fryer",
+            exitCode: passed || test !== "gpu-fryer" ? 0 : 1,
+            image: `/vast/enroot-cache/${test}.sqsh`,
+            architecture: "aarch64",
+            figures: { gpus: [], xids: [], reasons: [] },
+            ...(passed || test !== "gpu-fryer" ? {} : { message: "gpu-fryer exited 1" }),
+            artifacts: [],
+          })),
+        };
+      },
+    },
+  },
+  {
+    file: "burn-in-nvloom",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60, tests: ["hardware-tests", "nvloom"] },
+    activities: { preflight: async () => plan({ topologyRegion: "glo1" }) },
+  },
+  {
+    file: "burn-in-nvloom-no-region",
+    kind: "BURN_IN",
+    params: { durationMinutes: 60, tests: ["nvloom"] },
+    activities: {},
   },
   {
     file: "burn-in-cancelled",

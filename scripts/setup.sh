@@ -5,7 +5,8 @@
 #  - the peers the end-to-end tests start: Ironic (Debian), SLURM (Debian: slurmctld, slurmd,
 #    slurmrestd, munge) and the Temporal dev server (built from the Go module proxy once, then
 #    cached outside the checkout in FM_TOOLS_CACHE, default ~/.cache/fleet-manager; see scripts/peers/*.sh)
-#  - Helm, for the chart tests: built from the Go module proxy once and cached the same way
+#  - Helm, for the chart tests, and gofakes3 (an S3 server), for the burn-in artifact tests: built
+#    from the Go module proxy once and cached the same way
 #  - Docker, for the image test: docker.io and mmdebstrap from Debian, dockerd started if no
 #    daemon answers, and the Node.js base image built from Debian's archive (scripts/peers/docker.sh)
 #  - Prometheus, promtool and the blackbox exporter (Debian), which the alert tests run
@@ -34,6 +35,7 @@ scripts/peers/ironic.sh install
 scripts/peers/slurm.sh install
 scripts/peers/temporal.sh install
 scripts/peers/helm.sh install
+scripts/peers/s3.sh install
 scripts/peers/docker.sh install
 scripts/peers/prometheus.sh install
 

@@ -334,6 +334,35 @@ describe("names the runbook's commands use", () => {
       remoteRef: { key: "prod/sys1-ice2/gpu001-bmc", property: "password" },
     });
   });
+  it("satellite: burn-in's images by architecture or the legacy scalar, its output claim, and the object storage secret", async () => {
+    const workerEnv = async (edit: (v: Values) => void) => {
+      const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+      edit(values);
+      const file = join(scratch, `burn-in-${Math.random().toString(36).slice(2)}.json`);
+      await writeFile(file, JSON.stringify(values));
+      const worker = deployments(await render(SATELLITE, file)).find(
+        (d) => d.metadata.name === "fleet-manager-satellite-temporal-worker",
+      )!;
+      return Object.fromEntries(containerOf(worker).env.map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef]));
+    };
+    // The guide's architecture-keyed map.
+    const keyed = await workerEnv(() => {});
+    expect(keyed).toMatchObject({
+      HARDWARE_TESTS_DEFAULT_IMAGE_X86_64: "/vast/fleet-manager/enroot/x86_64/hardware-tests-default.sqsh",
+      HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64: "/vast/fleet-manager/enroot/aarch64/hardware-tests-default.sqsh",
+      FM_BURNIN_OUTPUT_DIR: "/vast/fleet-manager/burn-in",
+    });
+    expect(keyed).not.toHaveProperty("HARDWARE_TESTS_DEFAULT_IMAGE");
+    // A site still on the legacy scalar, with the bucket controller's secret.
+    const scalar = await workerEnv((v) => {
+      v.fleetManager.satellite.temporalWorker.hardwareTests.defaultContainerImage = "/vast/enroot-cache/hw.sqsh";
+      v.fleetManager.satellite.workflowAgent.objectStorage = { enableOperatorSecret: true };
+    });
+    expect(scalar.HARDWARE_TESTS_DEFAULT_IMAGE).toBe("/vast/enroot-cache/hw.sqsh");
+    expect(scalar).not.toHaveProperty("HARDWARE_TESTS_DEFAULT_IMAGE_X86_64");
+    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "BUCKET_NAME", "S3_ENDPOINT"])
+      expect(scalar[key]).toEqual({ name: "workflow-agent-object-storage-credentials", key });
+  });
 });
 
 describe("values the render refuses, naming them", () => {

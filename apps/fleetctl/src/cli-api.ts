@@ -150,6 +150,7 @@ function addDeviceCommands(device: Command): void {
       .option("--name-exact <name>", "exact name")
       .option("--serial <serial>", "exact serial")
       .option("--tag <tag>", "one of its tags")
+      .option("--burn-in <outcome>", "the last burn-in's outcome: passed, failed or none")
       .option("--updated-since <time>", "changed at or after this RFC 3339 time")
       .option("--brief", "-o json/yaml: the brief representation (names and states only)")
       .action(lazy(devices, "list")),

@@ -48,6 +48,7 @@ describe("parseJobParams", () => {
   });
   it("describes each kind's params, the optional ones marked", () => {
     expect(describeParams("REPAIR")).toBe("REPAIR takes: ticket, description?, burnInMinutes?, partition?");
-    expect(describeParams("RELEASE")).toBe("RELEASE takes no params");
+    expect(describeParams("RELEASE")).toBe("RELEASE takes: burnInOverride?");
+    expect(describeParams("TEARDOWN")).toBe("TEARDOWN takes: reason?");
   });
 });

@@ -4,6 +4,7 @@ import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 import { ConditionSchema } from "./device-conditions.ts";
 import { OperationalStatus } from "./device-status.ts";
+import { DeviceBurnInSchema } from "./burn-in.ts";
 
 const Observed = { observedAt: Timestamp.nullable().describe("When this source last observed the device") };
 
@@ -60,6 +61,9 @@ export const DeviceSchema = z
       "operator (PATCH) or impairment (health critical too long; released when healthy again); null when not cordoned",
     ),
     notes: z.string().nullable(),
+    burnIn: DeviceBurnInSchema.nullable().describe(
+      "The device's last burn-in (its job's results per test are on the job); RELEASE refuses a FAILED one without an override",
+    ),
     operationalStatus: OperationalStatus,
     conditions: z.array(ConditionSchema),
     stale: z.boolean().describe("A source that observes this device has not done so within the staleness window"),
@@ -85,6 +89,10 @@ export const DeviceListQuerySchema = PageQuery.extend({
   nameExact: z.string().max(200).optional(),
   serial: z.string().max(100).optional(),
   tag: z.string().max(100).optional(),
+  burnIn: z
+    .enum(["passed", "failed", "none"])
+    .optional()
+    .describe("The outcome of the device's last burn-in (none: never burnt in)"),
   updatedSince: Timestamp.optional(),
   brief: bool
     .optional()
@@ -139,6 +147,7 @@ export const HISTORY_FIELDS = [
   "netboxStatus",
   "maintenance",
   "powerState",
+  "burnIn",
 ] as const;
 export const DeviceHistoryEntrySchema = z
   .object({

@@ -26,6 +26,8 @@ export * from "./inventory-records.ts";
 export * from "./identity.ts";
 export * from "./reflections.ts";
 export * from "./discrepancies.ts";
+export * from "./burn-in.ts";
+export * from "./burn-in-output.ts";
 export * from "./jobs.ts";
 export * from "./workflows.ts";
 export * from "./metrics.ts";

@@ -7,7 +7,11 @@ const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
 describe("JobCreateSchema: one params schema per kind", () => {
   it("applies the kind's defaults, also when params are left out", () => {
     const burnIn: JobCreate = JobCreateSchema.parse({ kind: "BURN_IN", deviceIds: [DEVICE] });
-    expect(burnIn).toEqual({ kind: "BURN_IN", deviceIds: [DEVICE], params: { durationMinutes: 60 } });
+    expect(burnIn).toEqual({
+      kind: "BURN_IN",
+      deviceIds: [DEVICE],
+      params: { durationMinutes: 60, tests: ["hardware-tests"] },
+    });
     if (burnIn.kind === "BURN_IN") expect(burnIn.params.durationMinutes).toBe(60); // typed per kind
     expect(JobCreateSchema.parse({ kind: "RELEASE", deviceIds: [DEVICE] }).params).toEqual({});
   });
@@ -42,6 +46,8 @@ describe("Job representation", () => {
     steps: [],
     progress: 0,
     error: null,
+    burnIn: [],
+    logsUrl: null,
     workflowId: null,
     signal: null,
     createdBy: "fleet-admin",

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
 import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
+import { BurnInDeviceResultSchema, BurnInOverrideSchema, BurnInTest } from "./burn-in.ts";
 
 export const JOB_KINDS = [
   "ENROL",
@@ -107,9 +108,22 @@ export const JOB_PARAMS = {
       .min(1)
       .max(7 * 24 * 60)
       .default(60),
-    partition: Name.optional().describe("SLURM partition; default the site's"),
+    partition: Name.optional().describe("SLURM partition (the GPU partition); default the site's"),
+    tests: z
+      .array(BurnInTest)
+      .min(1)
+      .max(3)
+      .refine((t) => new Set(t).size === t.length, { message: "each test once" })
+      .default(["hardware-tests"])
+      .describe(
+        "Hardware tests to run, in order. nvloom is multi-node: one allocation over every device, at a site with a topology region",
+      ),
   }),
-  RELEASE: z.strictObject({}),
+  RELEASE: z.strictObject({
+    burnInOverride: BurnInOverrideSchema.optional().describe(
+      "Hand over devices whose last burn-in failed; the reason is recorded in the audit",
+    ),
+  }),
   TEARDOWN: z.strictObject({ reason: z.string().max(1000).optional() }),
   REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
   IMAGE_NODE: ImageNodeParams,
@@ -212,6 +226,10 @@ const JobBaseSchema = z.object({
   steps: z.array(JobStepSchema),
   progress: z.number().min(0).max(1),
   error: JobErrorSchema.nullable(),
+  burnIn: z
+    .array(BurnInDeviceResultSchema)
+    .describe("A burn-in's results per device and test (empty until its workflow reports them)"),
+  logsUrl: z.string().nullable().describe("The site's log explorer, queried for this job (set when it failed)"),
   workflowId: z.string().nullable(),
   signal: JobSignalSchema.nullable().describe("The operator's signal to a job waiting for one (REPAIR)"),
   createdBy: z.string(),
@@ -306,6 +324,8 @@ export const JobReportSchema = z
       .strictObject({ reason: z.string().trim().min(1).max(1000) })
       .optional()
       .describe("Files the site's topology-sync request for this job (once per job): a tray left the topology"),
+    burnIn: z.array(BurnInDeviceResultSchema).min(1).max(100).optional().describe("A burn-in's results per device"),
+    logsUrl: z.url().max(4000).optional().describe("The site's log explorer, queried for this job"),
   })
   .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })
   .meta({ id: "JobReport" });

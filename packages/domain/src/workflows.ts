@@ -7,6 +7,7 @@
 import type { JobKind, JobParams, JobSignal, JobStepSchema } from "./jobs.ts";
 import type { IronicInstance } from "./inventory.ts";
 import type { z } from "zod";
+export * from "./burn-in-tests.ts";
 
 export type JobStep = z.infer<typeof JobStepSchema>;
 
@@ -39,7 +40,7 @@ export const WORKFLOW_STEPS = {
     "hub-record",
   ],
   UNENROL: ["preflight", "netbox-stage", "topology-sync", "hub-record"],
-  BURN_IN: ["preflight", "slurm-submit", "slurm-run"],
+  BURN_IN: ["preflight", "slurm-submit", "slurm-run", "results"],
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
@@ -108,8 +109,8 @@ export interface SitePlan {
   slurmEnabled: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
-  /** The site's topology-service region; null (or absent in plans made before it) when it is no topology target. */
-  region?: string | null;
+  /** The site's topology region (topology-sync target), or null; multi-node burn-ins need one. */
+  topologyRegion?: string | null;
 }
 
 export interface JobPlan {

@@ -18,6 +18,7 @@ import { realisticFleet, startNetboxServer, type NetboxServer } from "./netbox-s
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
 import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "./process.ts";
 import { startSlurm, type SlurmPeer } from "./slurm.ts";
+import type { S3Endpoint } from "./s3.ts";
 import { startTemporal, type TemporalPeer } from "./temporal.ts";
 import { eventually } from "./wait.ts";
 
@@ -46,6 +47,8 @@ export interface JobsStack {
   /** Hub ids of the staged devices, in the order of their names (gpu001, gpu002, ...). */
   staged: Device[];
   dhcpDir: string;
+  /** FM_BURNIN_OUTPUT_DIR: the folder the burn-in tests write to and the worker reads. */
+  burnInDir: string;
   workflowEnv: Record<string, string>;
   workerEnv: Record<string, string>;
   /** The hub URL, site and client credentials of one of the satellite's agents (to start another agent). */
@@ -69,8 +72,10 @@ export interface JobsStackOptions {
   stagedDevices: number;
   /** Start SLURM with that many nodes (named like the staged devices); 0: no SLURM. */
   slurmNodes: number;
-  /** What a burn-in SLURM job runs. */
+  /** What a burn-in test runs on a node (FM_BURNIN_COMMAND), standing in for the Enroot images. */
   burnInCommand?: string;
+  /** The object storage burn-in artifacts go to (the workflow agent's bucket); none: not uploaded. */
+  s3?: S3Endpoint;
   pollIntervalMs?: number;
   concurrency?: number;
   /** Which hub log lines to keep (see startHub): a benchmark keeps only errors. */
@@ -95,6 +100,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     const dir = await mkdtemp(join(tmpdir(), "fm-jobs-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const dhcpDir = join(dir, "dhcp-hosts");
+    const burnInDir = join(dir, "burn-in");
 
     // NetBox: site IAD1 with enough GPU trays; the first N become staged and are renamed.
     const data = realisticFleet({
@@ -198,6 +204,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       ...creds("workflow"),
       ...temporalEnv,
       FM_WORKFLOW_CONCURRENCY: String(o.concurrency ?? 10),
+      FM_LOGS_EXPLORER_URL: `http://grafana.test/explore?left=${encodeURIComponent('{"queries":[{"expr":"{app=\\"fleet-manager\\"} |= \\"')}{jobId}${encodeURIComponent('\\""}]}')}`,
     };
     const workerEnv: Record<string, string> = {
       ...common,
@@ -210,6 +217,19 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       FM_DHCP_HOSTS_DIR: dhcpDir,
       FM_POLL_INTERVAL_MS: String(o.pollIntervalMs ?? 250),
       FM_BURNIN_COMMAND: o.burnInCommand ?? "sleep 1",
+      FM_BURNIN_OUTPUT_DIR: burnInDir,
+      HARDWARE_TESTS_DEFAULT_IMAGE_X86_64: "/vast/enroot-cache/x86_64/hardware-tests-default.sqsh",
+      HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64: "/vast/enroot-cache/aarch64/hardware-tests-default.sqsh",
+      HARDWARE_TESTS_GPU_FRYER_IMAGE: "/vast/enroot-cache/gpu-fryer.sqsh",
+      HARDWARE_TESTS_NVLOOM_IMAGE: "/vast/enroot-cache/nvloom.sqsh",
+      ...(o.s3
+        ? {
+            S3_ENDPOINT: o.s3.endpoint,
+            BUCKET_NAME: o.s3.bucket,
+            AWS_ACCESS_KEY_ID: o.s3.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: o.s3.secretAccessKey,
+          }
+        : {}),
       FM_SHUTDOWN_TIMEOUT_MS: "3000",
     };
     if (o.workerEnv) Object.assign(workerEnv, await o.workerEnv({ ironic, dir }));
@@ -271,6 +291,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       worker,
       staged,
       dhcpDir,
+      burnInDir,
       workflowEnv,
       workerEnv,
       agentEnv: (agent: string) => ({ ...common, ...creds(agent) }),

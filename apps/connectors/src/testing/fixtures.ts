@@ -41,6 +41,7 @@ export function device(at: SiteRecord, name: string, over: Partial<Device> = {})
     deviceType: { id: randomUUID(), slug: "hgx-h100", model: "HGX H100", cpuArchitecture: "x86_64" },
     role: { id: randomUUID(), slug: "gpu-node", deviceClass: "GPU_COMPUTE" },
     platformClass: null,
+    burnIn: null,
     tags: [],
     bmcAddress: null,
     interfaces: [],

@@ -49,6 +49,7 @@ async function deviceQuery(ctx: Ctx, resolveSite: (s: string) => Promise<string>
     nameExact: o.nameExact as string | undefined,
     serial: o.serial as string | undefined,
     tag: o.tag as string | undefined,
+    burnIn: o.burnIn as string | undefined,
     updatedSince: o.updatedSince as string | undefined,
   };
   const checked = DeviceListQuerySchema.safeParse(query);

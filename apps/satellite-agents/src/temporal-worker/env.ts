@@ -78,8 +78,45 @@ export const workerEnv = {
   FM_BURNIN_COMMAND: z
     .string()
     .min(1)
-    .default('/usr/local/bin/fm-burn-in --duration "$FM_BURNIN_DURATION_S"')
-    .describe("Shell command a burn-in SLURM job runs"),
+    .default(
+      'enroot create --force --name "fm-$SLURM_JOB_ID-$FM_TEST" "$FM_TEST_IMAGE" >/dev/null && enroot start --rw "fm-$SLURM_JOB_ID-$FM_TEST" "$FM_BURNIN_DURATION_S"; rc=$?; enroot remove --force "fm-$SLURM_JOB_ID-$FM_TEST" >/dev/null 2>&1; exit $rc',
+    )
+    .describe(
+      "Shell command that runs one hardware test's Enroot image (FM_TEST_IMAGE) on a node; FM_TEST, FM_DEVICE and FM_BURNIN_DURATION_S (seconds) are set",
+    ),
+  FM_BURNIN_OUTPUT_DIR: z
+    .string()
+    .startsWith("/", { message: "must be an absolute path" })
+    .optional()
+    .describe(
+      "Folder on a filesystem both the compute nodes and this worker mount: tests write their logs and exit codes there, the worker reads them (needed for burn-in)",
+    ),
+  HARDWARE_TESTS_DEFAULT_IMAGE_X86_64: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("hardwareTests.defaultContainerImage.x86_64: the default test image (.sqsh) for x86_64 nodes"),
+  HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("hardwareTests.defaultContainerImage.aarch64: the default test image (.sqsh) for aarch64 nodes"),
+  HARDWARE_TESTS_DEFAULT_IMAGE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The legacy scalar defaultContainerImage: used where the node's architecture has no keyed image"),
+  HARDWARE_TESTS_GPU_FRYER_IMAGE: z.string().min(1).optional().describe("hardwareTests.gpuFryerContainerImage (.sqsh)"),
+  HARDWARE_TESTS_NVLOOM_IMAGE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("hardwareTests.nvloomContainerImage (.sqsh), for the multi-node NVLink test"),
+  S3_ENDPOINT: z.url().optional().describe("Object storage for burn-in artifacts (the workflow agent's bucket)"),
+  BUCKET_NAME: z.string().min(3).max(63).optional().describe("Bucket for burn-in artifacts"),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional().describe("Object storage access key (secret)"),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional().describe("Object storage secret key (secret; never logged)"),
+  AWS_REGION: z.string().min(1).default("us-east-1").describe("Region the S3 requests are signed for"),
   FM_POLL_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -104,6 +141,9 @@ export function checkWorkerConfig(config: WorkerConfig): void {
     ["NETBOX_URL", "NETBOX_TOKEN"],
     ["SLURM_URL", "SLURM_TOKEN_FILE"],
     ["IRONIC_DEPLOY_KERNEL", "IRONIC_DEPLOY_RAMDISK"],
+    ["S3_ENDPOINT", "BUCKET_NAME"],
+    ["S3_ENDPOINT", "AWS_ACCESS_KEY_ID"],
+    ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
   ] as const) {
     if (Boolean(config[a]) !== Boolean(config[b]))
       throw new ConfigError([`${config[a] ? b : a}: required together with ${config[a] ? a : b}`]);

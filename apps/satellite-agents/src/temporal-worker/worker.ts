@@ -14,6 +14,7 @@ import type { ProcessDefinition, Running } from "../runtime/shell.ts";
 import { taskQueueOf } from "../runtime/temporal-env.ts";
 import { createActivities } from "./activities/index.ts";
 import { sourceClients } from "./clients.ts";
+import { s3ArtifactStore } from "./activities/artifacts.ts";
 import { directoryCredentials } from "./activities/bmc-credentials.ts";
 import { checkWorkerConfig, redfishVerifyCa, workerEnv } from "./env.ts";
 import { workflowCode } from "./workflow-bundle.ts";
@@ -48,7 +49,33 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
       },
       dhcpHostsDir: config.FM_DHCP_HOSTS_DIR,
       slurmDeviceNamePrefix: config.SLURM_DEVICE_NAME_PREFIX,
-      burnInCommand: config.FM_BURNIN_COMMAND,
+      burnIn: {
+        images: {
+          defaultByArch: {
+            ...(config.HARDWARE_TESTS_DEFAULT_IMAGE_X86_64
+              ? { x86_64: config.HARDWARE_TESTS_DEFAULT_IMAGE_X86_64 }
+              : {}),
+            ...(config.HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64
+              ? { aarch64: config.HARDWARE_TESTS_DEFAULT_IMAGE_AARCH64 }
+              : {}),
+          },
+          defaultScalar: config.HARDWARE_TESTS_DEFAULT_IMAGE,
+          gpuFryer: config.HARDWARE_TESTS_GPU_FRYER_IMAGE,
+          nvloom: config.HARDWARE_TESTS_NVLOOM_IMAGE,
+        },
+        command: config.FM_BURNIN_COMMAND,
+        outputDir: config.FM_BURNIN_OUTPUT_DIR,
+      },
+      artifacts:
+        config.S3_ENDPOINT && config.BUCKET_NAME && config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY
+          ? s3ArtifactStore({
+              endpoint: config.S3_ENDPOINT,
+              bucket: config.BUCKET_NAME,
+              region: config.AWS_REGION,
+              accessKeyId: config.AWS_ACCESS_KEY_ID,
+              secretAccessKey: config.AWS_SECRET_ACCESS_KEY,
+            })
+          : undefined,
       pollIntervalMs: config.FM_POLL_INTERVAL_MS,
     });
     // The SDK's own log lines (Rust core) go to stderr as warnings only.

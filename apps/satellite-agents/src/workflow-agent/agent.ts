@@ -33,6 +33,12 @@ const env = {
     .min(100)
     .default(10_000)
     .describe("Deadline of Temporal calls for one job (without one, a call to a Temporal that is down can hang)"),
+  FM_LOGS_EXPLORER_URL: z
+    .url()
+    .optional()
+    .describe(
+      "workflowAgent.logsExplorerUrl: the Grafana Explore URL linked from failed jobs; {jobId} in it becomes the job's id",
+    ),
 };
 
 export const workflowAgent = loopAgent({
@@ -63,6 +69,7 @@ export const workflowAgent = loopAgent({
       concurrency: config.FM_WORKFLOW_CONCURRENCY,
       queryTimeoutMs: config.FM_QUERY_TIMEOUT_MS,
       temporalTimeoutMs: config.FM_TEMPORAL_TIMEOUT_MS,
+      logsExplorerUrl: config.FM_LOGS_EXPLORER_URL,
     });
     return [controller(dispatcher)];
   },

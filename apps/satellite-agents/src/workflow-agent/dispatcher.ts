@@ -41,7 +41,7 @@ import {
 import type { ControllerSpec } from "../runtime/controller.ts";
 import { describeError } from "../runtime/log.ts";
 import { hubReason } from "../runtime/loop.ts";
-import { completedReport, failedReport, finalSteps, progressReport, workflowFailure } from "./reports.ts";
+import { completedReport, failedReport, finalSteps, logsUrlOf, progressReport, workflowFailure } from "./reports.ts";
 import type { WorkflowFailure } from "./reports.ts";
 
 export const JOB_ACTIONS = ["started", "reported", "unchanged", "cancel-requested"] as const;
@@ -61,6 +61,8 @@ export interface DispatcherDeps {
   concurrency: number;
   /** How long a progress query may take (no worker running: it fails). */
   queryTimeoutMs: number;
+  /** FM_LOGS_EXPLORER_URL: linked from failed jobs, with `{jobId}` replaced. */
+  logsExplorerUrl?: string | undefined;
   /** Deadline of the Temporal calls for one job. */
   temporalTimeoutMs: number;
 }
@@ -194,7 +196,7 @@ export class JobDispatcher implements ControllerSpec<Job, JobAction> {
         // FAILED, TERMINATED, TIMED_OUT
         const failure = await failureOf(handle, workflow.status);
         const steps = failure.steps ?? (await this.progressOf(handle))?.steps ?? job.steps;
-        return this.report(job, failedReport(failure, steps));
+        return this.report(job, failedReport(failure, steps, logsUrlOf(this.deps.logsExplorerUrl, job.id)));
       }
     }
   }

@@ -3,7 +3,7 @@ import { WorkflowFailedError } from "@temporalio/client";
 import { ApplicationFailure, CancelledFailure, RetryState, TerminatedFailure } from "@temporalio/common";
 import type { Job } from "@fm/domain";
 import { STEP_FAILED, type JobStep } from "@fm/domain/workflows";
-import { completedReport, failedReport, progressReport, workflowFailure } from "./reports.ts";
+import { completedReport, failedReport, logsUrlOf, progressReport, workflowFailure } from "./reports.ts";
 
 const job = (over: Partial<Pick<Job, "status" | "cancelRequestedAt">> = {}): Job => ({
   id: "0190a5b4-0000-7000-8000-000000000001",
@@ -16,6 +16,8 @@ const job = (over: Partial<Pick<Job, "status" | "cancelRequestedAt">> = {}): Job
   steps: [],
   progress: 0,
   error: null,
+  burnIn: [],
+  logsUrl: null,
   workflowId: "0190a5b4-0000-7000-8000-000000000001",
   signal: null,
   createdBy: "fleet-admin",
@@ -114,5 +116,16 @@ describe("what the job dispatcher reports", () => {
     const report = failedReport({ message: "x".repeat(5000) }, steps("SUCCEEDED", "RUNNING", "PENDING"));
     expect(report.steps).toEqual(steps("SUCCEEDED", "FAILED", "FAILED"));
     expect(report.error!.message).toHaveLength(4000);
+  });
+
+  it("a failure links the site's log explorer, queried for the job", () => {
+    const template =
+      'https://grafana.example/explore?left={"queries":[{"expr":"{namespace=\\"fleet-manager\\"} |= \\"{jobId}\\""}]}';
+    const url = logsUrlOf(template, "0190a5b4-0000-7000-8000-000000000001")!;
+    expect(url).toContain('|= \\"0190a5b4-0000-7000-8000-000000000001\\"');
+    expect(url).not.toContain("{jobId}");
+    expect(failedReport({ message: "m" }, [], url).logsUrl).toBe(url);
+    expect(logsUrlOf(undefined, "x")).toBeUndefined();
+    expect(failedReport({ message: "m" }, [])).not.toHaveProperty("logsUrl");
   });
 });

@@ -47,10 +47,23 @@ export function completedReport(job: Job, result: JobWorkflowResult): JobReport 
     : { status: "FAILED", steps: result.steps, error: { message: `The workflow did nothing: ${result.skipped}` } };
 }
 
-/** A workflow that failed, was terminated or timed out; `steps` are its last known steps. */
-export function failedReport(failure: WorkflowFailure, steps: JobStep[]): JobReport {
+/**
+ * The site's log explorer (FM_LOGS_EXPLORER_URL) queried for one job: `{jobId}` in the template
+ * becomes the job's id (URL-encoded), so a Grafana Explore URL whose query filters on it opens
+ * the job's log lines.
+ */
+export function logsUrlOf(template: string | undefined, jobId: string): string | undefined {
+  return template ? template.replaceAll("{jobId}", encodeURIComponent(jobId)) : undefined;
+}
+
+/**
+ * A workflow that failed, was terminated or timed out; `steps` are its last known steps, and
+ * `logsUrl` where its log lines are read.
+ */
+export function failedReport(failure: WorkflowFailure, steps: JobStep[], logsUrl?: string): JobReport {
   return {
     status: "FAILED",
+    ...(logsUrl ? { logsUrl } : {}),
     steps: failure.steps ?? finalSteps(steps, "FAILED"),
     error: {
       message: failure.message.slice(0, ERROR_MAX),

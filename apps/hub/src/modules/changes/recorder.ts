@@ -33,7 +33,7 @@ export type FeedChange = { [T in InventoryEventType]: FeedChangeOf<T> }[Inventor
 
 /** A change of a resource only the audit log records (API representations or a summary of what changed). */
 export interface AuditOnlyChange extends ChangeBase {
-  resourceType: "topology_sync_request" | "satellite" | "oauth_client";
+  resourceType: "topology_sync_request" | "satellite" | "oauth_client" | "device_burn_in_override";
   verb: ChangeVerb;
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;

@@ -88,6 +88,7 @@ export function deviceWhere(f: DeviceFilter, staleThreshold: Date): Prisma.Devic
   if (f.nameExact) and.push({ name: f.nameExact });
   if (f.serial) and.push({ serial: f.serial });
   if (f.tag) and.push({ tags: { has: f.tag } });
+  if (f.burnIn) and.push({ burnInStatus: f.burnIn === "none" ? null : f.burnIn === "passed" ? "PASSED" : "FAILED" });
   if (f.updatedSince) and.push({ updatedAt: { gte: new Date(f.updatedSince) } });
   const stale = staleWhere(staleThreshold);
   const fresh = freshWhere(staleThreshold);

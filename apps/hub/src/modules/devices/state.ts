@@ -4,6 +4,7 @@
  * all come from the same derivation.
  */
 import {
+  type BurnInStatus,
   deriveDeviceStatus,
   type Condition,
   type Device,
@@ -114,6 +115,10 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     // A cordon without a recorded source is an operator's: impairment always records its own.
     cordonSource: d.cordoned ? ((d.cordonSource ?? "operator") as Device["cordonSource"]) : null,
     notes: d.notes,
+    burnIn:
+      d.burnInStatus && d.burnInJobId && d.burnInAt
+        ? { status: d.burnInStatus as BurnInStatus, jobId: d.burnInJobId, at: d.burnInAt.toISOString() }
+        : null,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
     stale:
@@ -168,4 +173,5 @@ export const TRACKED: { field: string; read: (d: DeviceBase) => unknown }[] = [
       d.cordoned ? { cordoned: true, reason: d.cordonReason, source: d.cordonSource } : { cordoned: false },
   },
   { field: "operationalStatus", read: (d) => d.operationalStatus },
+  { field: "burnIn", read: (d) => (d.burnInStatus ? { status: d.burnInStatus, jobId: d.burnInJobId } : null) },
 ];

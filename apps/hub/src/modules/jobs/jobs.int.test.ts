@@ -79,7 +79,7 @@ describe("jobs API", () => {
     expect((await call("GET", `/api/v1/jobs/${r.body.id}/`)).body).toEqual(r.body);
     const burn = await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [active] });
     expect(burn.status).toBe(201);
-    expect(burn.body.params).toEqual({ durationMinutes: 60 });
+    expect(burn.body.params).toEqual({ durationMinutes: 60, tests: ["hardware-tests"] });
     const feed = (
       await call<{ items: { type: string; resourceId: string }[] }>("GET", "/api/v1/feeds/inventory/?limit=1000")
     ).body.items;

@@ -6,7 +6,7 @@ import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 const INCLUDE = {
-  devices: { select: { deviceId: true }, orderBy: { deviceId: "asc" } },
+  devices: { select: { deviceId: true, burnIn: true }, orderBy: { deviceId: "asc" } },
 } as const satisfies Prisma.JobInclude;
 export type JobRow = Prisma.JobGetPayload<{ include: typeof INCLUDE }>;
 /** Fields a report or a transition changes (version and updatedAt are the repo's). */
@@ -99,6 +99,14 @@ export const jobRepo = {
       where: { id },
       data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
       include: INCLUDE,
+    });
+  },
+
+  /** A burn-in's result on one of its devices. */
+  async setBurnIn(db: Db, jobId: string, deviceId: string, result: object): Promise<void> {
+    await db.jobDevice.update({
+      where: { jobId_deviceId: { jobId, deviceId } },
+      data: { burnIn: result as Prisma.InputJsonValue },
     });
   },
 

@@ -5,7 +5,7 @@
  * feed event).
  */
 import { Conflict, TERMINAL_JOB_STATUSES, Unprocessable, canTransition } from "@fm/domain";
-import type { JobCordon, JobDeviceObservation, JobReport } from "@fm/domain";
+import type { BurnInDeviceResult, JobCordon, JobDeviceObservation, JobReport } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { deviceRepo } from "../devices/repo.ts";
@@ -13,12 +13,19 @@ import { differs, type DeviceService } from "../devices/service.ts";
 import { topologyRepo } from "../topology/repo.ts";
 import { fileTopologySync } from "../topology/service.ts";
 import { transition, updateJob } from "./lifecycle.ts";
-import type { JobRow, JobUpdate } from "./repo.ts";
+import { jobRepo, type JobRow, type JobUpdate } from "./repo.ts";
 
 /** The agents that report on jobs: the site's workflow agent and its Temporal worker. */
 export const REPORTERS = new Set(["workflow", "temporal-worker"]);
 
 const canonical = (v: unknown) => JSON.stringify(v ?? null);
+/** JSON with object keys sorted: jsonb gives back its own key order. */
+const sortedJson = (v: unknown): string =>
+  JSON.stringify(v ?? null, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 
 /** Applies a report to a locked job inside the caller's transaction; returns the job as it then is. */
 export async function applyReport(
@@ -41,6 +48,7 @@ export async function applyReport(
   if (report.cordons && !terminal) await cordon(tx, ctx, devices, job, report.cordons);
   if (report.topologySync && !terminal)
     await fileTopologySync(tx, ctx, topologyRepo, job.siteId, report.topologySync.reason, `job:${job.id}`);
+  const resultsChanged = report.burnIn && !terminal ? await recordBurnIn(tx, ctx, devices, job, report.burnIn) : false;
   if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
     throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
   }
@@ -51,13 +59,15 @@ export async function applyReport(
   const progress = report.status === "SUCCEEDED" ? 1 : report.progress;
   if (progress !== undefined && progress !== job.progress) data.progress = progress;
   if (report.error && canonical(report.error) !== canonical(job.error)) data.error = report.error;
+  if (report.logsUrl && report.logsUrl !== job.logsUrl) data.logsUrl = report.logsUrl;
   if (report.status && report.status !== job.status) return transition(tx, ctx, job, report.status, data);
-  if (Object.keys(data).length) return updateJob(tx, ctx, job, data);
+  // New results change the job's representation: a new version and a feed event, like any change.
+  if (Object.keys(data).length || resultsChanged) return updateJob(tx, ctx, job, data);
   return job;
 }
 
-/** The job's own devices among `ids`, or a 422 naming the others (at `body.<field>.<i>.deviceId`). */
-function ownDevices(job: JobRow, ids: string[], field: string): void {
+/** Refuses observations or results about devices that are not the job's (422). */
+function requireOwn(job: JobRow, ids: string[], field: string): void {
   const own = new Set(job.devices.map((d) => d.deviceId));
   const foreign = ids.map((id, i) => ({ id, i })).filter((x) => !own.has(x.id));
   if (foreign.length)
@@ -70,7 +80,7 @@ function ownDevices(job: JobRow, ids: string[], field: string): void {
 
 /** Cordons or uncordons the job's devices as its workflow asks; a repeated cordon changes nothing. */
 async function cordon(tx: Db, ctx: RequestContext, devices: DeviceService, job: JobRow, cordons: JobCordon[]) {
-  ownDevices(
+  requireOwn(
     job,
     cordons.map((c) => c.deviceId),
     "cordons",
@@ -83,6 +93,47 @@ async function cordon(tx: Db, ctx: RequestContext, devices: DeviceService, job: 
   for (const c of cordons) await devices.cordonByJob(tx, ctx, byId.get(c.deviceId)!, c, `job:${job.name}`);
 }
 
+/**
+ * Records a burn-in's results: each device's result on the job, and on the device its last
+ * burn-in (history, audit and feed, as any change of the device). A result already recorded
+ * changes nothing. Returns whether anything was recorded.
+ */
+async function recordBurnIn(
+  tx: Db,
+  ctx: RequestContext,
+  devices: DeviceService,
+  job: JobRow,
+  results: BurnInDeviceResult[],
+): Promise<boolean> {
+  if (job.kind !== "BURN_IN")
+    throw new Unprocessable("not_a_burn_in", `Job ${job.name} is a ${job.kind}: only a burn-in reports results`);
+  requireOwn(
+    job,
+    results.map((r) => r.deviceId),
+    "burnIn",
+  );
+  const stored = new Map(job.devices.map((d) => [d.deviceId, sortedJson(d.burnIn)]));
+  const fresh = results.filter((r) => stored.get(r.deviceId) !== sortedJson(r));
+  if (!fresh.length) return false;
+  const rows = await deviceRepo.lockByIds(
+    tx,
+    fresh.map((r) => r.deviceId),
+  );
+  const at = new Date();
+  for (const r of fresh) {
+    await jobRepo.setBurnIn(tx, job.id, r.deviceId, r);
+    const current = rows.find((d) => d.id === r.deviceId)!;
+    await devices.apply(
+      tx,
+      ctx,
+      current,
+      { burnInStatus: r.status, burnInJobId: job.id, burnInAt: at },
+      `job:${job.name}`,
+    );
+  }
+  return true;
+}
+
 /** Records what a workflow observed of its devices; a repeated observation changes nothing. */
 async function observe(
   tx: Db,
@@ -92,7 +143,7 @@ async function observe(
   observations: JobDeviceObservation[],
   source: string,
 ): Promise<number> {
-  ownDevices(
+  requireOwn(
     job,
     observations.map((o) => o.deviceId),
     "devices",

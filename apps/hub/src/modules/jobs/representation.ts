@@ -1,4 +1,4 @@
-import type { Job, JobParams } from "@fm/domain";
+import type { BurnInDeviceResult, Job, JobParams } from "@fm/domain";
 import type { JobRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
@@ -15,6 +15,8 @@ export function toJob(r: JobRow): Job {
     steps: r.steps as Job["steps"],
     progress: r.progress,
     error: (r.error as Job["error"]) ?? null,
+    burnIn: r.devices.filter((d) => d.burnIn !== null).map((d) => d.burnIn as BurnInDeviceResult),
+    logsUrl: r.logsUrl,
     workflowId: r.workflowId,
     signal: (r.signal as Job["signal"]) ?? null,
     createdBy: r.createdBy,

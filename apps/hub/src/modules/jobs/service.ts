@@ -10,6 +10,7 @@ import {
   NotFound,
   Unprocessable,
   agentServesSite,
+  burnInRefusal,
   jobRefusal,
   ACTIVE_JOB_STATUSES,
   SIGNALLED_JOB_KINDS,
@@ -69,6 +70,15 @@ export function createJobService({
       throw new Conflict("device_state_conflict", refusals.join("; "), {
         errors: refusals.map((message) => ({ path: "body.deviceIds", message })),
       });
+    if (input.kind === "RELEASE") {
+      const gated = found
+        .map((d) => burnInRefusal(devices.toDevice(d), input.params.burnInOverride))
+        .filter((r): r is string => r !== null);
+      if (gated.length)
+        throw new Conflict("burn_in_failed", gated.join("; "), {
+          errors: gated.map((message) => ({ path: "body.params.burnInOverride", message })),
+        });
+    }
     const busy = await repo.activeClaims(tx, ids);
     if (busy.length) {
       const names = busy.map((b) => `${found.find((d) => d.id === b.deviceId)!.name} (${b.jobName})`);
@@ -78,6 +88,24 @@ export function createJobService({
       );
     }
     return found;
+  }
+
+  /** Each device handed over despite a failed last burn-in, with the operator's reason, in the audit. */
+  async function recordOverrides(tx: Db, ctx: RequestContext, found: DeviceRow[], job: JobRow, reason: string) {
+    for (const d of found) {
+      const burnIn = devices.toDevice(d).burnIn;
+      if (burnIn?.status !== "FAILED") continue;
+      await recordChange(tx, ctx, {
+        resourceType: "device_burn_in_override",
+        resourceId: d.id,
+        siteId: d.siteId,
+        verb: "created",
+        before: null,
+        after: { device: d.name, failedBurnInJobId: burnIn.jobId, releaseJobId: job.id, reason },
+        action: "device.burn_in_override",
+        feed: false,
+      });
+    }
   }
 
   return {
@@ -100,6 +128,8 @@ export function createJobService({
           before: null,
           after: toJob(created),
         });
+        if (input.kind === "RELEASE" && input.params.burnInOverride)
+          await recordOverrides(tx, ctx, found, created, input.params.burnInOverride.reason);
         return created;
       });
       return toJob(row);

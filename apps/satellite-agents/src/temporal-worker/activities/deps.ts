@@ -2,7 +2,9 @@
 import type { HubClient, IronicClient, NetboxClient, SlurmClient } from "@fm/clients";
 import type { IronicInstance } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
+import type { ArtifactStore } from "./artifacts.ts";
 import type { BmcCredentialSource } from "./bmc-credentials.ts";
+import type { HardwareTestImages } from "./burn-in-script.ts";
 import type { RedfishSettings } from "./driver-info.ts";
 import { badInput, notConfigured } from "./failures.ts";
 
@@ -27,8 +29,16 @@ export interface ActivityDeps {
   enrolOwner?: ((instance: IronicInstance) => Promise<string>) | undefined;
   /** dnsmasq --dhcp-hostsdir, for sites where Fleet Manager manages DHCP. */
   dhcpHostsDir?: string | undefined;
-  /** What a burn-in SLURM job runs; FM_BURNIN_DURATION_S holds the job's duration. */
-  burnInCommand: string;
+  /** How a burn-in runs its hardware tests on the GPU partition (see burn-in-script.ts). */
+  burnIn: {
+    images: HardwareTestImages;
+    /** What runs one test's image (FM_TEST_IMAGE; FM_TEST, FM_BURNIN_DURATION_S, FM_DEVICE are set). */
+    command: string;
+    /** The folder the compute nodes write results to and this worker reads (a shared filesystem). */
+    outputDir?: string | undefined;
+  };
+  /** Where burn-in artifacts are uploaded (the workflow agent's object storage), if configured. */
+  artifacts?: ArtifactStore | undefined;
   pollIntervalMs: number;
 }
 

@@ -37,7 +37,7 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
     ironicDriver: "fake-hardware",
     slurmDeviceNamePrefix: "",
     redfish: DEFAULT_REDFISH,
-    burnInCommand: "sleep 1",
+    burnIn: { images: { defaultByArch: {} }, command: "sleep 1" },
     pollIntervalMs: 100,
     ...over,
   });
@@ -126,7 +126,7 @@ describe("hub activities", () => {
     const job = await createJob("ENROL", [device.id]);
     const { result } = await run(acts.preflight, { jobId: job.id, kind: "ENROL" });
     expect(result).toEqual({
-      site: { slug: "act1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: false, region: null },
+      site: { slug: "act1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: false, topologyRegion: null },
       devices: [
         {
           deviceId: device.id,

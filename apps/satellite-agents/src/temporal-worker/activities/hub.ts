@@ -63,7 +63,7 @@ async function preflight(
         slurmEnabled: site.slurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
-        region: site.region,
+        topologyRegion: site.region,
       },
       devices: devices.map(planOf),
     };

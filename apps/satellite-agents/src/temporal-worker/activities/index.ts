@@ -11,6 +11,7 @@
  * NON_RETRYABLE_FAILURES); outages of a source are thrown as they are and retried.
  */
 import type { ActivityDeps } from "./deps.ts";
+import { burnInActivities } from "./burn-in.ts";
 import { dhcpActivities } from "./dhcp.ts";
 import { hubActivities } from "./hub.ts";
 import { ironicActivities } from "./ironic.ts";
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...deployActivities(deps),
     ...dhcpActivities(deps),
     ...slurmActivities(deps),
+    ...burnInActivities(deps),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

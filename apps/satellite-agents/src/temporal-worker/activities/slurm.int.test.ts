@@ -4,6 +4,9 @@
  * the jobs back with scontrol.
  */
 import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActivityCancellationDetails, CancelledFailure } from "@temporalio/common";
 import type { MockActivityEnvironment } from "@temporalio/testing";
@@ -30,17 +33,28 @@ import type { ActivityDeps } from "./deps.ts";
 import { slurmActivities } from "./slurm.ts";
 
 let slurm: SlurmPeer;
+let outputDir: string;
 beforeAll(async () => {
   slurm = await startSlurm();
+  outputDir = await mkdtemp(join(tmpdir(), "fm-burn-in-out-"));
 }, 180_000);
-afterAll(() => slurm?.stop(), 60_000);
+afterAll(async () => {
+  await slurm?.stop();
+  if (outputDir) await rm(outputDir, { recursive: true, force: true });
+}, 60_000);
+
+const burnIn = (command: string) => ({
+  images: { defaultByArch: {}, defaultScalar: "/images/default.sqsh" },
+  command,
+  outputDir,
+});
 
 /** The SLURM activities as the worker builds them, on the real client; `over` replaces any dependency. */
 const activities = (over: Partial<ActivityDeps> = {}) =>
   slurmActivities({
     slurm: new SlurmClient({ baseUrl: slurm.url, user: "root", token: () => slurm.token, backoffMs: 20 }),
     slurmDeviceNamePrefix: "",
-    burnInCommand: "sleep 1",
+    burnIn: burnIn("sleep 1"),
     pollIntervalMs: 100,
     ...over,
   });
@@ -86,7 +100,7 @@ describe("SLURM activities", () => {
   it(
     "slurmWait returns FAILED and the command's exit code for a failing burn-in",
     async () => {
-      const acts = activities({ burnInCommand: "exit 3" });
+      const acts = activities({ burnIn: burnIn("exit 3") });
       const d = plan({ name: "act-burn-fail", slurmNodeName: "gpu002" });
       const { result: id } = await run(acts.slurmSubmitBurnIn, {
         jobId: randomUUID(),
@@ -95,8 +109,11 @@ describe("SLURM activities", () => {
         durationMinutes: 1,
       });
       const { result } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
-      expect(result).toEqual({ device: d.name, slurmJobId: id, state: "FAILED", exitCode: 3 });
-      expect(await scontrolJob(slurm, id)).toMatchObject({ state: "FAILED", exitCode: "3:0" });
+      // The batch job fails when a test does; the test's own exit code is in its folder.
+      expect(result).toEqual({ device: d.name, slurmJobId: id, state: "FAILED", exitCode: 1 });
+      expect(await scontrolJob(slurm, id)).toMatchObject({ state: "FAILED", exitCode: "1:0" });
+      const folder = join(outputDir, `burn-in-fail-${process.pid}`, d.name);
+      expect((await readFile(join(folder, "hardware-tests.exit"), "utf8")).trim()).toBe("3");
     },
     WAITING,
   );
@@ -104,7 +121,7 @@ describe("SLURM activities", () => {
   it(
     "slurmWait stopped by a worker shutdown leaves the SLURM job running; cancelled, it cancels the SLURM job",
     async () => {
-      const acts = activities({ burnInCommand: "sleep 300" });
+      const acts = activities({ burnIn: burnIn("sleep 300") });
       const d = plan({ name: "act-burn-cancel", slurmNodeName: "gpu004" });
       const { result: id } = await run(acts.slurmSubmitBurnIn, {
         jobId: randomUUID(),
@@ -144,6 +161,18 @@ describe("SLURM activities", () => {
     WAITING,
   );
 
+  it("a burn-in is not submitted by a worker that could not read its results (no FM_BURNIN_OUTPUT_DIR)", async () => {
+    const acts = activities({ burnIn: { images: { defaultByArch: {} }, command: "true" } });
+    const args = { jobId: randomUUID(), jobName: `no-output-${process.pid}`, durationMinutes: 1 };
+    const d = plan({ slurmNodeName: "gpu003" });
+    expectFinal(
+      await rejection(run(acts.slurmSubmitBurnIn, { ...args, device: d })),
+      "NotConfigured",
+      /FM_BURNIN_OUTPUT_DIR/,
+    );
+    expect(await slurmJobsNamed(`fm-${args.jobName}-${d.name}`)).toEqual([]);
+  });
+
   it("slurmCheckNode finds a device's node by the name prefix until the hub has recorded one; a device outside the prefix has none", async () => {
     const acts = activities({ slurmDeviceNamePrefix: "kef-" });
     // The test cluster's nodes are idle: the check passes and returns the state it read.
@@ -182,7 +211,7 @@ describe("SLURM activities", () => {
   it(
     "slurmWaitDrain returns once the drained node runs nothing, and once the drain is gone; slurmCheckNodesExist names unknown nodes",
     async () => {
-      const acts = activities({ burnInCommand: "sleep 3" });
+      const acts = activities({ burnIn: burnIn("sleep 3") });
       const d = plan({ name: "act-drain", slurmNodeName: "gpu003" });
       const args = { jobId: randomUUID(), jobName: `drain-${process.pid}`, device: d, durationMinutes: 1 };
       const { result: id } = await run(acts.slurmSubmitBurnIn, args);

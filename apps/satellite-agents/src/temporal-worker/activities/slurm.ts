@@ -4,18 +4,38 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { isTerminalSlurmState } from "@fm/clients";
-import { isSlurmDrained, slurmNodeNameOf, slurmUnavailableWords } from "@fm/domain";
+import { isSlurmDrained, slurmNodeNameOf, slurmUnavailableWords, type BurnInTest } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
+import { burnInFolder } from "./burn-in.ts";
+import { multiNodeScript, singleNodeScript } from "./burn-in-script.ts";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
-import { badInput, guarded } from "./failures.ts";
+import { badInput, guarded, notConfigured } from "./failures.ts";
 
-type SlurmDeps = Pick<ActivityDeps, "slurm" | "slurmDeviceNamePrefix" | "burnInCommand" | "pollIntervalMs">;
-type BurnIn = { jobId: string; jobName: string; device: DevicePlan; durationMinutes: number; partition?: string };
+type SlurmDeps = Pick<ActivityDeps, "slurm" | "slurmDeviceNamePrefix" | "burnIn" | "pollIntervalMs">;
+/** One device's single-node tests (all of them when `tests` is absent: a burn-in started before tests were chosen). */
+type BurnIn = {
+  jobId: string;
+  jobName: string;
+  device: DevicePlan;
+  durationMinutes: number;
+  partition?: string;
+  tests?: BurnInTest[];
+};
+/** One multi-node test over every device of the job, in one allocation. */
+type MultiNodeBurnIn = {
+  jobId: string;
+  jobName: string;
+  devices: DevicePlan[];
+  test: BurnInTest;
+  durationMinutes: number;
+  partition?: string;
+};
 type BurnInResult = { device: string; slurmJobId: number; state: string; exitCode: number | null };
 
 export function slurmActivities(deps: SlurmDeps) {
   return {
     slurmSubmitBurnIn: (a: BurnIn) => slurmSubmitBurnIn(deps, a),
+    slurmSubmitMultiNode: (a: MultiNodeBurnIn) => slurmSubmitMultiNode(deps, a),
     slurmWait: (a: { slurmJobId: number; device: string }) => slurmWait(deps, a),
     slurmCancel: (ids: number[]) => slurmCancel(deps, ids),
     slurmCheckNode: (d: DevicePlan) => slurmCheckNode(deps, d),
@@ -58,35 +78,85 @@ async function slurmWaitDrain(deps: SlurmDeps, d: DevicePlan, drained: boolean):
 }
 
 /**
- * Submits the burn-in batch job pinned to the device's SLURM node, under a name unique to this
- * job and device; a job already submitted under that name is reused, not resubmitted.
+ * Submits the burn-in batch job of one device, pinned to its SLURM node, under a name unique to
+ * this job and device; a job already submitted under that name is reused, not resubmitted.
  */
 async function slurmSubmitBurnIn(deps: SlurmDeps, a: BurnIn): Promise<number> {
+  const node = nodeOf(deps, a.device);
+  return submitOnce(deps, {
+    name: `fm-${a.jobName}-${a.device.name}`.slice(0, 200),
+    nodes: [node],
+    folder: burnInFolder(a.jobName, a.device.name),
+    job: a,
+    device: a.device.name,
+    script: singleNodeScript({
+      title: `Fleet Manager burn-in of ${a.device.name} (job ${a.jobName})`,
+      tests: a.tests ?? ["hardware-tests"],
+      images: deps.burnIn.images,
+      command: deps.burnIn.command,
+    }),
+  });
+}
+
+/** Submits a multi-node test as one job over all the devices' nodes (the same reuse by name). */
+async function slurmSubmitMultiNode(deps: SlurmDeps, a: MultiNodeBurnIn): Promise<number> {
+  const nodes = a.devices.map((d) => nodeOf(deps, d));
+  return submitOnce(deps, {
+    name: `fm-${a.jobName}-${a.test}`.slice(0, 200),
+    nodes,
+    folder: burnInFolder(a.jobName, `allocation-${a.test}`),
+    job: a,
+    device: nodes.join(","),
+    script: multiNodeScript({
+      title: `Fleet Manager ${a.test} over ${nodes.length} nodes (job ${a.jobName})`,
+      test: a.test,
+      images: deps.burnIn.images,
+      command: deps.burnIn.command,
+    }),
+  });
+}
+
+async function submitOnce(
+  deps: SlurmDeps,
+  s: {
+    name: string;
+    nodes: string[];
+    folder: string;
+    job: { jobId: string; jobName: string; durationMinutes: number; partition?: string };
+    device: string;
+    script: string;
+  },
+): Promise<number> {
   return guarded(async () => {
     const slurm = slurmOf(deps);
-    const name = `fm-${a.jobName}-${a.device.name}`.slice(0, 200);
-    const existing = (await slurm.jobsByName(name))[0];
+    // Results are read back from this folder: a burn-in whose results nobody could read is not started.
+    const outputDir = deps.burnIn.outputDir;
+    if (!outputDir)
+      throw notConfigured(
+        "this worker has no FM_BURNIN_OUTPUT_DIR (the folder the compute nodes and the worker share for burn-in results)",
+      );
+    const existing = (await slurm.jobsByName(s.name))[0];
     if (existing) return existing.jobId;
-    const node = nodeOf(deps, a.device);
     const { jobId } = await slurm.submitJob({
-      name,
-      nodes: [node],
-      ...(a.partition ? { partition: a.partition } : {}),
-      timeLimitMinutes: a.durationMinutes + 10,
-      comment: `fleet-manager job ${a.jobId}`,
+      name: s.name,
+      nodes: s.nodes,
+      ...(s.job.partition ? { partition: s.job.partition } : {}),
+      timeLimitMinutes: s.job.durationMinutes + 10,
+      comment: `fleet-manager job ${s.job.jobId}`,
       workingDirectory: "/tmp",
-      standardOutput: `/tmp/${name}-%j.out`,
+      standardOutput: `/tmp/${s.name}-%j.out`,
       environment: {
-        FM_BURNIN_DURATION_S: String(a.durationMinutes * 60),
-        FM_JOB_ID: a.jobId,
-        FM_DEVICE: a.device.name,
+        FM_BURNIN_DURATION_S: String(s.job.durationMinutes * 60),
+        FM_JOB_ID: s.job.jobId,
+        FM_DEVICE: s.device,
+        FM_BURNIN_OUT: `${outputDir}/${s.folder}`,
         PATH: "/usr/local/bin:/usr/bin:/bin",
       },
-      script: `#!/bin/bash\n# Fleet Manager burn-in of ${a.device.name} (job ${a.jobName})\n${deps.burnInCommand}\n`,
+      script: s.script,
     });
     // Look-then-submit is two steps: should two attempts ever have raced (one Temporal
     // thought dead), the oldest job of the name wins and the others are cancelled.
-    const named = await slurm.jobsByName(name);
+    const named = await slurm.jobsByName(s.name);
     const keep = named[0]?.jobId ?? jobId;
     for (const extra of named.slice(1)) await slurm.cancelJob(extra.jobId);
     return keep;

@@ -63,19 +63,21 @@ async function runWorkflow(
   kind: "BURN_IN",
   activities: Partial<Activities>,
   during?: (h: ReturnType<Client["workflow"]["getHandle"]>) => Promise<void>,
+  params: JobWorkflowInput<"BURN_IN">["params"] = { durationMinutes: 1, tests: ["hardware-tests"] },
+  jobPlan: JobPlan = plan,
 ) {
   const taskQueue = `wf-test-${++queue}`;
   const worker = await Worker.create({
     connection: native,
     taskQueue,
     workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
-    activities: { preflight: async () => plan, ...activities },
+    activities: { preflight: async () => jobPlan, ...activities },
   });
   const input: JobWorkflowInput<"BURN_IN"> = {
     jobId: `0190a5b4-2222-7000-8000-0000000000${String(queue).padStart(2, "0")}`,
     jobName: `burn-in-test-${queue}`,
     kind,
-    params: { durationMinutes: 1 },
+    params,
   };
   return worker.runUntil(async () => {
     const handle = await client.workflow.start(JOB_WORKFLOWS[kind], {
@@ -184,5 +186,101 @@ describe("burn-in workflow and the SLURM jobs it submitted", () => {
     const steps = (failure.details![0] as StepFailureDetails).steps;
     expect(steps.every((s) => (s.message ?? "").length <= 2000)).toBe(true);
     expect(cancelled).toEqual([[61, 62]]);
+  }, 60_000);
+});
+
+type Result = Awaited<ReturnType<Activities["burnInCollect"]>>;
+const testResult = (test: Result["tests"][number]["test"], passed: boolean): Result["tests"][number] => ({
+  test,
+  passed,
+  exitCode: passed ? 0 : 1,
+  image: `/images/${test}.sqsh`,
+  architecture: "x86_64",
+  figures: { gpus: [], xids: [], reasons: passed ? [] : ["GPU 1 - GPU is throttled"] },
+  ...(passed ? {} : { message: `${test} exited 1; GPU 1 - GPU is throttled` }),
+  artifacts: [],
+});
+
+describe("burn-in results", () => {
+  it("collects every device's results, reports them to the hub, and fails naming the device and test that failed", async () => {
+    const reported: Result[][] = [];
+    const collected: { folder: string; tests: string[] }[] = [];
+    const outcome = await runWorkflow(
+      "BURN_IN",
+      {
+        slurmSubmitBurnIn: async (a) => (a.device.name === "gpu001" ? 71 : 72),
+        slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "COMPLETED", exitCode: 0 }),
+        burnInCollect: async (a) => {
+          collected.push({ folder: a.folder, tests: a.tests });
+          const bad = a.folder.endsWith("gpu002");
+          return {
+            deviceId: a.deviceId,
+            status: bad ? "FAILED" : "PASSED",
+            tests: [testResult("hardware-tests", true), testResult("gpu-fryer", !bad)],
+          };
+        },
+        burnInReport: async (a) => void reported.push(a.results),
+        slurmCancel: async () => {},
+      },
+      undefined,
+      { durationMinutes: 1, tests: ["hardware-tests", "gpu-fryer"] },
+    );
+    expect(outcome.ok).toBe(false);
+    const failure = (outcome as { err: WorkflowFailedError }).err.cause as ApplicationFailure;
+    expect(failure.message).toBe("results: burn-in failed on gpu002 (gpu-fryer exited 1; GPU 1 - GPU is throttled)");
+    expect(collected.map((c) => c.folder).sort()).toEqual(["burn-in-test-4/gpu001", "burn-in-test-4/gpu002"]);
+    expect(collected[0]!.tests).toEqual(["hardware-tests", "gpu-fryer"]);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]!.map((r) => r.status)).toEqual(["PASSED", "FAILED"]);
+    const steps = (failure.details![0] as StepFailureDetails).steps;
+    expect(steps.find((x) => x.name === "results")).toMatchObject({ status: "FAILED" });
+  }, 60_000);
+
+  it("a multi-node test is refused at a site with no topology region, before anything is submitted", async () => {
+    let submits = 0;
+    const outcome = await runWorkflow(
+      "BURN_IN",
+      {
+        slurmSubmitBurnIn: async () => ++submits,
+        slurmSubmitMultiNode: async () => ++submits,
+      },
+      undefined,
+      { durationMinutes: 1, tests: ["hardware-tests", "nvloom"] },
+    );
+    expect(outcome.ok).toBe(false);
+    const failure = (outcome as { err: WorkflowFailedError }).err.cause as ApplicationFailure;
+    expect(failure.message).toMatch(/^slurm-submit: t1 has no topology region: the topology-sync eligibility gate/);
+    expect(submits).toBe(0);
+  }, 60_000);
+
+  it("at a topology target, a multi-node test is one SLURM job over every device, its result each device's", async () => {
+    const multi: { devices: string[]; test: string }[] = [];
+    const collected: { deviceId: string; folder: string }[] = [];
+    const reported: Result[][] = [];
+    const outcome = await runWorkflow(
+      "BURN_IN",
+      {
+        slurmSubmitMultiNode: async (a) => {
+          multi.push({ devices: a.devices.map((d) => d.name), test: a.test });
+          return 81;
+        },
+        slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "COMPLETED", exitCode: 0 }),
+        burnInCollect: async (a) => {
+          collected.push({ deviceId: a.deviceId, folder: a.folder });
+          return { deviceId: a.deviceId, status: "PASSED", tests: [testResult("nvloom", true)] };
+        },
+        burnInReport: async (a) => void reported.push(a.results),
+      },
+      undefined,
+      { durationMinutes: 1, tests: ["nvloom"] },
+      { ...plan, site: { ...plan.site, topologyRegion: "glo1" } },
+    );
+    expect(outcome.ok).toBe(true);
+    expect(multi).toEqual([{ devices: ["gpu001", "gpu002"], test: "nvloom" }]);
+    expect(new Set(collected.map((c) => c.folder))).toEqual(new Set(["burn-in-test-6/allocation-nvloom"]));
+    expect(reported[0]!.map((r) => [r.status, r.tests.map((t) => t.test)])).toEqual([
+      ["PASSED", ["nvloom"]],
+      ["PASSED", ["nvloom"]],
+    ]);
   }, 60_000);
 });
