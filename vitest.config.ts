@@ -40,7 +40,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], globalSetup: DATABASE_SETUP },
+        // The browser tests (test/web*.e2e.test.ts) need the web UI built: the second setup builds it when stale.
+        test: {
+          name: "e2e",
+          include: ["test/**/*.e2e.test.ts"],
+          globalSetup: [...DATABASE_SETUP, "test/web-global-setup.ts"],
+        },
       },
     ],
   },
