@@ -51,3 +51,15 @@ export function Section({ title, children, id }: { title: string; children: Reac
     </section>
   );
 }
+
+/**
+ * A wide table's box, scrolling sideways on a narrow window. Focusable, so a keyboard can scroll
+ * it too (WCAG 2.1.1), and named for what it holds.
+ */
+export function Scroll({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="scroll" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}

@@ -4,7 +4,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { AuditList } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { setSearch, useTitle } from "../router.tsx";
-import { ErrorNote, Loading, when } from "../ui.tsx";
+import { ErrorNote, Loading, when, Scroll } from "../ui.tsx";
 
 const FILTERS = ["principal", "action", "resourceType", "resourceId"] as const;
 
@@ -47,7 +47,7 @@ export function Audit({ search }: { search: URLSearchParams }) {
       ) : (
         <>
           <p role="status">{audit.data.count.toLocaleString()} entries</p>
-          <div className="scroll">
+          <Scroll label="Audit entries">
             <table>
               <thead>
                 <tr>
@@ -80,7 +80,7 @@ export function Audit({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           {audit.data.nextCursor && (
             <nav aria-label="Pages" className="pager">
               <button

@@ -10,7 +10,7 @@ import type { Device, DeviceHistoryList, JobList } from "@fm/domain";
 import { ApiError, api, apiRaw, query } from "../api.ts";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Section, ago, when } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Section, ago, when, Scroll } from "../ui.tsx";
 
 export function DeviceDetail({ id }: { id: string }) {
   const device = useQuery({
@@ -158,7 +158,7 @@ function Sources({ d }: { d: Device }) {
   const sources = ["netbox", "ironic", "slurm", "health"] as const;
   return (
     <Section title="Sources">
-      <div className="scroll">
+      <Scroll label="Sources side by side">
         <table className="sources">
           <thead>
             <tr>
@@ -181,7 +181,7 @@ function Sources({ d }: { d: Device }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </Scroll>
       <dl className="facts">
         <dt>Serial</dt>
         <dd>{d.serial ?? "—"}</dd>

@@ -22,7 +22,7 @@ import {
 } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
-import { Badge, ErrorNote, Loading } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Scroll } from "../ui.tsx";
 
 /** Filters the hub applies, by their query parameter. */
 const FILTERS = [
@@ -121,7 +121,7 @@ export function Devices({ search }: { search: URLSearchParams }) {
               ? `, page ${page} of ${Math.ceil(devices.data.count / PAGE_SIZE).toLocaleString()}`
               : ""}
           </p>
-          <div className="scroll">
+          <Scroll label="Devices">
             <table className="devices" aria-busy={devices.isFetching}>
               <caption className="sr-only">Devices matching the filters</caption>
               <thead>
@@ -145,7 +145,7 @@ export function Devices({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           <nav aria-label="Pages" className="pager">
             <button
               type="button"

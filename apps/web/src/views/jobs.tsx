@@ -4,7 +4,7 @@ import { ACTIVE_JOB_STATUSES, JOB_KINDS, JOB_STATUSES, type JobList } from "@fm/
 import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, when } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, when, Scroll } from "../ui.tsx";
 import { Progress } from "./job-detail.tsx";
 
 export const POLL_MS = 2000;
@@ -68,7 +68,7 @@ export function Jobs({ search }: { search: URLSearchParams }) {
       ) : (
         <>
           <p role="status">{jobs.data.count.toLocaleString()} jobs</p>
-          <div className="scroll">
+          <Scroll label="Jobs">
             <table>
               <thead>
                 <tr>
@@ -103,7 +103,7 @@ export function Jobs({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           {jobs.data.nextCursor && (
             <nav aria-label="Pages" className="pager">
               <button type="button" onClick={() => set("cursor", jobs.data.nextCursor ?? "")}>

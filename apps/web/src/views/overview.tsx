@@ -3,7 +3,7 @@ import { useQueries, useQuery } from "@tanstack/react-query";
 import { OPERATIONAL_STATUSES, type DeviceBriefList, type DiscrepancySummary, type SiteList } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { Link, useTitle } from "../router.tsx";
-import { Badge, ErrorNote, Loading, Section, age } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Section, age, Scroll } from "../ui.tsx";
 
 export function Overview() {
   useTitle("Overview");
@@ -33,7 +33,7 @@ export function Overview() {
     <>
       <h1>Fleet overview</h1>
       <Section title="Devices by operational status">
-        <div className="scroll">
+        <Scroll label="Devices by site and status">
           <table>
             <caption className="sr-only">
               Number of devices per site and operational status; each number links to those devices
@@ -72,10 +72,10 @@ export function Overview() {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       </Section>
       <Section title="Sites and their sources">
-        <div className="scroll">
+        <Scroll label="Sites and their sources">
           <table>
             <thead>
               <tr>
@@ -126,7 +126,7 @@ export function Overview() {
               })}
             </tbody>
           </table>
-        </div>
+        </Scroll>
         {discrepancies.error ? <ErrorNote error={discrepancies.error} /> : null}
         {discrepancies.data && <p>Open discrepancies fleet-wide: {discrepancies.data.total}</p>}
       </Section>

@@ -5,7 +5,7 @@ import type { SatelliteList, SiteList } from "@fm/domain";
 import { api } from "../api.ts";
 import { useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Section, age, ago } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Section, age, ago, Scroll } from "../ui.tsx";
 
 interface Rotated {
   clientId: string;
@@ -50,7 +50,7 @@ export function Satellites() {
       {satellites.data.items.map((sat) => (
         <Section key={sat.id} title={`${sat.name} (${sat.environment})`} id={`sat-${sat.name}`}>
           <p>Sites: {sat.siteIds.map((id) => slug.get(id) ?? id).join(", ")}</p>
-          <div className="scroll">
+          <Scroll label={`Agents of ${sat.name}`}>
             <table>
               <thead>
                 <tr>
@@ -98,7 +98,7 @@ export function Satellites() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
         </Section>
       ))}
     </>
