@@ -10,6 +10,9 @@ export default defineConfig({
   root: new URL(".", import.meta.url).pathname,
   base: "/ui/",
   plugins: [react()],
+  // React's production build whatever NODE_ENV the building process has (vitest's global setup runs under "test").
+  mode: "production",
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
   build: {
     outDir: "dist",
     emptyOutDir: true,

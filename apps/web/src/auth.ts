@@ -148,7 +148,14 @@ export function refresh(): Promise<boolean> {
  * On /ui/callback: checks the state against the login this tab started (a forged redirect
  * changes nothing), exchanges the code once, and answers where to go next.
  */
-export async function completeLogin(search: string): Promise<string> {
+export function completeLogin(search: string): Promise<string> {
+  // Once per redirect: a second call (a re-mounted component) shares the first's outcome.
+  if (completing?.search !== search) completing = { search, outcome: exchangeCode(search) };
+  return completing.outcome;
+}
+let completing: { search: string; outcome: Promise<string> } | undefined;
+
+async function exchangeCode(search: string): Promise<string> {
   const q = new URLSearchParams(search);
   const raw = sessionStorage.getItem(PENDING_KEY);
   const pending = raw ? (JSON.parse(raw) as { verifier: string; state: string; returnTo: string }) : undefined;
