@@ -4,7 +4,7 @@
  *  - first render of the devices view: a person opens /ui/devices, logs in, and the issuer sends
  *    the browser back; measured in the page from that document's start (performance.now(): the
  *    bundle loaded, token exchanged, whoami and the first page of 100 devices fetched) to the
- *    100th row drawn;
+ *    100th row in the page (as Playwright sees it, within a frame or so of its drawing);
  *  - baseline: the same page of 100 brief devices fetched bare by the same page with a token of
  *    the same person (fetch and JSON.parse), the part of the render the hub and the network account for;
  *  - the bundle's JavaScript and CSS, raw and gzip-compressed.
@@ -45,10 +45,8 @@ export async function webBench(report: Report): Promise<void> {
         const page = await context.newPage();
         await page.goto(`${env.hub.url}/ui/devices`);
         await page.getByRole("button", { name: "Log in" }).click();
-        await page.waitForFunction('document.querySelectorAll("table.devices tbody tr").length === 100', undefined, {
-          polling: "raf",
-          timeout: 120_000,
-        });
+        // A locator, not a string predicate: the UI's policy forbids eval, which string predicates use.
+        await page.locator("table.devices tbody tr").nth(99).waitFor({ timeout: 120_000 });
         render.push(await page.evaluate<number>("performance.now()"));
         // The same request the view made, bare: fetch and JSON.parse in the same page, with a token of the same person.
         bare.push(
