@@ -66,7 +66,7 @@ export async function webBench(report: Report): Promise<void> {
         spread(render),
       );
       report(
-        "web: baseline, that view's device request alone (fetch, as the browser timed it)",
+        "web: baseline, the same 100 devices by a bare fetch + JSON.parse in that page",
         `${median(bare).toFixed(0)} ms`,
         spread(bare),
       );
