@@ -14,7 +14,16 @@ export const WEB_ROOT = join(ROOT, "apps/web");
 export const WEB_DIST = join(WEB_ROOT, "dist");
 
 export async function buildWeb(): Promise<void> {
-  await build({ configFile: join(WEB_ROOT, "vite.config.ts"), logLevel: "warn" });
+  // Vite and its React plugin pick production output (React's production build, the plain JSX
+  // runtime) from NODE_ENV, which a test runner sets to "test": production for the build's length.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = "production";
+  try {
+    await build({ configFile: join(WEB_ROOT, "vite.config.ts"), logLevel: "warn" });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
 }
 
 /** Newest modification time under the UI's sources and the domain package it imports (ms). */

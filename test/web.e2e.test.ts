@@ -171,6 +171,7 @@ describe("the web UI", { timeout: 120_000 }, () => {
       createdBy: "person:ada@example.com",
     });
     await page.getByTestId("job-status").getByText("PENDING").waitFor();
+    await page.getByRole("link", { name: new RegExp(`^${device.name} `) }).waitFor();
 
     const report = (body: object) =>
       fetch(`${env.hub.url}/api/v1/jobs/${jobId}/report`, {

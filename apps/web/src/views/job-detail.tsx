@@ -1,6 +1,6 @@
 /** One job: its steps and progress, polled while it is active, and cancel for operators. */
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { ACTIVE_JOB_STATUSES, type Job } from "@fm/domain";
+import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
+import { ACTIVE_JOB_STATUSES, type Device, type Job } from "@fm/domain";
 import { api } from "../api.ts";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
@@ -78,18 +78,33 @@ export function JobDetail({ id }: { id: string }) {
           </ol>
         )}
       </Section>
-      <Section title="Devices">
-        <ul className="plain">
-          {j.deviceIds.map((d) => (
-            <li key={d}>
-              <Link to={`/ui/devices/${d}`}>{d}</Link>
-            </li>
-          ))}
-        </ul>
-      </Section>
+      <JobDevices ids={j.deviceIds} />
       <Section title="Parameters">
         <pre>{JSON.stringify(j.params, null, 2)}</pre>
       </Section>
     </>
+  );
+}
+
+/** The job's devices by name (a job holds at most 100), each linking to its page. */
+function JobDevices({ ids }: { ids: string[] }) {
+  const devices = useQueries({
+    queries: ids.map((id) => ({
+      queryKey: ["device-name", id],
+      queryFn: () => api<Device>(`/api/v1/devices/${id}`),
+      select: (d: Device) => `${d.name} (${d.operationalStatus})`,
+      staleTime: 60_000,
+    })),
+  });
+  return (
+    <Section title="Devices">
+      <ul className="plain">
+        {ids.map((id, i) => (
+          <li key={id}>
+            <Link to={`/ui/devices/${id}`}>{devices[i]?.data ?? id}</Link>
+          </li>
+        ))}
+      </ul>
+    </Section>
   );
 }
