@@ -11,7 +11,7 @@
 # from Debian's archive with scripts/image/node-base.sh and passes --build-arg NODE_IMAGE=….
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim
 
-# Stage 1: every dependency, then the build (Prisma client generation, esbuild, the workflow bundle).
+# Stage 1: every dependency, then the build (Prisma client generation, esbuild, the workflow bundle, the web UI).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -23,6 +23,8 @@ COPY packages/domain/package.json packages/domain/
 COPY packages/test-support/package.json packages/test-support/
 # The CLI's build bundles @fm/fleet-spec: npm ci links it only when its package.json is here.
 COPY packages/fleet-spec/package.json packages/fleet-spec/
+# The web UI's build tools (Vite, React) are its workspace's dependencies.
+COPY apps/web/package.json apps/web/
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npm run build
@@ -47,6 +49,8 @@ COPY --from=runtime-deps /app /app
 COPY --from=build /src/apps/hub/dist /app/apps/hub/dist
 COPY --from=build /src/apps/satellite-agents/dist /app/apps/satellite-agents/dist
 COPY --from=build /src/apps/connectors/dist /app/apps/connectors/dist
+# Static files the hub serves at /ui/ (FM_WEB_DIR's default from the built hub).
+COPY --from=build /src/apps/web/dist /app/apps/web/dist
 USER 65532:65532
 # The hub's API; every agent's /healthz, /readyz and /metrics.
 EXPOSE 8080 9464

@@ -137,6 +137,17 @@ export default tseslint.config(
     files: ["**/*.test.ts", "test/**", "bench/**", "scripts/**", "packages/test-support/**", "**/src/testing/**"],
     rules: { "no-console": "off", "no-restricted-syntax": ["error", noFocusedOrSkippedTests] },
   },
+  {
+    // The web UI runs in browsers only: their globals, and Node's built-ins are refused as in the domain.
+    files: ["apps/web/src/**"],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^node:", message: "The web UI runs in browsers: no Node built-ins." }] },
+      ],
+    },
+  },
   routesStayOffTheDatabase,
   libIndependentOfModules,
   prismaOnlyInRepos,

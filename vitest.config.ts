@@ -43,7 +43,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "e2e", include: ["test/**/*.e2e.test.ts"], globalSetup: [...DATABASE_SETUP, S3_SETUP] },
+        // The browser tests (test/web*.e2e.test.ts) need the web UI built: the last setup builds it when stale.
+        test: {
+          name: "e2e",
+          include: ["test/**/*.e2e.test.ts"],
+          globalSetup: [...DATABASE_SETUP, S3_SETUP, "test/web-global-setup.ts"],
+        },
       },
     ],
   },

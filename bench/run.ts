@@ -21,9 +21,10 @@
  * 17. the Matrix connector: records/s from the feed to Kusto acknowledgements, and commit -> ack
  *     latency at a steady 100 changes/s, vs bare feed reads (connector.ts)
  * 18. fleetctl: CLI start-up vs `node -e ''`, and `device list --format count` on 50,000 devices vs a bare fetch (fleetctl.ts)
+ * 19. web: the devices view's first render in Chromium with 50,000 devices vs its device request alone, and the bundle's gzip size (web.ts)
  * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|redfish|health|fuzz|feed-snapshot|connector|fleetctl|soak>` runs one part.
+ * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|redfish|health|fuzz|feed-snapshot|connector|fleetctl|web|soak>` runs one part.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -44,6 +45,7 @@ import { fuzzRun } from "./fuzz.ts";
 import { feedSnapshot } from "./feed-snapshot.ts";
 import { connectorBench } from "./connector.ts";
 import { fleetctlBench } from "./fleetctl.ts";
+import { webBench } from "./web.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -365,6 +367,7 @@ if (!only || only === "fuzz") await fuzzRun(report);
 if (!only || only === "feed-snapshot") await feedSnapshot(report);
 if (!only || only === "connector") await connectorBench(report);
 if (!only || only === "fleetctl") await fleetctlBench(report);
+if (!only || only === "web") await webBench(report);
 // Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
 if (only === "soak") await soak(report);
 process.exit(0);

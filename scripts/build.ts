@@ -12,6 +12,7 @@
  *   apps/connectors/dist/check.js       npm run connector:check
  *   apps/connectors/dist/migrations/    the connector database's SQL migrations
  *   apps/fleetctl/dist/fleetctl.js      the CLI (node apps/fleetctl/dist/fleetctl.js, or run it directly)
+ *   apps/web/dist/                      the operators' web UI (Vite), which the hub serves at /ui/
  *
  * esbuild bundles each app's own code and the workspace packages (@fm/*, whose exports point at
  * TypeScript sources) into ES modules; every npm package stays an import resolved from
@@ -33,6 +34,7 @@ import { WORKFLOW_BUNDLE_FILE, workflowsPath } from "../apps/satellite-agents/sr
 import { MIGRATIONS_DIR } from "../apps/hub/src/db/migrate.ts";
 import { CONNECTOR_MIGRATIONS_DIR } from "../apps/connectors/src/queue/migrate.ts";
 import { FLEETCTL_DIST, buildFleetctl } from "./build-fleetctl.ts";
+import { WEB_DIST, buildWeb } from "./build-web.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const HUB_DIST = join(ROOT, "apps/hub/dist");
@@ -118,13 +120,13 @@ async function sizeOf(dir: string): Promise<number> {
 
 const t0 = performance.now();
 await Promise.all(
-  [HUB_DIST, AGENTS_DIST, CONNECTORS_DIST, FLEETCTL_DIST].map((d) => rm(d, { recursive: true, force: true })),
+  [HUB_DIST, AGENTS_DIST, CONNECTORS_DIST, FLEETCTL_DIST, WEB_DIST].map((d) => rm(d, { recursive: true, force: true })),
 );
 await mkdir(HUB_DIST, { recursive: true });
-await Promise.all([buildHub(), buildAgents(), buildConnectors(), buildFleetctl()]);
+await Promise.all([buildHub(), buildAgents(), buildConnectors(), buildFleetctl(), buildWeb()]);
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
 console.log(
   `build: apps/hub/dist (${mib(await sizeOf(HUB_DIST))}) and apps/satellite-agents/dist ` +
     `(${mib(await sizeOf(AGENTS_DIST))}) and apps/connectors/dist (${mib(await sizeOf(CONNECTORS_DIST))}) ` +
-    `and apps/fleetctl/dist (${mib(await sizeOf(FLEETCTL_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    `and apps/fleetctl/dist (${mib(await sizeOf(FLEETCTL_DIST))}) and apps/web/dist (${mib(await sizeOf(WEB_DIST))}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
 );

@@ -10,6 +10,7 @@
 #  - Docker, for the image test: docker.io and mmdebstrap from Debian, dockerd started if no
 #    daemon answers, and the Node.js base image built from Debian's archive (scripts/peers/docker.sh)
 #  - Prometheus, promtool and the blackbox exporter (Debian), which the alert tests run
+#  - Chromium (Debian), which the web UI's browser tests drive through playwright-core
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).
@@ -38,6 +39,7 @@ scripts/peers/helm.sh install
 scripts/peers/s3.sh install
 scripts/peers/docker.sh install
 scripts/peers/prometheus.sh install
+scripts/peers/chromium.sh install
 
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then

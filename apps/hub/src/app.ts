@@ -47,7 +47,7 @@ import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identit
 import { ClientCache } from "./modules/identity/client-cache.ts";
 import { KeyStore, keyStoreMetrics } from "./modules/identity/keystore.ts";
 import { identityRepo } from "./modules/identity/repo.ts";
-import { registerOAuth, registerSigningKeyRotation } from "./modules/identity/routes.ts";
+import { registerOAuth, registerSigningKeyRotation, registerWhoAmI } from "./modules/identity/routes.ts";
 import { createIdentityService } from "./modules/identity/service.ts";
 import { jobRepo } from "./modules/jobs/repo.ts";
 import { registerJobs } from "./modules/jobs/routes.ts";
@@ -74,6 +74,8 @@ import { createSlurmBootstrapService } from "./modules/slurm-bootstrap/service.t
 import { topologyRepo } from "./modules/topology/repo.ts";
 import { registerTopology } from "./modules/topology/routes.ts";
 import { createTopologyService } from "./modules/topology/service.ts";
+import { registerWebUi } from "./modules/web-ui/routes.ts";
+import { createWebUiService, type WebUiConfig } from "./modules/web-ui/service.ts";
 
 export interface RouteInfo {
   method: string;
@@ -127,6 +129,8 @@ export interface AppDeps {
   bodyLimitBytes?: number;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
+  /** The operators' web UI at /ui/ (the built SPA's folder, and the OIDC client it logs people in as). */
+  webUi?: Pick<WebUiConfig, "dir" | "clientId">;
   registry?: Registry;
   identity: IdentityDeps;
   /** Replaces the OAuth2 bearer-token authenticator (tests of other features; FM_AUTH=none). */
@@ -274,6 +278,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   });
   registerOAuth(app, { service: identity });
   registerSigningKeyRotation(app, { service: identity });
+  registerWhoAmI(app);
   const satellites = createSatelliteService({
     prisma,
     repo: satelliteRepo,
@@ -290,6 +295,10 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     }),
   });
   app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });
+  if (deps.webUi)
+    registerWebUi(app, {
+      service: createWebUiService({ ...deps.webUi, issuer: deps.identity.config.external?.issuer }),
+    });
 
   const notifier = new FeedNotifier(listener);
   notifier.onNotify = () => feedRepo.sequence(prisma);

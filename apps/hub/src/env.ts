@@ -91,6 +91,10 @@ export const EnvSchema = z.object({
   FM_FEED_SNAPSHOT_TIMEOUT_S: z.coerce.number().int().min(10).max(3600).default(600),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
+  /** The built web UI served at /ui/ (`npm run build` writes apps/web/dist); default: apps/web/dist of this checkout. */
+  FM_WEB_DIR: z.string().min(1).optional(),
+  /** The public OAuth client id the web UI logs people in as at FM_OIDC_ISSUER (authorization code + PKCE). */
+  FM_WEB_CLIENT_ID: z.string().min(1).max(200).default("fleet-web"),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */
   FM_ISSUER_URL: z.string().url().optional(),
   /** `aud` of the hub's access tokens. */

@@ -3,6 +3,7 @@
  * shut down gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
  * the pool, stop the embedded database) within FM_SHUTDOWN_TIMEOUT_MS.
  */
+import { fileURLToPath } from "node:url";
 import { EnvError, parseEnv, type Env } from "./env.ts";
 import { buildApp } from "./app.ts";
 import { hubLogger } from "./lib/log.ts";
@@ -80,6 +81,11 @@ async function start() {
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,
+    // main.ts (source) and main.js (built) both sit two folders below apps/: apps/web/dist either way.
+    webUi: {
+      dir: env.FM_WEB_DIR ?? fileURLToPath(new URL("../../web/dist", import.meta.url)),
+      clientId: env.FM_WEB_CLIENT_ID,
+    },
     isShuttingDown: () => shuttingDown,
   });
   app.addHook("onClose", async () => db.close());

@@ -98,6 +98,16 @@ export const agentServesSite = (agent: AgentIdentity, siteId: string): boolean =
  * The deployment environments, as the rollout guide names them (clusters `fleet-mgr-{env}-{deployment}`,
  * 1Password vaults `Fleet Manager {deployment} {env}`, Vault paths `fleet-manager/data/{env}/…`).
  */
+/** Who the hub says the caller is, and the scopes it grants them (a person's come from the scope mapping). */
+export const WhoAmISchema = z
+  .object({
+    principal: z.string().describe("What audit entries record: a client id, or person:<email>"),
+    kind: z.enum(["local", "client", "person", "agent"]),
+    scopes: z.array(z.string()).describe("Granted scopes, each implied one included (fleet.admin lists all three)"),
+  })
+  .meta({ id: "WhoAmI" });
+export type WhoAmI = z.infer<typeof WhoAmISchema>;
+
 export const ENVIRONMENTS = ["dev", "stg", "prod"] as const;
 export const EnvironmentSchema = z.enum(ENVIRONMENTS);
 export type Environment = z.infer<typeof EnvironmentSchema>;

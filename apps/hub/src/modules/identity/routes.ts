@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import { WhoAmISchema, expandScopes } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import { OAuthError, formFields, type IdentityService } from "./service.ts";
 
@@ -53,6 +54,25 @@ export function registerOAuth(app: FastifyInstance, { service }: { service: Iden
       }
     });
   });
+}
+
+/** GET /api/v1/whoami: what the UI shows and hides follows the scopes the hub grants, not what a token asked for. */
+export function registerWhoAmI(app: FastifyInstance): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
+    "/api/v1/whoami",
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags: ["identity"],
+        summary: "Who the caller is and the scopes the hub grants them",
+        response: { 200: WhoAmISchema, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { id, kind, scopes } = request.ctx.principal;
+      return { principal: id, kind, scopes: [...expandScopes(scopes)].filter((s) => s.startsWith("fleet.")).sort() };
+    },
+  );
 }
 
 export function registerSigningKeyRotation(app: FastifyInstance, { service }: { service: IdentityService }): void {

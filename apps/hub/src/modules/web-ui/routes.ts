@@ -1,0 +1,55 @@
+/**
+ * GET /ui/…: the operators' web UI (a single-page app). Public like /docs: the page holds no
+ * data, it logs the person in through the OIDC issuer and calls /api/v1 with their token.
+ *  - /ui/assets/<hashed name>: cached for a year, immutable;
+ *  - /ui/config.json: the issuer and client id the SPA logs in with, never cached;
+ *  - any other /ui/ path: index.html (the SPA routes in the browser), revalidated every time;
+ *  - a hub whose UI was not built answers 404 problem+json `web_ui_not_built` saying how to build it.
+ */
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { NotFound } from "@fm/domain";
+import type { WebFile, WebUiService } from "./service.ts";
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+export function registerWebUi(app: FastifyInstance, { service }: { service: WebUiService }): void {
+  const publicRoute = { config: { scope: "public" as const }, schema: { hide: true } };
+
+  app.register(async (scope) => {
+    // Every answer under /ui carries the policy, errors included.
+    scope.addHook("onSend", async (_request, reply, payload) => {
+      reply
+        .header("content-security-policy", service.csp)
+        .header("x-content-type-options", "nosniff")
+        .header("referrer-policy", "no-referrer")
+        .header("cross-origin-opener-policy", "same-origin");
+      return payload;
+    });
+
+    const send = (reply: FastifyReply, file: WebFile, cacheControl: string) =>
+      reply.header("cache-control", cacheControl).type(file.type).send(file.body);
+
+    const index = async (_request: unknown, reply: FastifyReply) => {
+      const file = await service.index();
+      if (!file)
+        throw new NotFound(
+          "web_ui_not_built",
+          "The web UI has not been built on this hub: run `npm run build` (it writes apps/web/dist), or set FM_WEB_DIR",
+        );
+      return send(reply, file, "no-cache");
+    };
+
+    scope.get("/ui/config.json", publicRoute, async (_request, reply) => {
+      reply.header("cache-control", "no-store");
+      return service.clientConfig();
+    });
+    scope.get<{ Params: { name: string } }>("/ui/assets/:name", publicRoute, async (request, reply) => {
+      const file = await service.asset(request.params.name);
+      if (!file) throw new NotFound("web_asset_not_found", "No such asset in this build of the web UI");
+      return send(reply, file, IMMUTABLE);
+    });
+    // The router ignores trailing slashes: this is /ui as well.
+    scope.get("/ui/", publicRoute, index);
+    scope.get("/ui/*", publicRoute, index);
+  });
+}

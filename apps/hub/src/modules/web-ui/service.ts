@@ -1,0 +1,88 @@
+/**
+ * The operators' web UI as the hub serves it: the files `npm run build` writes to apps/web/dist,
+ * read from disk on each request (the dist is small, and a rebuild shows without a restart), and
+ * the headers that make a browser cache and run them safely.
+ *
+ * Caching: Vite names every asset by its content hash, so `assets/*` may be cached forever
+ * (`immutable`); index.html names the current hashes and must be revalidated every time.
+ * Content Security Policy: scripts and styles from the hub only (the build emits no inline
+ * script), and fetch() to the hub and to the people's OIDC issuer (discovery and token requests).
+ */
+import { readFile, stat } from "node:fs/promises";
+import { extname, join } from "node:path";
+
+export interface WebUiConfig {
+  /** The built SPA (apps/web/dist). */
+  dir: string;
+  /** The people's OIDC issuer (FM_OIDC_ISSUER); unset: the UI says people cannot log in here. */
+  issuer: string | undefined;
+  /** The public OAuth client the UI logs people in as, registered at the issuer. */
+  clientId: string;
+}
+
+/** What the SPA reads at start (GET /ui/config.json): where and as whom to log people in. */
+export interface WebUiClientConfig {
+  issuer: string | null;
+  clientId: string;
+}
+
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".html": "text/html; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".json": "application/json; charset=utf-8",
+  ".woff2": "font/woff2",
+  ".map": "application/json; charset=utf-8",
+};
+
+/** Asset names as Vite writes them (`index-C0ffee12.js`): nothing that could climb out of the folder. */
+const ASSET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
+
+export interface WebFile {
+  body: Buffer;
+  type: string;
+}
+
+export function contentSecurityPolicy(issuer: string | undefined): string {
+  const issuerOrigin = issuer ? new URL(issuer).origin : "";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src 'self'${issuerOrigin ? ` ${issuerOrigin}` : ""}`,
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+export function createWebUiService(config: WebUiConfig) {
+  async function read(path: string): Promise<WebFile | undefined> {
+    try {
+      const body = await readFile(path);
+      return { body, type: TYPES[extname(path)] ?? "application/octet-stream" };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "EISDIR")
+        return undefined;
+      throw err;
+    }
+  }
+  return {
+    csp: contentSecurityPolicy(config.issuer),
+    clientConfig: (): WebUiClientConfig => ({ issuer: config.issuer ?? null, clientId: config.clientId }),
+    /** index.html, or undefined when the UI has not been built. */
+    index: () => read(join(config.dir, "index.html")),
+    /** A hashed asset, or undefined. */
+    asset: (name: string) =>
+      ASSET_NAME.test(name) ? read(join(config.dir, "assets", name)) : Promise.resolve(undefined),
+    /** Whether the UI is built (for the log line at start). */
+    built: async () => (await stat(join(config.dir, "index.html")).catch(() => undefined))?.isFile() ?? false,
+  };
+}
+export type WebUiService = ReturnType<typeof createWebUiService>;

@@ -1,0 +1,127 @@
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestHub, testIdentity, type TestHub } from "../../testing/test-hub.ts";
+
+const ISSUER = "https://login.example.com/tenant";
+const INDEX = '<!doctype html><script type="module" src="/ui/assets/index-AbC123.js"></script>';
+
+let dir: string;
+let hub: TestHub;
+let unbuilt: TestHub;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "web-ui-"));
+  await mkdir(join(dir, "assets"));
+  await writeFile(join(dir, "index.html"), INDEX);
+  await writeFile(join(dir, "assets", "index-AbC123.js"), "console.log(1)");
+  await writeFile(join(dir, "assets", "index-AbC123.css"), "body{}");
+  const identity = testIdentity();
+  hub = await startTestHub({
+    identity: {
+      ...identity,
+      config: { ...identity.config, external: { issuer: ISSUER, audience: "fleet-manager", mapping: {} } },
+    },
+    webUi: { dir, clientId: "fleet-web" },
+  });
+  unbuilt = await startTestHub({ webUi: { dir: join(dir, "missing"), clientId: "fleet-web" } });
+});
+afterAll(async () => {
+  await hub?.close();
+  await unbuilt?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const directives = (csp: string | undefined) =>
+  Object.fromEntries(
+    (csp ?? "")
+      .split(";")
+      .map((d) => d.trim().split(/\s+/))
+      .map(([k, ...v]) => [k, v]),
+  );
+
+describe("the web UI as the hub serves it", () => {
+  it("answers index.html for the UI's own paths, revalidated every time, under a strict policy", async () => {
+    for (const url of [
+      "/ui",
+      "/ui/",
+      "/ui/devices",
+      "/ui/devices/0b6a?site=keflavik&cordoned=true",
+      "/ui/callback?code=x",
+    ]) {
+      const res = await hub.app.inject({ url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers["content-type"]).toBe("text/html; charset=utf-8");
+      expect(res.headers["cache-control"]).toBe("no-cache");
+      expect(res.body).toBe(INDEX);
+    }
+    const res = await hub.app.inject({ url: "/ui/" });
+    const csp = directives(res.headers["content-security-policy"] as string);
+    expect(csp["default-src"]).toEqual(["'none'"]);
+    // No 'unsafe-inline' or 'unsafe-eval' anywhere: scripts and styles come from the hub only.
+    expect(csp["script-src"]).toEqual(["'self'"]);
+    expect(csp["style-src"]).toEqual(["'self'"]);
+    // fetch() reaches the hub and the people's issuer (discovery, token requests), nothing else.
+    expect(csp["connect-src"]).toEqual(["'self'", "https://login.example.com"]);
+    expect(csp["frame-ancestors"]).toEqual(["'none'"]);
+    expect(csp["base-uri"]).toEqual(["'none'"]);
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    expect(res.headers["referrer-policy"]).toBe("no-referrer");
+  });
+
+  it("caches hashed assets for a year as immutable, with their types", async () => {
+    const js = await hub.app.inject({ url: "/ui/assets/index-AbC123.js" });
+    expect(js.statusCode).toBe(200);
+    expect(js.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+    expect(js.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect(js.body).toBe("console.log(1)");
+    const css = await hub.app.inject({ url: "/ui/assets/index-AbC123.css" });
+    expect(css.headers["content-type"]).toBe("text/css; charset=utf-8");
+  });
+
+  it("refuses unknown assets and paths that climb out of the folder with a 404 problem, never the index", async () => {
+    for (const url of [
+      "/ui/assets/nope.js",
+      "/ui/assets/..%2Findex.html",
+      "/ui/assets/%2e%2e%2f%2e%2e%2fpackage.json",
+    ]) {
+      const res = await hub.app.inject({ url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers["content-type"]).toContain("application/problem+json");
+      expect(String(res.headers["cache-control"])).not.toContain("immutable");
+    }
+  });
+
+  it("tells the SPA where and as whom to log people in, never cached", async () => {
+    const res = await hub.app.inject({ url: "/ui/config.json" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["cache-control"]).toBe("no-store");
+    expect(res.json()).toEqual({ issuer: ISSUER, clientId: "fleet-web" });
+    expect((await unbuilt.app.inject({ url: "/ui/config.json" })).json()).toEqual({
+      issuer: null,
+      clientId: "fleet-web",
+    });
+  });
+
+  it("a hub without a built UI says how to build it (404 problem+json), and keeps serving the API", async () => {
+    const res = await unbuilt.app.inject({ url: "/ui/devices" });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers["content-type"]).toContain("application/problem+json");
+    expect(res.json()).toMatchObject({ code: "web_ui_not_built", detail: expect.stringContaining("npm run build") });
+    expect(res.headers["content-security-policy"]).toContain("default-src 'none'");
+    const sites = await unbuilt.app.inject({ url: "/api/v1/sites/" });
+    expect(sites.statusCode).toBe(200);
+    // Without an issuer, fetch() may reach the hub only.
+    expect(directives(res.headers["content-security-policy"] as string)["connect-src"]).toEqual(["'self'"]);
+  });
+
+  it("whoami answers the hub's granted scopes", async () => {
+    const res = await hub.app.inject({ url: "/api/v1/whoami" });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      principal: "local",
+      kind: "local",
+      scopes: ["fleet.admin", "fleet.operate", "fleet.read"],
+    });
+  });
+});

@@ -1,0 +1,65 @@
+/** Small pieces every view uses. */
+import type { ReactNode } from "react";
+import { ApiError } from "./api.ts";
+
+export function ErrorNote({ error, message }: { error?: unknown; message?: string }) {
+  const text =
+    message ??
+    (error instanceof ApiError
+      ? `${error.detail}${error.code ? ` (${error.code})` : ""}`
+      : error instanceof Error
+        ? error.message
+        : String(error));
+  return (
+    <p role="alert" className="error">
+      {text}
+    </p>
+  );
+}
+
+export function Loading() {
+  return <p aria-busy="true">Loading…</p>;
+}
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
+
+/** "5 min ago" for ages the eye compares. */
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return "never";
+  return age((now - Date.parse(iso)) / 1000);
+}
+export function age(seconds: number): string {
+  if (seconds < 90) return `${Math.max(0, Math.round(seconds))} s ago`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min ago`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h ago`;
+  return `${Math.round(seconds / 86_400)} d ago`;
+}
+
+export function Badge({ value, kind }: { value: string; kind?: "good" | "bad" | "warn" | "neutral" }) {
+  return <span className={`badge ${kind ?? badgeKind(value)}`}>{value}</span>;
+}
+const GOOD = /^(AVAILABLE|ALLOCATED|SUCCEEDED|True|ok|active|False-ok)$/;
+const BAD = /^(FAILED|FAULT|ERROR|critical|offline|CANCELLED)$/;
+const badgeKind = (v: string) => (GOOD.test(v) ? "good" : BAD.test(v) ? "bad" : "neutral");
+
+export function Section({ title, children, id }: { title: string; children: ReactNode; id?: string }) {
+  const headingId = `${id ?? title.toLowerCase().replace(/\W+/g, "-")}-h`;
+  return (
+    <section aria-labelledby={headingId}>
+      <h2 id={headingId}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/**
+ * A wide table's box, scrolling sideways on a narrow window. Focusable, so a keyboard can scroll
+ * it too (WCAG 2.1.1), and named for what it holds.
+ */
+export function Scroll({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="scroll" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}

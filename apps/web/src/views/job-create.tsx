@@ -1,0 +1,131 @@
+/**
+ * Create a job: a kind, devices of one site (by name), and the kind's parameters as a form built
+ * from the kind's schema in @fm/domain. The same schema checks the parameters here as in the
+ * hub, so a wrong value is named beside its field before anything is sent.
+ */
+import { useState, type FormEvent } from "react";
+import { useMutation } from "@tanstack/react-query";
+import { JOB_KINDS, JOB_PARAMS, type DeviceBriefList, type Job, type JobKind } from "@fm/domain";
+import { ApiError, api, query } from "../api.ts";
+import { navigate, useTitle } from "../router.tsx";
+import { useSession } from "../session.tsx";
+import { ErrorNote } from "../ui.tsx";
+
+/** A field's text as the value the schema checks: JSON where it parses (numbers, booleans, lists), else the text. */
+function valueOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function JobCreate({ search }: { search: URLSearchParams }) {
+  useTitle("Create a job");
+  const { can } = useSession();
+  const [kind, setKind] = useState<JobKind>((search.get("kind") as JobKind) ?? "BURN_IN");
+  const [devices, setDevices] = useState(search.get("devices") ?? "");
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const schema = JOB_PARAMS[kind];
+  const fields = Object.entries(
+    schema.shape as Record<string, { description?: string; safeParse: (v: unknown) => { success: boolean } }>,
+  );
+
+  const create = useMutation({
+    mutationFn: async (params: Record<string, unknown>) => {
+      const names = devices.split(/[\s,]+/).filter(Boolean);
+      if (names.length === 0) throw new ApiError(400, undefined, "Name at least one device");
+      const ids = await Promise.all(
+        names.map(async (name) => {
+          const found = await api<DeviceBriefList>(
+            `/api/v1/devices${query({ nameExact: name, brief: true, limit: 1 })}`,
+          );
+          if (!found.items[0]) throw new ApiError(404, "device_not_found", `No device is named ${name}`);
+          return found.items[0].id;
+        }),
+      );
+      return api<Job>("/api/v1/jobs", { method: "POST", body: { kind, deviceIds: ids, params } });
+    },
+    onSuccess: (job) => navigate(`/ui/jobs/${job.id}`),
+  });
+
+  if (!can("fleet.operate")) return <ErrorNote message="Creating jobs needs the fleet.operate scope." />;
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const params = Object.fromEntries(
+      Object.entries(values)
+        .filter(([k, v]) => v.trim() !== "" && k in schema.shape)
+        .map(([k, v]) => [k, valueOf(v.trim())]),
+    );
+    const checked = schema.safeParse(params);
+    if (!checked.success) {
+      setFieldErrors(Object.fromEntries(checked.error.issues.map((i) => [String(i.path[0] ?? "_"), i.message])));
+      return;
+    }
+    setFieldErrors({});
+    create.mutate(params);
+  };
+
+  return (
+    <>
+      <h1>Create a job</h1>
+      <form onSubmit={submit} className="stack" noValidate>
+        <label>
+          Kind
+          <select
+            value={kind}
+            onChange={(e) => {
+              setKind(e.target.value as JobKind);
+              setValues({});
+              setFieldErrors({});
+            }}
+          >
+            {JOB_KINDS.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Devices (names, one site; separated by spaces or commas)
+          <textarea rows={2} value={devices} onChange={(e) => setDevices(e.target.value)} required />
+        </label>
+        <fieldset>
+          <legend>Parameters of {kind}</legend>
+          {fields.length === 0 && <p>This kind takes no parameters.</p>}
+          {fields.map(([name, field]) => {
+            const optional = field.safeParse(undefined).success;
+            const errorId = `param-${name}-error`;
+            return (
+              <div key={name} className="field">
+                <label>
+                  {name}
+                  {optional ? " (optional)" : ""}
+                  <input
+                    name={name}
+                    value={values[name] ?? ""}
+                    onChange={(e) => setValues({ ...values, [name]: e.target.value })}
+                    aria-invalid={fieldErrors[name] ? true : undefined}
+                    aria-describedby={fieldErrors[name] ? errorId : undefined}
+                  />
+                </label>
+                {field.description && <div className="muted">{field.description}</div>}
+                {fieldErrors[name] && (
+                  <div id={errorId} className="error" role="alert">
+                    {name}: {fieldErrors[name]}
+                  </div>
+                )}
+              </div>
+            );
+          })}
+          {fieldErrors._ && <ErrorNote message={fieldErrors._} />}
+        </fieldset>
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Create job
+        </button>
+        {create.error ? <ErrorNote error={create.error} /> : null}
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,300 @@
+/**
+ * The operators' web UI in a real browser (Debian's Chromium through playwright-core) against a
+ * real hub process with the demo inventory, people logging in through a local OIDC issuer
+ * (authorization code with PKCE), and a job's progress reported by a satellite agent's token.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import type { Page } from "playwright-core";
+import type { Device, DeviceBriefList, Job } from "@fm/domain";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { bearer, clientToken } from "@fm/test-support/process";
+import { eventually } from "@fm/test-support/wait";
+import { USERS, seedDemo, startWebEnv, type WebEnv } from "./web-env.ts";
+
+const DEVICES_PER_SITE = 60;
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+let db: TestDatabase;
+let env: WebEnv;
+beforeAll(async () => {
+  db = await createTestDatabase(inject("templateDatabase"));
+  await seedDemo(db.url, DEVICES_PER_SITE);
+  env = await startWebEnv(db.url);
+}, 180_000);
+afterAll(async () => {
+  await env?.stop();
+  await db?.drop();
+}, 60_000);
+
+/** Content Security Policy violations the page reported (Chromium logs each to the console). */
+function cspViolations(page: Page): string[] {
+  const seen: string[] = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text())) seen.push(m.text());
+  });
+  return seen;
+}
+
+interface SatelliteCreated {
+  secrets: { agent: string; clientId: string; clientSecret: string }[];
+}
+
+const countText = (page: Page) => page.getByTestId("device-count").textContent();
+
+describe("the web UI", { timeout: 120_000 }, () => {
+  it("logs a person in with PKCE, keeps the token out of storage, and logs out", async () => {
+    const { context, page } = await env.loggedIn(USERS.operator);
+    await expect(page.getByTestId("who").textContent()).resolves.toContain("ada@example.com (operator)");
+    const code = env.issuer.tokenRequests.find((r) => r.form.grant_type === "authorization_code")!;
+    expect(code.form).toMatchObject({ client_id: "fleet-web", redirect_uri: `${env.hub.url}/ui/callback` });
+    expect(code.form.code_verifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
+    // Tokens in memory only: nothing in either storage, and no cookie.
+    const stored = await page.evaluate("JSON.stringify({ ...localStorage, ...sessionStorage })");
+    expect(stored).toBe("{}");
+    expect(await context.cookies()).toEqual([]);
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    await context.close();
+  });
+
+  it("filters devices on the hub, keeps the filters in a URL another person can open", async () => {
+    const { context, page } = await env.loggedIn(USERS.operator, "/ui/devices");
+    const violations = cspViolations(page);
+    const all = await env.api<DeviceBriefList>("/api/v1/devices?limit=1&brief=true");
+    await expect(countText(page)).resolves.toContain(`${all.body.count} devices`);
+
+    await page.getByRole("combobox", { name: /^Site/ }).selectOption("keflavik");
+    await page.getByRole("combobox", { name: /^Operational status/ }).selectOption("AVAILABLE");
+    await page.getByLabel("Name contains").fill("gpu-node");
+    await page.getByRole("button", { name: "Search" }).click();
+    const expected = await env.api<DeviceBriefList>(
+      "/api/v1/devices?site=keflavik&operationalStatus=AVAILABLE&name=gpu-node&limit=100&brief=true",
+    );
+    expect(expected.body.count).toBeGreaterThan(0);
+    expect(expected.body.count).toBeLessThan(DEVICES_PER_SITE);
+    await eventually(async () =>
+      expect(await countText(page)).toContain(`${expected.body.count} device${expected.body.count === 1 ? "" : "s"}`),
+    );
+    const url = new URL(page.url());
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      site: "keflavik",
+      operationalStatus: "AVAILABLE",
+      name: "gpu-node",
+    });
+    const names = await page.locator("table.devices tbody tr td:first-child").allTextContents();
+    expect(names).toEqual(expected.body.items.map((d) => d.name));
+
+    // Column choice is part of the URL too.
+    await page.getByRole("checkbox", { name: "NetBox status" }).uncheck();
+    await eventually(async () => expect(new URL(page.url()).searchParams.get("cols")).not.toContain("netboxStatus"));
+    await expect(page.getByRole("columnheader", { name: "NetBox status" }).count()).resolves.toBe(0);
+
+    // Someone else opens the shared link: after their login they see the same list.
+    const shared = await env.loggedIn(USERS.reader, `${url.pathname}${new URL(page.url()).search}`);
+    await eventually(async () => expect(await countText(shared.page)).toContain(`${expected.body.count} device`));
+    expect(await shared.page.getByRole("combobox", { name: /^Site/ }).inputValue()).toBe("keflavik");
+    await expect(shared.page.getByRole("columnheader", { name: "NetBox status" }).count()).resolves.toBe(0);
+    expect(violations).toEqual([]);
+    await shared.context.close();
+    await context.close();
+  });
+
+  it("opens a device and cordons it with a reason; a change made meanwhile is a clear 412, nothing overwritten", async () => {
+    const list = await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&cordoned=false&limit=1&brief=true");
+    const target = list.body.items[0]!;
+    const { context, page } = await env.loggedIn(USERS.operator, `/ui/devices?name=${target.name}`);
+    await page.getByRole("link", { name: target.name, exact: true }).click();
+    await page.getByRole("heading", { name: "Sources" }).waitFor();
+    await expect(page.getByRole("columnheader", { name: "Ironic" }).count()).resolves.toBe(1);
+
+    await page.getByLabel("Reason").fill("fan noise, ticket OPS-1");
+    await page.getByRole("button", { name: "Cordon", exact: true }).click();
+    await page.getByText("Cordoned by person:ada@example.com").waitFor();
+    const after = (await env.api<Device>(`/api/v1/devices/${target.id}`)).body;
+    expect(after).toMatchObject({
+      cordoned: true,
+      cordonReason: "fan noise, ticket OPS-1",
+      cordonedBy: "person:ada@example.com",
+    });
+
+    // Someone else writes the device after the page read it: the uncordon carries a stale If-Match.
+    const patched = await env.api(`/api/v1/devices/${target.id}`, {
+      method: "PATCH",
+      body: { notes: "checked by night shift" },
+    });
+    expect(patched.status).toBe(200);
+    await page.getByRole("button", { name: "Uncordon" }).click();
+    await page.getByText("This device changed since this page loaded it").waitFor();
+    expect((await env.api<Device>(`/api/v1/devices/${target.id}`)).body.cordoned).toBe(true);
+    await page.getByRole("button", { name: "Reload the device" }).click();
+    await page.getByText("checked by night shift").waitFor();
+    await page.getByRole("button", { name: "Uncordon" }).click();
+    await page.getByText("Not cordoned.").waitFor();
+    expect((await env.api<Device>(`/api/v1/devices/${target.id}`)).body.cordoned).toBe(false);
+    await context.close();
+  });
+
+  it("creates a job with parameters checked by the kind's schema, and shows its progress as an agent reports it", async () => {
+    const site = (await env.api<{ items: { id: string; slug: string }[] }>("/api/v1/sites?slug=keflavik")).body
+      .items[0]!;
+    const sat = await env.api<SatelliteCreated>("/api/v1/satellites", {
+      method: "POST",
+      body: { name: "web-e2e", siteIds: [site.id], environment: "dev" },
+    });
+    expect(sat.status).toBe(201);
+    const wf = sat.body.secrets.find((s) => s.agent === "workflow")!;
+    const agentToken = await clientToken(env.hub.url, wf.clientId, wf.clientSecret);
+    const device = (
+      await env.api<DeviceBriefList>("/api/v1/devices?site=keflavik&status=active&cordoned=false&limit=1&brief=true")
+    ).body.items[0]!;
+
+    const { context, page } = await env.loggedIn(USERS.operator, "/ui/jobs");
+    await page.getByRole("link", { name: "Create a job" }).click();
+    await page.getByLabel("Kind").selectOption("BURN_IN");
+    await page.getByLabel("Devices").fill(device.name);
+    await page.getByLabel(/^durationMinutes/).fill("ten");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.getByText(/durationMinutes: .*number/i).waitFor();
+    expect((await env.api<{ count: number }>(`/api/v1/jobs?device=${device.id}`)).body.count).toBe(0);
+
+    await page.getByLabel(/^durationMinutes/).fill("30");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/ui\/jobs\/[0-9a-f-]{36}$/);
+    const jobId = page.url().split("/").pop()!;
+    const job = (await env.api<Job>(`/api/v1/jobs/${jobId}`)).body;
+    expect(job).toMatchObject({
+      kind: "BURN_IN",
+      params: { durationMinutes: 30 },
+      createdBy: "person:ada@example.com",
+    });
+    await page.getByTestId("job-status").getByText("PENDING").waitFor();
+    await page.getByRole("link", { name: new RegExp(`^${device.name} `) }).waitFor();
+
+    const report = (body: object) =>
+      fetch(`${env.hub.url}/api/v1/jobs/${jobId}/report`, {
+        method: "POST",
+        headers: { ...bearer(agentToken), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then((r) => expect(r.status).toBe(200));
+    await report({ status: "SUBMITTED", workflowId: `burn-in-${jobId}` });
+    await report({
+      status: "RUNNING",
+      progress: 0.5,
+      steps: [
+        { name: "drain", status: "SUCCEEDED" },
+        { name: "burn-in", status: "RUNNING", progress: 0.4, message: "GPU stress 12 of 30 min" },
+      ],
+    });
+    // No reload: the page polls while the job is active.
+    await page.getByTestId("job-status").getByText("RUNNING").waitFor();
+    await page.getByText("GPU stress 12 of 30 min").waitFor();
+    await expect(page.getByRole("progressbar", { name: "Job progress" }).getAttribute("value")).resolves.toBe("0.5");
+    await report({
+      status: "SUCCEEDED",
+      progress: 1,
+      steps: [
+        { name: "drain", status: "SUCCEEDED" },
+        { name: "burn-in", status: "SUCCEEDED", progress: 1 },
+      ],
+    });
+    await page.getByTestId("job-status").getByText("SUCCEEDED").waitFor();
+    await expect(page.getByRole("button", { name: "Cancel job" }).count()).resolves.toBe(0);
+    await context.close();
+  });
+
+  it("cancels a job from its page", async () => {
+    const device = (
+      await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&status=active&cordoned=false&limit=1&brief=true")
+    ).body.items[0]!;
+    const created = await env.api<Job>("/api/v1/jobs", {
+      method: "POST",
+      body: { kind: "REPAIR", deviceIds: [device.id], params: { ticket: "OPS-2" } },
+    });
+    expect(created.status).toBe(201);
+    const { context, page } = await env.loggedIn(USERS.operator, `/ui/jobs/${created.body.id}`);
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await page.getByTestId("job-status").getByText("CANCELLED").waitFor();
+    expect((await env.api<Job>(`/api/v1/jobs/${created.body.id}`)).body.status).toBe("CANCELLED");
+    await context.close();
+  });
+
+  it("shows a read-only person no control that would change anything", async () => {
+    const device = (await env.api<DeviceBriefList>("/api/v1/devices?limit=1&brief=true")).body.items[0]!;
+    const { context, page } = await env.loggedIn(USERS.reader);
+    await expect(page.getByTestId("who").textContent()).resolves.toContain("(read-only)");
+    // Buttons a reader may press: navigation, filters, paging, logging out. Nothing else, on any view.
+    const harmless = new Set(["Menu", "Log out", "Search", "First page", "Next page", "Filter"]);
+    for (const path of ["/ui/", "/ui/devices", `/ui/devices/${device.id}`, "/ui/jobs", "/ui/satellites", "/ui/audit"]) {
+      await page.goto(`${env.hub.url}${path}`);
+      // A new document holds no token: the person logs in again and comes back to this view.
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.getByRole("heading", { level: 1 }).first().waitFor();
+      await page.waitForLoadState("networkidle");
+      const buttons = (await page.getByRole("button").allTextContents()).map((t) => t.trim());
+      expect(
+        buttons.filter((b) => !harmless.has(b)),
+        path,
+      ).toEqual([]);
+      await expect(page.getByRole("link", { name: "Create a job" }).count()).resolves.toBe(0);
+    }
+    await context.close();
+  });
+
+  it("lets an admin rotate an agent's secret, shown once, and the new secret works", async () => {
+    const site = (await env.api<{ items: { id: string }[] }>("/api/v1/sites?slug=stavanger")).body.items[0]!;
+    const sat = await env.api("/api/v1/satellites", {
+      method: "POST",
+      body: { name: "web-rotate", siteIds: [site.id], environment: "dev" },
+    });
+    expect(sat.status).toBe(201);
+    const { context, page } = await env.loggedIn(USERS.admin, "/ui/satellites");
+    page.on("dialog", (d) => void d.accept());
+    const row = page.getByRole("region", { name: "Agents of web-rotate" }).getByRole("row", { name: /^slurm/ });
+    await row.getByRole("button", { name: "Rotate secret" }).click();
+    const secret = (await page.getByTestId("new-secret").textContent())!;
+    expect(secret.length).toBeGreaterThan(20);
+    await expect(clientToken(env.hub.url, "slurm-agent-web-rotate", secret)).resolves.toMatch(/^ey/);
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    await expect(page.getByTestId("new-secret").count()).resolves.toBe(0);
+    expect(await page.content()).not.toContain(secret);
+    await context.close();
+  });
+
+  it("passes axe's accessibility check with no serious or critical violation, wide and narrow", async () => {
+    const device = (await env.api<DeviceBriefList>("/api/v1/devices?limit=1&brief=true")).body.items[0]!;
+    // axe is injected as a script, which the UI's policy rightly refuses: this context bypasses it.
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 800 },
+    ]) {
+      const { context, page } = await env.loggedIn(USERS.admin, "/ui/", { bypassCSP: true, viewport });
+      for (const path of [
+        "/ui/",
+        "/ui/devices",
+        `/ui/devices/${device.id}`,
+        "/ui/jobs",
+        "/ui/jobs/new",
+        "/ui/satellites",
+        "/ui/audit",
+      ]) {
+        await page.evaluate(
+          `history.pushState(null, "", ${JSON.stringify(path)}); window.dispatchEvent(new PopStateEvent("popstate"))`,
+        );
+        await page.getByRole("heading", { level: 1 }).first().waitFor();
+        await page.waitForLoadState("networkidle");
+        await page.addScriptTag({ content: AXE });
+        const violations = await page.evaluate<string[]>(`(async () => {
+          const result = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] } });
+          return result.violations
+            .filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => v.id + ": " + v.nodes.map((n) => n.target.join(" ")).join(", "));
+        })()`);
+        expect(violations, `${path} at ${viewport.width}px`).toEqual([]);
+      }
+      await context.close();
+    }
+  });
+});
