@@ -106,7 +106,13 @@ function addSiteCommands(site: Command): void {
       .option("--region <region>", "topology region ('' for none)")
       .option("--netbox-site-id <n>", "NetBox site id")
       .option("--netbox-cluster-id <n>", "NetBox cluster id")
-      .addOption(new Option("--slurm-enabled <bool>").choices(["true", "false"]))
+      .addOption(new Option("--slurm-enabled <bool>", "the site has SLURM").choices(["true", "false"]))
+      .addOption(
+        new Option("--openstack-slurm-enabled <bool>", "SLURM reached through OpenStack (Nova)").choices([
+          "true",
+          "false",
+        ]),
+      )
       .addOption(new Option("--configure-dhcp <bool>").choices(["true", "false"]))
       .addOption(new Option("--platform-class-activity-ready <bool>").choices(["true", "false"]));
   examples(

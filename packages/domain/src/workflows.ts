@@ -90,7 +90,13 @@ export interface DevicePlan {
 
 export interface SitePlan {
   slug: string;
+  /** The site has SLURM: burn-in runs there. */
   slurmEnabled: boolean;
+  /**
+   * SLURM reached through OpenStack (Nova): SLURM adoption, and the release's SLURM step. Absent
+   * from plans recorded before the flags were split (those had only `slurmEnabled`).
+   */
+  openstackSlurmEnabled?: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
 }

@@ -142,6 +142,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
         slug: SITE,
         name: "Ashburn (IAD1)",
         slurmEnabled: Boolean(slurm),
+        openstackSlurmEnabled: Boolean(slurm),
         configureDhcp: true,
         platformClassActivityReady: true,
       })

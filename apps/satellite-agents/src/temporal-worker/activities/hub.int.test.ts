@@ -126,7 +126,13 @@ describe("hub activities", () => {
     const job = await createJob("ENROL", [device.id]);
     const { result } = await run(acts.preflight, { jobId: job.id, kind: "ENROL" });
     expect(result).toEqual({
-      site: { slug: "act1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: false },
+      site: {
+        slug: "act1",
+        slurmEnabled: true,
+        openstackSlurmEnabled: false,
+        configureDhcp: true,
+        platformClassActivityReady: false,
+      },
       devices: [
         {
           deviceId: device.id,

@@ -41,6 +41,7 @@ async function preflight(
       site: {
         slug: site.slug,
         slurmEnabled: site.slurmEnabled,
+        openstackSlurmEnabled: site.openstackSlurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
       },
