@@ -17,6 +17,7 @@ export const JOB_KINDS = [
   "REIMAGE",
   "REPAIR",
   "NODE_SWAP",
+  "SLURM_ADOPT",
 ] as const;
 export const JobKind = z.enum(JOB_KINDS);
 export type JobKind = z.infer<typeof JobKind>;
@@ -76,6 +77,8 @@ export const JOB_PARAMS = {
   REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
   REPAIR: z.strictObject({ ticket: Name, description: z.string().max(4000).optional() }),
   NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
+  // Image, flavor, GRES and user data come from the site's SlurmBootstrapConfig for the device's role.
+  SLURM_ADOPT: z.strictObject({}),
 } as const satisfies Record<JobKind, z.ZodType>;
 
 /** A kind's parameters as the hub stores and serves them (defaults applied). */
@@ -236,8 +239,25 @@ export function jobRefusal(kind: JobKind, d: Pick<Device, "name" | "netbox" | "i
       return state === "active"
         ? null
         : `${d.name} has no instance to ${kind === "TEARDOWN" ? "tear down" : "reimage"} (Ironic ${state ?? "unknown"})`;
+    case "SLURM_ADOPT":
+      if (d.netbox.status !== "active") return `${d.name} is not enrolled (NetBox status ${d.netbox.status})`;
+      if (d.cordoned) return `${d.name} is cordoned: uncordon it before adding it to SLURM`;
+      // Nova deploys only onto an available node; an active one already runs an instance.
+      return state === "available"
+        ? null
+        : `${d.name} must be available in Ironic for Nova to deploy it (it is ${state ?? "unknown"})`;
     case "REPAIR":
     case "NODE_SWAP":
       return null;
   }
+}
+
+/**
+ * Why a job of this kind cannot run at this site, or null. SLURM adoption creates Nova servers:
+ * only where SLURM is reached through OpenStack.
+ */
+export function siteJobRefusal(kind: JobKind, site: { slug: string; openstackSlurmEnabled: boolean }): string | null {
+  if (kind === "SLURM_ADOPT" && !site.openstackSlurmEnabled)
+    return `SLURM is not reached through OpenStack at ${site.slug} (openstackSlurmEnabled is off): nothing would adopt the nodes`;
+  return null;
 }

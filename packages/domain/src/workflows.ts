@@ -18,6 +18,7 @@ export const JOB_WORKFLOWS = {
   RELEASE: "releaseWorkflow",
   TEARDOWN: "teardownWorkflow",
   REIMAGE: "reimageWorkflow",
+  SLURM_ADOPT: "slurmAdoptWorkflow",
 } as const satisfies Partial<Record<JobKind, string>>;
 export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
 export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
@@ -40,6 +41,7 @@ export const WORKFLOW_STEPS = {
   RELEASE: ["preflight", "slurm-check", "ironic-check", "hand-back"],
   TEARDOWN: ["preflight", "ironic-teardown", "hub-record"],
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
+  SLURM_ADOPT: ["preflight", "nova-boot", "slurm-register", "slurm-resume", "hub-record"],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */
@@ -86,6 +88,8 @@ export interface DevicePlan {
   ironicNodeUuid: string | null;
   slurmNodeName: string | null;
   resourceClass: string | null;
+  /** The device role's id (SLURM adoption picks the site's bootstrap config by it); absent in plans recorded before. */
+  deviceRoleId?: string | null;
 }
 
 export interface SitePlan {

@@ -43,7 +43,9 @@ beforeAll(async () => {
   keystone.computeUrl = nova.root;
   const file = join(dir, "clouds.yaml");
   await writeFile(file, appCredentialCloud(keystone.url));
-  client = await novaClientFor(loadCloud(file), { backoffMs: 10 });
+  const made = await novaClientFor(loadCloud(file), { backoffMs: 10 });
+  client = made.nova;
+  expect(made.project).toEqual({ id: "231c62fb", name: "site-kef" });
 }, 60_000);
 afterAll(async () => {
   await nova?.close();

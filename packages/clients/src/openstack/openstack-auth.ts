@@ -63,12 +63,13 @@ export async function openstackFor(
  * A NovaClient for a cloud: the `compute` endpoint of its token's catalog (for `interface` and
  * `region_name`) with the cloud's application credential, whose project is the one servers are
  * made in. Authenticates now, so a wrong credential or a catalog without Nova fails at start.
- * `auth_type: none` has no Nova: Nova always sits behind Keystone.
+ * `auth_type: none` has no Nova: Nova always sits behind Keystone. The token's project comes back
+ * beside the client, for the caller to check it is the one it means to create servers in.
  */
 export async function novaClientFor(
   cloud: Cloud,
   options: Omit<NovaClientOptions, "endpoint" | "token" | "invalidateToken"> & IronicClientForOptions = {},
-): Promise<NovaClient> {
+): Promise<{ nova: NovaClient; project: { id: string; name: string } | undefined }> {
   if (cloud.authType === "none")
     throw new CloudConfigError(
       `cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: Nova needs Keystone (auth_type v3applicationcredential), not auth_type none`,
@@ -88,10 +89,11 @@ export async function novaClientFor(
       throw new CloudConfigError(`cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: ${err.message}`);
     throw err;
   }
-  return new NovaClient({
+  const nova = new NovaClient({
     ...clientOptions,
     endpoint,
     token: () => session.token(),
     invalidateToken: () => session.invalidate(),
   });
+  return { nova, project: await session.project() };
 }

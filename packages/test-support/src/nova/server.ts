@@ -90,6 +90,8 @@ export interface NovaTestServer {
   /** Every request: method, path, and the microversion it was served at. */
   requests: { method: string; path: string; version: string }[];
   bootErrors: Error[];
+  /** Replaces what a booted instance does (NovaTestServerOptions.onActive), e.g. once the SLURM peer runs. */
+  setOnActive(fn: NovaTestServerOptions["onActive"]): void;
   close(): Promise<void>;
 }
 
@@ -145,6 +147,7 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
   const servers = new Map<string, TestServer>();
   const requests: NovaTestServer["requests"] = [];
   const bootErrors: Error[] = [];
+  let onActive = o.onActive;
   let base = "";
 
   const links = (kind: string, id: string) => [
@@ -225,7 +228,7 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
       if (s.deleting) return;
       touch(s, { status: "ACTIVE", vmState: "active", taskState: null });
       try {
-        await o.onActive?.(s);
+        await onActive?.(s);
       } catch (err) {
         bootErrors.push(err as Error);
       }
@@ -444,6 +447,9 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
     servers,
     requests,
     bootErrors,
+    setOnActive: (fn) => {
+      onActive = fn;
+    },
     close: () =>
       new Promise<void>((r) => {
         http.closeAllConnections();

@@ -11,6 +11,7 @@ import {
   Unprocessable,
   agentServesSite,
   jobRefusal,
+  siteJobRefusal,
   ACTIVE_JOB_STATUSES,
   TERMINAL_JOB_STATUSES,
 } from "@fm/domain";
@@ -21,7 +22,7 @@ import { keysetList } from "../../lib/paging.ts";
 import { recordChange } from "../changes/recorder.ts";
 import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { resolveSiteId } from "../sites/repo.ts";
+import { requireSite, resolveSiteId } from "../sites/repo.ts";
 import { transition } from "./lifecycle.ts";
 import { jobName } from "./names.ts";
 import { REPORTERS, applyReport } from "./report.ts";
@@ -61,6 +62,8 @@ export function createJobService({
         "devices_span_sites",
         "A job's devices must all be at one site: its workflow runs on that site's satellite",
       );
+    const siteRefusal = siteJobRefusal(input.kind, await requireSite(tx, found[0]!.siteId));
+    if (siteRefusal) throw new Conflict("site_state_conflict", siteRefusal);
     const refusals = found
       .map((d) => jobRefusal(input.kind, devices.toDevice(d)))
       .filter((r): r is string => r !== null);

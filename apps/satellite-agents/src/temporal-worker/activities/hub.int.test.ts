@@ -144,6 +144,7 @@ describe("hub activities", () => {
           ironicNodeUuid: null,
           slurmNodeName: "gpu001",
           resourceClass: "GPU_COMPUTE",
+          deviceRoleId: device.role!.id,
         },
       ],
     });

@@ -99,5 +99,6 @@ export function planOf(d: Device): DevicePlan {
     ironicNodeUuid: d.ironic.nodeUuid,
     slurmNodeName: d.slurm.nodeName,
     resourceClass: d.role ? ironicResourceClassFor(d.role.deviceClass) : null,
+    deviceRoleId: d.role?.id ?? null,
   };
 }

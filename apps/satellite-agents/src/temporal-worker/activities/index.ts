@@ -15,6 +15,7 @@ import { dhcpActivities } from "./dhcp.ts";
 import { hubActivities } from "./hub.ts";
 import { ironicActivities } from "./ironic.ts";
 import { netboxActivities } from "./netbox.ts";
+import { novaActivities } from "./nova.ts";
 import { slurmActivities } from "./slurm.ts";
 
 export function createActivities(deps: ActivityDeps) {
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...ironicActivities(deps),
     ...dhcpActivities(deps),
     ...slurmActivities(deps),
+    ...novaActivities(deps),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

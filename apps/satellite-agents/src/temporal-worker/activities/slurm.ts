@@ -4,21 +4,30 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { isTerminalSlurmState } from "@fm/clients";
-import { slurmNodeNameOf, slurmUnavailableWords } from "@fm/domain";
+import {
+  isSlurmNodeRegistered,
+  slurmNodeNameOf,
+  slurmNodeNeedsResume,
+  slurmNodeWords,
+  slurmUnavailableWords,
+} from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
-import { badInput, guarded } from "./failures.ts";
+import { badInput, guarded, notConfigured, sourceRejected } from "./failures.ts";
 
 type SlurmDeps = Pick<ActivityDeps, "slurm" | "slurmDeviceNamePrefix" | "burnInCommand" | "pollIntervalMs">;
+type AdoptDeps = SlurmDeps & Pick<ActivityDeps, "slurmNodes" | "slurmAdoption">;
 type BurnIn = { jobId: string; jobName: string; device: DevicePlan; durationMinutes: number; partition?: string };
 type BurnInResult = { device: string; slurmJobId: number; state: string; exitCode: number | null };
 
-export function slurmActivities(deps: SlurmDeps) {
+export function slurmActivities(deps: AdoptDeps) {
   return {
     slurmSubmitBurnIn: (a: BurnIn) => slurmSubmitBurnIn(deps, a),
     slurmWait: (a: { slurmJobId: number; device: string }) => slurmWait(deps, a),
     slurmCancel: (ids: number[]) => slurmCancel(deps, ids),
     slurmCheckNode: (d: DevicePlan) => slurmCheckNode(deps, d),
+    slurmAwaitNode: (d: DevicePlan) => slurmAwaitNode(deps, d),
+    slurmResumeNode: (d: DevicePlan) => slurmResumeNode(deps, d),
   };
 }
 
@@ -113,5 +122,49 @@ async function slurmCheckNode(deps: SlurmDeps, d: DevicePlan): Promise<string> {
     if (bad.length)
       throw badInput(`SLURM node ${name} is ${bad.join("+").toLowerCase()}${node.reason ? `: ${node.reason}` : ""}`);
     return node.state;
+  });
+}
+
+/**
+ * SLURM adoption: waits until the new server's slurmd has registered its node with slurmctld
+ * (present, neither unknown nor not responding), up to the adoption's register timeout.
+ */
+async function slurmAwaitNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
+  const ctx = Context.current();
+  const name = nodeOf(deps, d);
+  const timeoutMs = deps.slurmAdoption?.registerTimeoutMs ?? 30 * 60_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const node = await guarded(async () => (await slurmOf(deps).nodes()).find((n) => n.name === name));
+    if (node && isSlurmNodeRegistered(node.state, node.stateFlags)) return node.state;
+    ctx.heartbeat({ node: name, state: node?.state ?? null });
+    if (Date.now() > deadline)
+      throw sourceRejected(
+        `SLURM node ${name} did not register within ${Math.round(timeoutMs / 1000)} s (${node ? `it is ${slurmNodeWords(node.state, node.stateFlags).join("+").toLowerCase()}` : "slurmctld does not know it"}): is slurmd running on the server?`,
+      );
+    await ctx.sleep(deps.pollIntervalMs);
+  }
+}
+
+/** SLURM adoption: a registered node that is down or drained is resumed, and read back in service. */
+async function slurmResumeNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
+  return guarded(async () => {
+    const name = nodeOf(deps, d);
+    const read = async () => {
+      const node = (await slurmOf(deps).nodes()).find((n) => n.name === name);
+      if (!node) throw badInput(`SLURM has no node ${name}`);
+      return node;
+    };
+    const before = await read();
+    if (!slurmNodeNeedsResume(before.state, before.stateFlags)) return `${name} already in service (${before.state})`;
+    if (!deps.slurmNodes) throw notConfigured("this worker cannot update SLURM nodes (SLURM_URL, SLURM_TOKEN_FILE)");
+    await deps.slurmNodes.resume(name);
+    const after = await read();
+    const bad = slurmUnavailableWords(after.state, after.stateFlags);
+    if (bad.length)
+      throw sourceRejected(
+        `SLURM node ${name} is still ${bad.join("+").toLowerCase()} after a resume${after.reason ? `: ${after.reason}` : ""}`,
+      );
+    return `${name} resumed (was ${slurmNodeWords(before.state, before.stateFlags).join("+").toLowerCase()})`;
   });
 }

@@ -14,6 +14,7 @@
 export { burnInWorkflow } from "./burn-in.ts";
 export { enrolWorkflow } from "./enrol.ts";
 export { reimageWorkflow } from "./reimage.ts";
+export { slurmAdoptWorkflow } from "./slurm-adopt.ts";
 export { releaseWorkflow } from "./release.ts";
 export { teardownWorkflow } from "./teardown.ts";
 export { unenrolWorkflow } from "./unenrol.ts";
