@@ -146,25 +146,42 @@ async function slurmAwaitNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
   }
 }
 
-/** SLURM adoption: a registered node that is down or drained is resumed, and read back in service. */
+/**
+ * SLURM adoption: a registered node that is down or drained is resumed, and read back until it
+ * is in service. slurmctld may still mark a node that has just registered as not responding
+ * until its next contact with the slurmd, so that is waited out (up to RESUME_SETTLE_MS), and a
+ * node it set down again meanwhile is resumed again.
+ */
 async function slurmResumeNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
-  return guarded(async () => {
-    const name = nodeOf(deps, d);
-    const read = async () => {
+  const ctx = Context.current();
+  const name = nodeOf(deps, d);
+  const read = () =>
+    guarded(async () => {
       const node = (await slurmOf(deps).nodes()).find((n) => n.name === name);
       if (!node) throw badInput(`SLURM has no node ${name}`);
       return node;
-    };
-    const before = await read();
-    if (!slurmNodeNeedsResume(before.state, before.stateFlags)) return `${name} already in service (${before.state})`;
-    if (!deps.slurmNodes) throw notConfigured("this worker cannot update SLURM nodes (SLURM_URL, SLURM_TOKEN_FILE)");
-    await deps.slurmNodes.resume(name);
-    const after = await read();
-    const bad = slurmUnavailableWords(after.state, after.stateFlags);
-    if (bad.length)
+    });
+  const before = await read();
+  const was = slurmNodeWords(before.state, before.stateFlags).join("+").toLowerCase();
+  const deadline = Date.now() + RESUME_SETTLE_MS;
+  let resumed = false;
+  for (let node = before; ; node = await read()) {
+    const bad = slurmUnavailableWords(node.state, node.stateFlags);
+    if (!bad.length) return resumed ? `${name} resumed (was ${was})` : `${name} already in service (${node.state})`;
+    if (slurmNodeNeedsResume(node.state, node.stateFlags)) {
+      if (!deps.slurmNodes) throw notConfigured("this worker cannot update SLURM nodes (SLURM_URL, SLURM_TOKEN_FILE)");
+      const updater = deps.slurmNodes;
+      await guarded(() => updater.resume(name));
+      resumed = true;
+    }
+    if (Date.now() > deadline)
       throw sourceRejected(
-        `SLURM node ${name} is still ${bad.join("+").toLowerCase()} after a resume${after.reason ? `: ${after.reason}` : ""}`,
+        `SLURM node ${name} is still ${bad.join("+").toLowerCase()} after a resume${node.reason ? `: ${node.reason}` : ""}`,
       );
-    return `${name} resumed (was ${slurmNodeWords(before.state, before.stateFlags).join("+").toLowerCase()})`;
-  });
+    ctx.heartbeat({ node: name, state: node.state });
+    await ctx.sleep(deps.pollIntervalMs);
+  }
 }
+
+/** How long a resumed node may take to read as in service. */
+const RESUME_SETTLE_MS = 60_000;
