@@ -10,12 +10,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client, Connection } from "@temporalio/client";
 import type { Device, Job } from "@fm/domain";
 import { appCredentialCloud, startKeystoneServer, type KeystoneServer } from "@fm/clients/testing/keystone-server";
 import { getNode, setMaintenance } from "@fm/test-support/ironic";
 import { NO_VALID_HOST, startNovaServer, type NovaTestServer } from "@fm/test-support/nova";
 import { scontrolNode, setNodeState, startNodeDaemon } from "@fm/test-support/slurm";
-import { startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
+import { SITE, startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
 
 const IMAGE = "6b5f2d1c-8f3e-4a57-9a3b-0c1d2e3f4a5b";
 const NETWORK = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
@@ -91,6 +92,13 @@ const bootstrapConfig = async (roleId: string) => {
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
 };
+/** Every payload of a workflow history, decoded (payload data are bytes: JSON.stringify would hide them). */
+const payloadText = (v: unknown): string => {
+  if (v instanceof Uint8Array) return Buffer.from(v).toString("utf8");
+  if (Array.isArray(v)) return v.map(payloadText).join("\n");
+  if (v && typeof v === "object") return Object.values(v).map(payloadText).join("\n");
+  return typeof v === "string" ? v : "";
+};
 const steps = (job: Job) => job.steps.map((x) => `${x.name}:${x.status}`);
 
 describe("SLURM_ADOPT", () => {
@@ -138,6 +146,20 @@ describe("SLURM_ADOPT", () => {
     const hubDevice = (await s.api<Device>("GET", `/api/v1/devices/${d!.id}/`)).body;
     expect(hubDevice.ironic.provisionState).toBe("active");
 
+    // The bootstrap config's user data went from the hub to Nova inside the activity: the
+    // workflow's history never held it.
+    const connection = await Connection.connect({ address: s.temporal.address });
+    try {
+      const history = await new Client({ connection }).workflow.getHandle(job.id).fetchHistory();
+      const text = payloadText(history);
+      // The activities' inputs and results are there, decoded (the device plan names the device).
+      expect(text).toContain(`"name":"${d!.name}"`);
+      for (const secret of [USER_DATA, "systemctl start slurmd", Buffer.from(USER_DATA).toString("base64")])
+        expect(text).not.toContain(secret);
+    } finally {
+      await connection.close();
+    }
+
     // Adopting it again is refused: the node is no longer available for Nova.
     const again = await s.api("POST", "/api/v1/jobs/", { kind: "SLURM_ADOPT", deviceIds: [d!.id] });
     expect(again.status).toBe(409);
@@ -168,7 +190,7 @@ describe("SLURM_ADOPT", () => {
     expect((await scontrolNode(s.slurm!, "gpu002")).state).toMatch(/^UNKNOWN\+DRAIN/);
   });
 
-  it("is refused at a site where SLURM is not reached through OpenStack", async () => {
+  it("is refused at a site where SLURM is not reached through OpenStack, and RELEASE skips its SLURM step there", async () => {
     const site = (await s.api<{ version: number }>("GET", `/api/v1/sites/${s.siteId}/`)).body;
     const patch = await fetch(`${s.hub.url}/api/v1/sites/${s.siteId}/`, {
       method: "PATCH",
@@ -183,5 +205,15 @@ describe("SLURM_ADOPT", () => {
     const refused = await s.api("POST", "/api/v1/jobs/", { kind: "SLURM_ADOPT", deviceIds: [s.staged[1]!.id] });
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: "site_state_conflict" });
+    // RELEASE follows the same flag: its SLURM step is skipped, only the Ironic node is checked.
+    const release = await s.runJob({ kind: "RELEASE", deviceIds: [s.staged[0]!.id] });
+    expect(release.status, JSON.stringify(release.error)).toBe("SUCCEEDED");
+    expect(steps(release)).toEqual([
+      "preflight:SUCCEEDED",
+      "slurm-check:SKIPPED",
+      "ironic-check:SUCCEEDED",
+      "hand-back:SUCCEEDED",
+    ]);
+    expect(release.steps[1]!.message).toBe(`SLURM is not reached through OpenStack at ${SITE}`);
   });
 });
