@@ -195,7 +195,7 @@ function addDeviceCommands(device: Command): void {
 function addJobCommands(job: Command): void {
   withOutput(withPaging(job.command("list").description("list jobs")))
     .option("--status <status>", "PENDING, SUBMITTED, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED")
-    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP")
+    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP, SLURM_ADOPT")
     .option("--site <slug|id>", "site")
     .option("--device <device>", "jobs that include this device (name or id)")
     .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))
@@ -208,7 +208,10 @@ function addJobCommands(job: Command): void {
       job
         .command("create")
         .description("create a job (operate); params are checked against the kind's schema before sending")
-        .requiredOption("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP")
+        .requiredOption(
+          "--kind <kind>",
+          "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, REPAIR, NODE_SWAP, SLURM_ADOPT",
+        )
         .requiredOption("--device <device...>", "devices (names or ids) of one site")
         .option("--param <key=value...>", 'a parameter (value read as JSON when it is JSON: 30, true, ["a"])')
         .option("--params <json>", "all parameters as one JSON object")
