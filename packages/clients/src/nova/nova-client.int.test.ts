@@ -108,6 +108,25 @@ describe("the Nova client", () => {
     await client.deleteServer(id);
   });
 
+  it("a locked server is not deleted: Nova's 409 conflictingRequest, typed", async () => {
+    const node = await createAvailableNode(ironic.url, { name: "adopt-3" });
+    const id = await client.createServer(spec("gpu104", node.uuid));
+    await settled(id);
+    const lock = await fetch(`${nova.url}/servers/${id}/action`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ lock: null }),
+    });
+    expect(lock.status).toBe(202);
+    const refused = await client.deleteServer(id).catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      status: 409,
+      fault: "conflictingRequest",
+      message: expect.stringContaining(`Instance ${id} is locked`),
+    });
+    expect((await client.server(id))?.status).toBe("ACTIVE");
+  });
+
   it("a node in maintenance is no valid host: the server ends in ERROR with Nova's fault", async () => {
     const node = await createAvailableNode(ironic.url, { name: "adopt-2" });
     await setMaintenance(ironic.url, node.uuid, "bad DIMM");

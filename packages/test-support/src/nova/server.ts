@@ -15,7 +15,9 @@
  *   unexpected property, 400); unknown flavor, image, key pair or network a 400;
  * - `GET /v2.1/servers/{id}` and `/servers/detail?name=<regex>` (api_samples/servers/v2.71/
  *   server-get-resp.json): status BUILD → ACTIVE, or ERROR with `fault {code, message, created}`;
- * - `DELETE /v2.1/servers/{id}`: 204; the server is gone (404) once its node is undeployed;
+ * - `DELETE /v2.1/servers/{id}`: 204; the server is gone (404) once its node is undeployed; a
+ *   locked server (`POST /servers/{id}/action {"lock": null}`) is a 409 "Instance <id> is locked"
+ *   (nova/exception.py InstanceIsLocked);
  * - `GET /v2.1/flavors` (api_samples/flavors/flavors-list-resp.json);
  * - faults `{"<name>": {"code", "message"}}`: badRequest 400, itemNotFound 404, conflictingRequest
  *   409, computeFault otherwise (nova/api/openstack/wsgi.py `Fault`); a server Nova does not know
@@ -61,6 +63,7 @@ export interface TestServer {
   created: string;
   updated: string;
   deleting: boolean;
+  locked: boolean;
 }
 
 export interface NovaTestServerOptions {
@@ -189,7 +192,7 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
     image: { id: s.imageId, links: [links("images", s.imageId)[1]] },
     key_name: s.keyName,
     links: links("servers", s.id),
-    locked: false,
+    locked: s.locked,
     metadata: s.metadata,
     name: s.name,
     "os-extended-volumes:volumes_attached": [],
@@ -320,6 +323,7 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
       created: now(),
       updated: now(),
       deleting: false,
+      locked: false,
     };
     servers.set(id, s);
     // Without a host the scheduler would pick one by the flavor's resources; the tests always name the node.
@@ -369,8 +373,17 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
     }
     const m = /^\/servers\/([^/]+)$/.exec(path);
     if (m && method === "GET") return { status: 200, body: { server: show(serverOf(decodeURIComponent(m[1]!))) } };
+    const action = /^\/servers\/([^/]+)\/action$/.exec(path);
+    if (action && method === "POST") {
+      const s = serverOf(decodeURIComponent(action[1]!));
+      const verb = Object.keys((body as object | undefined) ?? {})[0];
+      if (verb !== "lock" && verb !== "unlock") throw new HttpFault(400, `There is no such action: ${String(verb)}`);
+      touch(s, { locked: verb === "lock" });
+      return { status: 202, body: undefined };
+    }
     if (m && method === "DELETE") {
       const s = serverOf(decodeURIComponent(m[1]!));
+      if (s.locked) throw new HttpFault(409, `Instance ${s.id} is locked`);
       if (!s.deleting) void remove(s);
       return { status: 204, body: undefined };
     }
