@@ -19,6 +19,7 @@ const COLUMNS = [
   'netbox_site_id AS "netboxSiteId"',
   'netbox_cluster_id AS "netboxClusterId"',
   'slurm_enabled AS "slurmEnabled"',
+  'openstack_slurm_enabled AS "openstackSlurmEnabled"',
   'configure_dhcp AS "configureDhcp"',
   'platform_class_activity_ready AS "platformClassActivityReady"',
   "version",

@@ -42,9 +42,17 @@ const device = (n: number): DevicePlan => ({
   ironicNodeUuid: null,
   slurmNodeName: `gpu00${n}`,
   resourceClass: "GPU_COMPUTE",
+  deviceRoleId: "0190a5b4-2222-7000-8000-000000000001",
 });
 const plan = (o: Partial<JobPlan["site"]> = {}): JobPlan => ({
-  site: { slug: "iad1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: true, ...o },
+  site: {
+    slug: "iad1",
+    slurmEnabled: true,
+    openstackSlurmEnabled: true,
+    configureDhcp: true,
+    platformClassActivityReady: true,
+    ...o,
+  },
   devices: [device(1), device(2)],
 });
 
@@ -107,6 +115,13 @@ const ok: Activities = {
   hubTopologySync: async () => {},
   slurmCheckNodesExist: async () => {},
   slurmWaitDrain: async (d, drained) => `${d.name} ${drained ? "drained" : "back in service"}`,
+  novaBootSlurmNode: async (d) => ({
+    serverId: `0190a5b4-3333-7000-8000-00000000000${d.name.slice(-1)}`,
+    nodeUuid: `0190a5b4-1111-7000-8000-00000000000${d.name.slice(-1)}`,
+    server: d.name,
+  }),
+  slurmAwaitNode: async () => "IDLE",
+  slurmResumeNode: async (d) => `${d.name} resumed (was idle+drain)`,
 };
 
 const SCENARIOS: Scenario[] = [
@@ -206,6 +221,28 @@ const SCENARIOS: Scenario[] = [
     kind: "RELEASE",
     params: {},
     activities: { preflight: async () => plan({ slurmEnabled: false }) },
+  },
+  // Recorded after the SLURM step came to follow openstackSlurmEnabled (patched()).
+  { file: "release-openstack-slurm", kind: "RELEASE", params: {}, activities: {} },
+  {
+    file: "release-slurm-without-openstack",
+    kind: "RELEASE",
+    params: {},
+    activities: { preflight: async () => plan({ openstackSlurmEnabled: false }) },
+  },
+  { file: "slurm-adopt-succeeded", kind: "SLURM_ADOPT", params: {}, activities: {} },
+  {
+    file: "slurm-adopt-nova-fault",
+    kind: "SLURM_ADOPT",
+    params: {},
+    activities: {
+      novaBootSlurmNode: async (d) => {
+        throw ApplicationFailure.nonRetryable(
+          `Nova server ${d.name} failed: No valid host was found. There are not enough hosts available.`,
+          "SourceRejected",
+        );
+      },
+    },
   },
   { file: "teardown-succeeded", kind: "TEARDOWN", params: {}, activities: {} },
   {

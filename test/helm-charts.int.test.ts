@@ -305,6 +305,27 @@ describe("names the runbook's commands use", () => {
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_ENROL_TARGET_PROJECT_NAME")).toBe(
       "fleet-manager-enrol",
     );
+    // openstack.slurm: Nova in the SLURM project for SLURM adoption, its clouds.yaml mounted.
+    expect(env("fleet-manager-satellite-temporal-worker", "OPENSTACK_SLURM_PROJECT_NAME")).toBe("slurm");
+    expect(env("fleet-manager-satellite-temporal-worker", "OPENSTACK_SLURM_NETWORK")).toBe(
+      "4c7e2a90-1b3d-4e5f-a6b7-c8d9e0f1a2b3",
+    );
+    expect(env("fleet-manager-satellite-temporal-worker", "OPENSTACK_SLURM_KEY_NAME")).toBe("sys1-ice2-keypair");
+    const worker = byName["fleet-manager-satellite-temporal-worker"]!;
+    const cloudsDir = env("fleet-manager-satellite-temporal-worker", "OPENSTACK_SLURM_CLOUDS_FILE")!.replace(
+      /\/clouds\.yaml$/,
+      "",
+    );
+    const mount = (containerOf(worker).volumeMounts as { name: string; mountPath: string }[]).find(
+      (m) => m.mountPath === cloudsDir,
+    )!;
+    expect(
+      (worker.spec.template.spec.volumes as { name: string; secret: unknown }[]).find((v) => v.name === mount.name)!
+        .secret,
+    ).toEqual({
+      secretName: "fleet-manager-satellite-openstack",
+      items: [{ key: "slurm-clouds.yaml", path: "clouds.yaml" }],
+    });
   });
 
   it("satellite: the worker reads BMC credentials as <item>/username and <item>/password from the `*-bmc` items", async () => {

@@ -7,6 +7,6 @@ ALTER TYPE job_kind ADD VALUE IF NOT EXISTS 'IMAGE_NODE' BEFORE 'REPAIR';
 -- PostgreSQL cannot drop an enum value: the type is rebuilt without it, and IMAGE_NODE jobs go.
 DELETE FROM jobs WHERE kind = 'IMAGE_NODE';
 ALTER TYPE job_kind RENAME TO job_kind_with_image_node;
-CREATE TYPE job_kind AS ENUM ('ENROL', 'UNENROL', 'BURN_IN', 'RELEASE', 'TEARDOWN', 'REIMAGE', 'REPAIR', 'NODE_SWAP');
+CREATE TYPE job_kind AS ENUM ('ENROL', 'UNENROL', 'BURN_IN', 'RELEASE', 'TEARDOWN', 'REIMAGE', 'REPAIR', 'NODE_SWAP', 'SLURM_ADOPT');
 ALTER TABLE jobs ALTER COLUMN kind TYPE job_kind USING kind::text::job_kind;
 DROP TYPE job_kind_with_image_node;

@@ -17,6 +17,9 @@
 #   SLURMD_PORT_BASE    node i's slurmd listens on base + i    (default 17000)
 #   SLURM_NODES         number of fake nodes                   (default 4)
 #   SLURM_NODE_PREFIX   node names <prefix>001, <prefix>002... (default gpu)
+#   SLURM_STANDBY_NODES the last n of the nodes are configured but get no slurmd at start: nodes
+#                       still to come (SLURM adoption's servers), whose slurmd a test starts later
+#                       (`slurmd -f <dir>/etc/slurm.conf -N <node>`)          (default 0)
 #   SLURM_START_TIMEOUT seconds for each start-up wait         (default 60)
 #
 # <dir> afterwards: etc/slurm.conf (export SLURM_CONF=<dir>/etc/slurm.conf for the slurm
@@ -44,6 +47,7 @@ CTLD_PORT=${SLURM_CTLD_PORT:-6817}
 SLURMD_PORT_BASE=${SLURMD_PORT_BASE:-17000}
 NODES=${SLURM_NODES:-4}
 PREFIX=${SLURM_NODE_PREFIX:-gpu}
+STANDBY=${SLURM_STANDBY_NODES:-0}
 START_TIMEOUT=${SLURM_START_TIMEOUT:-60} # seconds, for each wait during start
 STOP_TIMEOUT=10                          # seconds from SIGTERM to SIGKILL, per daemon
 PACKAGES=(slurmctld slurmd slurmrestd slurm-client slurm-wlm-jwt-plugin munge)
@@ -127,7 +131,7 @@ wait_for() {
 node_name() { printf '%s%03d' "$PREFIX" "$1"; }
 
 idle_nodes() { sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l; }
-all_idle() { [ "$(idle_nodes)" -eq "$NODES" ]; }
+all_idle() { [ "$(idle_nodes)" -eq "$((NODES - STANDBY))" ]; }
 rest_answers() { curl -s -o /dev/null -m 2 "http://127.0.0.1:$REST_PORT/openapi/v3"; }
 
 write_conf() {
@@ -176,6 +180,7 @@ start() {
   check_number SLURM_REST_PORT "$REST_PORT" 1 65535
   check_number SLURM_CTLD_PORT "$CTLD_PORT" 1 65535
   check_number SLURM_NODES "$NODES" 1 999
+  check_number SLURM_STANDBY_NODES "$STANDBY" 0 "$NODES"
   check_number SLURMD_PORT_BASE "$SLURMD_PORT_BASE" 1 $((65535 - NODES))
   [[ "$PREFIX" =~ ^[a-z][a-z0-9-]*$ ]] || die "SLURM_NODE_PREFIX must be lower-case letters, digits and '-', got '$PREFIX'"
   mkdir -p "$1"
@@ -212,7 +217,7 @@ start() {
   wait_for "$START_TIMEOUT" slurmctld scontrol ping ||
     { log_tail "$dir/log/slurmctld.log"; stop_dir "$dir" quiet; die "slurmctld not answering after $START_TIMEOUT s"; }
 
-  for i in $(seq 1 "$NODES"); do
+  for i in $(seq 1 "$((NODES - STANDBY))"); do
     slurmd -f "$SLURM_CONF" -N "$(node_name "$i")" </dev/null >>"$dir/log/slurmd.out" 2>&1 ||
       { log_tail "$dir/log/slurmd-$(node_name "$i").log" "$dir/log/slurmd.out"; stop_dir "$dir" quiet; die "slurmd $(node_name "$i") did not start"; }
   done
@@ -220,7 +225,7 @@ start() {
     sinfo -N >&2 || true
     log_tail "$dir/log/slurmctld.log"
     stop_dir "$dir" quiet
-    die "not all $NODES nodes idle after $START_TIMEOUT s"
+    die "not all $((NODES - STANDBY)) started nodes idle after $START_TIMEOUT s"
   }
 
   # SLURM_JWT=daemon: slurmrestd itself authenticates each request with the client's JWT.

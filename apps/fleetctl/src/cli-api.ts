@@ -106,7 +106,13 @@ function addSiteCommands(site: Command): void {
       .option("--region <region>", "topology region ('' for none)")
       .option("--netbox-site-id <n>", "NetBox site id")
       .option("--netbox-cluster-id <n>", "NetBox cluster id")
-      .addOption(new Option("--slurm-enabled <bool>").choices(["true", "false"]))
+      .addOption(new Option("--slurm-enabled <bool>", "the site has SLURM").choices(["true", "false"]))
+      .addOption(
+        new Option("--openstack-slurm-enabled <bool>", "SLURM reached through OpenStack (Nova)").choices([
+          "true",
+          "false",
+        ]),
+      )
       .addOption(new Option("--configure-dhcp <bool>").choices(["true", "false"]))
       .addOption(new Option("--platform-class-activity-ready <bool>").choices(["true", "false"]));
   examples(
@@ -190,7 +196,7 @@ function addDeviceCommands(device: Command): void {
 function addJobCommands(job: Command): void {
   withOutput(withPaging(job.command("list").description("list jobs")))
     .option("--status <status>", "PENDING, SUBMITTED, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED")
-    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP")
+    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP, SLURM_ADOPT")
     .option("--site <slug|id>", "site")
     .option("--device <device>", "jobs that include this device (name or id)")
     .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))
@@ -205,7 +211,7 @@ function addJobCommands(job: Command): void {
         .description("create a job (operate); params are checked against the kind's schema before sending")
         .requiredOption(
           "--kind <kind>",
-          "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP",
+          "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP, SLURM_ADOPT",
         )
         .requiredOption("--device <device...>", "devices (names or ids) of one site")
         .option("--param <key=value...>", 'a parameter (value read as JSON when it is JSON: 30, true, ["a"])')

@@ -1,6 +1,7 @@
 /** Typed clients, one folder per source. */
 export * from "./hub/index.ts";
 export * from "./ironic/index.ts";
+export * from "./nova/index.ts";
 export * from "./openstack/index.ts";
 export * from "./netbox/index.ts";
 export * from "./slurm/index.ts";

@@ -9,6 +9,7 @@ const site = {
   netboxSiteId: null,
   netboxClusterId: null,
   slurmEnabled: false,
+  openstackSlurmEnabled: false,
   configureDhcp: true,
   platformClassActivityReady: false,
   impairmentHold: null,

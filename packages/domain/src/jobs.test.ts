@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { JobCreateSchema, JobSchema, JobSignalCreateSchema, jobRefusal, type Job, type JobCreate } from "./jobs.ts";
+import {
+  JobCreateSchema,
+  JobSchema,
+  JobSignalCreateSchema,
+  jobRefusal,
+  siteJobRefusal,
+  type Job,
+  type JobCreate,
+} from "./jobs.ts";
 import { repairMaintenanceReason, repairReason, workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
@@ -136,5 +144,41 @@ describe("JobSignalCreateSchema", () => {
     expect(JobSignalCreateSchema.safeParse({ outcome: "fixed" }).success).toBe(false);
     expect(JobSignalCreateSchema.safeParse({ outcome: "failed", extra: 1 }).success).toBe(false);
     expect(JobSignalCreateSchema.safeParse({ outcome: "failed", note: "" }).success).toBe(false);
+  });
+});
+
+describe("SLURM_ADOPT refusals", () => {
+  const device = (o: { status?: string; state?: string | null; cordoned?: boolean; missing?: boolean } = {}) =>
+    ({
+      name: "gpu001",
+      netbox: { status: o.status ?? "active", missing: o.missing ?? false },
+      ironic: { provisionState: o.state === undefined ? "available" : o.state },
+      cordoned: o.cordoned ?? false,
+    }) as unknown as Parameters<typeof jobRefusal>[1];
+  it.each([
+    ["an enrolled, available, uncordoned node", {}, null],
+    ["a node NetBox no longer lists", { missing: true }, "gpu001 is no longer in NetBox"],
+    ["a staged node", { status: "staged" }, "gpu001 is not enrolled (NetBox status staged)"],
+    ["a cordoned node", { cordoned: true }, "gpu001 is cordoned: uncordon it before adding it to SLURM"],
+    [
+      "a node already deployed",
+      { state: "active" },
+      "gpu001 must be available in Ironic for Nova to deploy it (it is active)",
+    ],
+    [
+      "a node Ironic does not show",
+      { state: null },
+      "gpu001 must be available in Ironic for Nova to deploy it (it is unknown)",
+    ],
+  ])("%s", (_, o, refusal) => {
+    expect(jobRefusal("SLURM_ADOPT", device(o))).toBe(refusal);
+  });
+
+  it("runs only where SLURM is reached through OpenStack; other kinds do not care", () => {
+    expect(siteJobRefusal("SLURM_ADOPT", { slug: "kef", openstackSlurmEnabled: true })).toBeNull();
+    expect(siteJobRefusal("SLURM_ADOPT", { slug: "kef", openstackSlurmEnabled: false })).toMatch(
+      /SLURM is not reached through OpenStack at kef/,
+    );
+    expect(siteJobRefusal("RELEASE", { slug: "kef", openstackSlurmEnabled: false })).toBeNull();
   });
 });

@@ -19,6 +19,7 @@ export const JOB_KINDS = [
   "IMAGE_NODE",
   "REPAIR",
   "NODE_SWAP",
+  "SLURM_ADOPT",
 ] as const;
 export const JobKind = z.enum(JOB_KINDS);
 export type JobKind = z.infer<typeof JobKind>;
@@ -140,6 +141,8 @@ export const JOB_PARAMS = {
     partition: Name.optional().describe("SLURM partition of the re-test; default the site's"),
   }),
   NODE_SWAP: z.strictObject({ spareDeviceId: Uuid }),
+  // Image, flavor, GRES and user data come from the site's SlurmBootstrapConfig for the device's role.
+  SLURM_ADOPT: z.strictObject({}),
 } as const satisfies Record<JobKind, z.ZodType>;
 
 /** A kind's parameters as the hub stores and serves them (defaults applied). */
@@ -361,8 +364,25 @@ export function jobRefusal(kind: JobKind, d: Pick<Device, "name" | "netbox" | "i
       return state === "available"
         ? null
         : `${d.name} is not available to deploy an image on (Ironic ${state ?? "unknown"})`;
+    case "SLURM_ADOPT":
+      if (d.netbox.status !== "active") return `${d.name} is not enrolled (NetBox status ${d.netbox.status})`;
+      if (d.cordoned) return `${d.name} is cordoned: uncordon it before adding it to SLURM`;
+      // Nova deploys only onto an available node; an active one already runs an instance.
+      return state === "available"
+        ? null
+        : `${d.name} must be available in Ironic for Nova to deploy it (it is ${state ?? "unknown"})`;
     case "REPAIR":
     case "NODE_SWAP":
       return null;
   }
+}
+
+/**
+ * Why a job of this kind cannot run at this site, or null. SLURM adoption creates Nova servers:
+ * only where SLURM is reached through OpenStack.
+ */
+export function siteJobRefusal(kind: JobKind, site: { slug: string; openstackSlurmEnabled: boolean }): string | null {
+  if (kind === "SLURM_ADOPT" && !site.openstackSlurmEnabled)
+    return `SLURM is not reached through OpenStack at ${site.slug} (openstackSlurmEnabled is off): nothing would adopt the nodes`;
+  return null;
 }

@@ -28,7 +28,12 @@ export const SiteRecordSchema = z
     region: z.string().nullable().describe("Topology-service region; null when the site is not a topology target"),
     netboxSiteId: z.number().int().nullable(),
     netboxClusterId: z.number().int().nullable(),
-    slurmEnabled: z.boolean().describe("The site runs the SLURM integration (burn-in, release SLURM step)"),
+    slurmEnabled: z.boolean().describe("The site has a SLURM cluster: burn-in runs there"),
+    openstackSlurmEnabled: z
+      .boolean()
+      .describe(
+        "SLURM reached through OpenStack (Nova), the rollout guide's openstack.slurm.enabled: SLURM adoption and the release's SLURM step. Needs slurmEnabled; a standalone-Ironic site with SLURM keeps it false",
+      ),
     configureDhcp: z.boolean().describe("Enrolment configures DHCP; off where DHCP is managed externally"),
     platformClassActivityReady: z.boolean().describe("Enrolment writes NetBox custom_fields.platform_class"),
     impairmentHold: z
@@ -62,6 +67,7 @@ export const SiteCreateSchema = z
     netboxSiteId: NetboxId.nullable().optional(),
     netboxClusterId: NetboxId.nullable().optional(),
     slurmEnabled: z.boolean().optional(),
+    openstackSlurmEnabled: z.boolean().optional(),
     configureDhcp: z.boolean().optional(),
     platformClassActivityReady: z.boolean().optional(),
   })
@@ -84,6 +90,16 @@ export type SiteListQuery = z.infer<typeof SiteListQuerySchema>;
 
 export const SiteListSchema = listOf(SiteSchema).meta({ id: "SiteList" });
 export type SiteList = z.infer<typeof SiteListSchema>;
+
+/**
+ * Why a site with these flags is incoherent, or null: SLURM through Nova is SLURM, so
+ * openstackSlurmEnabled needs slurmEnabled (the database holds the same rule).
+ */
+export function siteFlagsRefusal(flags: { slurmEnabled: boolean; openstackSlurmEnabled: boolean }): string | null {
+  return flags.openstackSlurmEnabled && !flags.slurmEnabled
+    ? "openstackSlurmEnabled (SLURM reached through OpenStack) needs slurmEnabled: a site without SLURM cannot reach it through Nova"
+    : null;
+}
 
 /** A site's silence is judged against this window unless FM_SITE_SILENCE_AFTER_S says otherwise. */
 export const DEFAULT_SITE_SILENCE_AFTER_MS = 15 * 60_000;

@@ -27,6 +27,23 @@ export const isSlurmDrained = (state: string | null, flags: readonly string[]): 
 export const slurmUnavailableWords = (state: string | null, flags: readonly string[]): string[] =>
   slurmNodeWords(state, flags).filter((w) => SLURM_FAILED.includes(w) || SLURM_IMPAIRED.includes(w));
 
+/** Words of a node whose slurmd has not (yet) registered with slurmctld. */
+export const SLURM_UNREGISTERED: readonly string[] = [
+  "UNKNOWN",
+  "FUTURE",
+  "NOT_RESPONDING",
+  "POWERED_DOWN",
+  "POWERING_UP",
+];
+
+/** Whether the node's slurmd has registered with the controller (it may still be down or drained). */
+export const isSlurmNodeRegistered = (state: string | null, flags: readonly string[]): boolean =>
+  state !== null && !slurmNodeWords(state, flags).some((w) => SLURM_UNREGISTERED.includes(w));
+
+/** Whether a registered node still needs a resume to take work: down or drained. */
+export const slurmNodeNeedsResume = (state: string | null, flags: readonly string[]): boolean =>
+  slurmNodeWords(state, flags).some((w) => w === "DOWN" || SLURM_DRAIN_WORDS.includes(w));
+
 /*
  * Names. `deviceNamePrefix` (rollout guide, temporalWorker.slurm): a device's name is the prefix
  * followed by its SLURM node's name (prefix `kef-`: node `gpu001` is device `kef-gpu001`). Empty:

@@ -21,6 +21,7 @@ export const JOB_WORKFLOWS = {
   REIMAGE: "reimageWorkflow",
   IMAGE_NODE: "imageNodeWorkflow",
   REPAIR: "repairWorkflow",
+  SLURM_ADOPT: "slurmAdoptWorkflow",
 } as const satisfies Partial<Record<JobKind, string>>;
 export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
 export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
@@ -46,6 +47,7 @@ export const WORKFLOW_STEPS = {
   REIMAGE: ["preflight", "ironic-rebuild", "hub-record"],
   IMAGE_NODE: ["preflight", "ironic-deploy", "hub-record"],
   REPAIR: ["preflight", "cordon", "slurm-drain", "ironic-maintenance", "operator", "uncordon", "burn-in", "release"],
+  SLURM_ADOPT: ["preflight", "nova-boot", "slurm-register", "slurm-resume", "hub-record"],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */
@@ -102,11 +104,19 @@ export interface DevicePlan {
   ironicNodeUuid: string | null;
   slurmNodeName: string | null;
   resourceClass: string | null;
+  /** The device role's id (SLURM adoption picks the site's bootstrap config by it); absent in plans recorded before. */
+  deviceRoleId?: string | null;
 }
 
 export interface SitePlan {
   slug: string;
+  /** The site has SLURM: burn-in runs there. */
   slurmEnabled: boolean;
+  /**
+   * SLURM reached through OpenStack (Nova): SLURM adoption, and the release's SLURM step. Absent
+   * from plans recorded before the flags were split (those had only `slurmEnabled`).
+   */
+  openstackSlurmEnabled?: boolean;
   configureDhcp: boolean;
   platformClassActivityReady: boolean;
   /** The site's topology region (topology-sync target), or null; multi-node burn-ins need one. */

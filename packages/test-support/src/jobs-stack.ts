@@ -72,6 +72,8 @@ export interface JobsStackOptions {
   stagedDevices: number;
   /** Start SLURM with that many nodes (named like the staged devices); 0: no SLURM. */
   slurmNodes: number;
+  /** The last n SLURM nodes are configured without a running slurmd (servers SLURM adoption has yet to boot). */
+  slurmStandbyNodes?: number;
   /** What a burn-in test runs on a node (FM_BURNIN_COMMAND), standing in for the Enroot images. */
   burnInCommand?: string;
   /** The object storage burn-in artifacts go to (the workflow agent's bucket); none: not uploaded. */
@@ -123,7 +125,9 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
       startNetboxServer({ token: NETBOX_TOKEN, data }),
       startIronic(o.ironic),
       startTemporal(),
-      o.slurmNodes ? startSlurm({ nodes: o.slurmNodes, nodePrefix: "gpu" }) : Promise.resolve(undefined),
+      o.slurmNodes
+        ? startSlurm({ nodes: o.slurmNodes, nodePrefix: "gpu", standbyNodes: o.slurmStandbyNodes })
+        : Promise.resolve(undefined),
     ]);
     cleanups.push(
       () => nb.stop(),
@@ -150,6 +154,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
         slug: SITE,
         name: "Ashburn (IAD1)",
         slurmEnabled: Boolean(slurm),
+        openstackSlurmEnabled: Boolean(slurm),
         configureDhcp: true,
         platformClassActivityReady: true,
       })
@@ -236,7 +241,13 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
     if (slurm) {
       const tokenFile = join(dir, "slurm-token");
       await writeFile(tokenFile, slurm.token, { mode: 0o600 });
-      Object.assign(workerEnv, { SLURM_URL: slurm.url, SLURM_TOKEN_FILE: tokenFile, SLURM_USER: "root" });
+      // SLURM_CONF: the scontrol that resumes nodes on 22.05 (whose REST API has no node update) finds the cluster.
+      Object.assign(workerEnv, {
+        SLURM_URL: slurm.url,
+        SLURM_TOKEN_FILE: tokenFile,
+        SLURM_USER: "root",
+        SLURM_CONF: slurm.slurmConf,
+      });
     }
     const processes: AgentProcess[] = [];
     cleanups.push(() => Promise.all(processes.map((p) => p.stop("SIGKILL"))));

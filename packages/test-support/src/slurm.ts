@@ -42,6 +42,11 @@ export interface StartSlurmOptions {
   nodes?: number;
   /** Node name prefix (default "gpu": gpu001, gpu002, ...). Also the partition's name. */
   nodePrefix?: string;
+  /**
+   * The last n nodes are configured but their slurmd does not start (default 0): nodes still to
+   * come, as SLURM adoption's servers are until they boot. startNodeDaemon() starts one.
+   */
+  standbyNodes?: number;
   /** Keep the folder after stop(), to read the logs. */
   keepDir?: boolean;
   /** Seconds the script waits for each daemon (default 60). */
@@ -107,6 +112,7 @@ export async function startSlurm(opts: StartSlurmOptions = {}): Promise<SlurmPee
         SLURMD_PORT_BASE: String(slurmdBase),
         SLURM_NODES: String(nodeCount),
         SLURM_NODE_PREFIX: prefix,
+        SLURM_STANDBY_NODES: String(opts.standbyNodes ?? 0),
         SLURM_START_TIMEOUT: String(opts.startTimeoutS ?? 60),
       };
       try {
@@ -274,4 +280,23 @@ export async function setNodeState(
     `state=${state}`,
     ...(reason ? [`reason=${reason}`] : []),
   ]);
+}
+
+/**
+ * Starts the slurmd of a standby node (StartSlurmOptions.standbyNodes), as a booted server's
+ * cloud-init would: it registers the node with slurmctld. Stopping the cluster stops it too.
+ */
+export async function startNodeDaemon(peer: Pick<SlurmPeer, "slurmConf">, node: string): Promise<void> {
+  await slurmCommand(peer, "slurmd", ["-f", peer.slurmConf, "-N", node]);
+}
+
+/** A node as `scontrol -o show node` describes it: its State (e.g. IDLE, IDLE+DRAIN, DOWN*) and Reason. */
+export async function scontrolNode(
+  peer: Pick<SlurmPeer, "slurmConf">,
+  node: string,
+): Promise<{ state: string; reason: string | null }> {
+  const out = await slurmCommand(peer, "scontrol", ["-o", "show", "node", node]);
+  const state = /(?:^|\s)State=(\S+)/.exec(out)?.[1] ?? "";
+  const reason = /(?:^|\s)Reason=(.*?)(?=\s[A-Za-z]+=|$)/.exec(out.trim())?.[1] ?? null;
+  return { state, reason: reason === "(null)" ? null : reason };
 }

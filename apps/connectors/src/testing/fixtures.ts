@@ -20,6 +20,7 @@ export function site(slug: string, over: Partial<SiteRecord> = {}): SiteRecord {
     netboxSiteId: null,
     netboxClusterId: null,
     slurmEnabled: false,
+    openstackSlurmEnabled: false,
     configureDhcp: true,
     platformClassActivityReady: false,
     impairmentHold: null,

@@ -17,7 +17,11 @@ const SITE_VIEW: View<Site> = {
       value: (s) => s.conditions.find((c) => c.type === "Reporting")?.status,
       tone: statusTone,
     },
-    { header: "slurm", value: (s) => (s.slurmEnabled ? "yes" : "no"), wide: true },
+    {
+      header: "slurm",
+      value: (s) => (s.openstackSlurmEnabled ? "via openstack" : s.slurmEnabled ? "yes" : "no"),
+      wide: true,
+    },
     { header: "netbox site", value: (s) => s.netboxSiteId, wide: true },
     { header: "id", value: (s) => s.id, wide: true },
   ],
@@ -57,6 +61,7 @@ function fields(ctx: Ctx): Record<string, unknown> {
     netboxSiteId: int(o.netboxSiteId, "--netbox-site-id"),
     netboxClusterId: int(o.netboxClusterId, "--netbox-cluster-id"),
     slurmEnabled: bool(o.slurmEnabled),
+    openstackSlurmEnabled: bool(o.openstackSlurmEnabled),
     configureDhcp: bool(o.configureDhcp),
     platformClassActivityReady: bool(o.platformClassActivityReady),
   };

@@ -116,7 +116,13 @@ async function seedSite(prisma: PrismaClient, s: DemoSite, si: number, perSite: 
     const existing = await tx.site.findUnique({ where: { slug: s.slug } });
     if (existing) return existing;
     const row = await tx.site.create({
-      data: { ...s, netboxSiteId: 100 + si, netboxClusterId: 200 + si, slurmEnabled: si === 0 },
+      data: {
+        ...s,
+        netboxSiteId: 100 + si,
+        netboxClusterId: 200 + si,
+        slurmEnabled: si === 0,
+        openstackSlurmEnabled: si === 0,
+      },
     });
     await feedRepo.append(tx, [
       {

@@ -51,7 +51,7 @@ const env = {
 type SlurmEnv = z.infer<z.ZodObject<typeof env>>;
 
 /** Reads the JWT; never puts it in a message. */
-function tokenReader(file: string): () => string {
+export function tokenReader(file: string): () => string {
   return () => {
     const token = readFileSync(file, "utf8").trim();
     if (!token) throw new Error(`SLURM_TOKEN_FILE ${file} is empty`);
@@ -59,7 +59,10 @@ function tokenReader(file: string): () => string {
   };
 }
 
-export function slurmDrainer(config: SlurmEnv & { FM_HTTP_TIMEOUT_MS: number }, client: SlurmClient): NodeDrainer {
+export function slurmDrainer(
+  config: Pick<SlurmEnv, "SLURM_DRAIN_VIA" | "SLURM_SCONTROL" | "SLURM_TOKEN_FILE"> & { FM_HTTP_TIMEOUT_MS: number },
+  client: SlurmClient,
+): NodeDrainer {
   const via =
     config.SLURM_DRAIN_VIA === "auto"
       ? canUpdateNode(client.apiVersion)

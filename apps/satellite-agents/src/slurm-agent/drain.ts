@@ -12,6 +12,8 @@ export interface NodeDrainer {
   readonly via: "rest" | "scontrol";
   drain(node: string, reason: string): Promise<void>;
   undrain(node: string): Promise<void>;
+  /** Returns a node to service: clears a drain and a DOWN state (SLURM adoption of a new node). */
+  resume(node: string): Promise<void>;
 }
 
 export function restDrainer(client: SlurmClient): NodeDrainer {
@@ -19,6 +21,7 @@ export function restDrainer(client: SlurmClient): NodeDrainer {
     via: "rest",
     drain: (node, reason) => client.updateNode(node, { state: "DRAIN", reason }),
     undrain: (node) => client.updateNode(node, { state: "UNDRAIN" }),
+    resume: (node) => client.updateNode(node, { state: "RESUME" }),
   };
 }
 
@@ -54,5 +57,6 @@ export function scontrolDrainer(o: ScontrolOptions): NodeDrainer {
     via: "scontrol",
     drain: (node, reason) => run(["update", `nodename=${node}`, "state=drain", `reason=${reason}`]),
     undrain: (node) => run(["update", `nodename=${node}`, "state=undrain"]),
+    resume: (node) => run(["update", `nodename=${node}`, "state=resume"]),
   };
 }

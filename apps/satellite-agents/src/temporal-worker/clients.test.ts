@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appCredentialCloud, startKeystoneServer, type KeystoneServer } from "@fm/clients/testing/keystone-server";
 import { ConfigError, loadConfig } from "../runtime/config.ts";
 import { sourceClients } from "./clients.ts";
-import { redfishVerifyCa, workerEnv } from "./env.ts";
+import { checkWorkerConfig, redfishVerifyCa, workerEnv } from "./env.ts";
 
 let keystone: KeystoneServer;
 let dir: string;
@@ -105,5 +105,54 @@ describe("worker enrolment configuration", () => {
         `IRONIC_ENROL_TARGET_PROJECT_NAME: the overcloud cloud in ${clouds} has no Keystone (auth_type none) to resolve it through`,
       ]),
     );
+  });
+});
+
+describe("worker SLURM adoption configuration (openstack.slurm)", () => {
+  const slurm = (clouds: string, project = "site-kef") => ({
+    OPENSTACK_SLURM_CLOUDS_FILE: clouds,
+    OPENSTACK_SLURM_PROJECT_NAME: project,
+    OPENSTACK_SLURM_NETWORK: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+    OPENSTACK_SLURM_KEY_NAME: "sys1-ice2-keypair",
+    SLURM_URL: "http://127.0.0.1:9",
+    SLURM_TOKEN_FILE: "/dev/null",
+  });
+
+  it("takes the cloud, project, network and key pair together, with slurmrestd to wait for the node on", () => {
+    expect(() => checkWorkerConfig(config(slurm("/etc/clouds.yaml")))).not.toThrow();
+    const { OPENSTACK_SLURM_NETWORK: _n, OPENSTACK_SLURM_KEY_NAME: _k, ...partial } = slurm("/etc/clouds.yaml");
+    expect(() => checkWorkerConfig(config(partial))).toThrow(
+      new ConfigError([
+        "OPENSTACK_SLURM_NETWORK: required together with OPENSTACK_SLURM_CLOUDS_FILE, OPENSTACK_SLURM_PROJECT_NAME",
+        "OPENSTACK_SLURM_KEY_NAME: required together with OPENSTACK_SLURM_CLOUDS_FILE, OPENSTACK_SLURM_PROJECT_NAME",
+      ]),
+    );
+    const { SLURM_URL: _u, SLURM_TOKEN_FILE: _t, ...noSlurm } = slurm("/etc/clouds.yaml");
+    expect(() => checkWorkerConfig(config(noSlurm))).toThrow(/SLURM_URL: SLURM adoption/);
+    expect(() => config({ ...slurm("/etc/clouds.yaml"), OPENSTACK_SLURM_NETWORK: "provider" })).toThrow(
+      /OPENSTACK_SLURM_NETWORK/,
+    );
+  });
+
+  it("refuses a credential scoped to another project than the one named: its servers would be a stranger's", async () => {
+    const clouds = join(dir, "slurm.yaml");
+    await writeFile(clouds, appCredentialCloud(keystone.url));
+    keystone.computeUrl = "http://127.0.0.1:9";
+    try {
+      const clients = await sourceClients(config(slurm(clouds)), once);
+      expect(clients!.slurmAdoption).toEqual({
+        networkId: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+        keyName: "sys1-ice2-keypair",
+        registerTimeoutMs: 1_800_000,
+      });
+      expect(clients!.nova!.endpoint).toBe(`${keystone.url}/compute/v2.1`);
+      await expect(sourceClients(config(slurm(clouds, "slurm")), once)).rejects.toThrow(
+        new ConfigError([
+          `OPENSTACK_SLURM_PROJECT_NAME: the credential in ${clouds} is scoped to project "site-kef", not "slurm"`,
+        ]),
+      );
+    } finally {
+      keystone.computeUrl = undefined;
+    }
   });
 });

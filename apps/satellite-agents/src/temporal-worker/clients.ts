@@ -9,16 +9,21 @@ import {
   NetboxClient,
   SlurmClient,
   loadCloud,
+  novaClientFor,
   openstackFor,
   type IronicClient,
   type KeystoneSession,
 } from "@fm/clients";
 import { IRONIC_INSTANCES, type IronicInstance } from "@fm/domain";
 import { ConfigError } from "../runtime/config.ts";
+import { slurmDrainer } from "../slurm-agent/agent.ts";
 import type { ActivityDeps } from "./activities/index.ts";
 import type { WorkerConfig } from "./env.ts";
 
-export type SourceClients = Pick<ActivityDeps, "ironic" | "netbox" | "slurm" | "enrolOwner">;
+export type SourceClients = Pick<
+  ActivityDeps,
+  "ironic" | "netbox" | "slurm" | "enrolOwner" | "nova" | "slurmAdoption" | "slurmNodes"
+>;
 
 type Retry = <T>(what: string, fn: () => Promise<T>) => Promise<T | undefined>;
 
@@ -61,7 +66,43 @@ export async function sourceClients(config: WorkerConfig, retry: Retry): Promise
           timeoutMs: config.FM_HTTP_TIMEOUT_MS,
         })
       : undefined;
-  return { ironic, netbox, slurm, enrolOwner };
+  const adoption = await slurmAdoptionOf(config, retry);
+  if (adoption === null) return undefined;
+  const slurmNodes =
+    slurm && slurmTokenFile ? slurmDrainer({ ...config, SLURM_TOKEN_FILE: slurmTokenFile }, slurm) : undefined;
+  return { ironic, netbox, slurm, enrolOwner, slurmNodes, ...adoption };
+}
+
+/**
+ * Nova in the SLURM project (openstack.slurm), when configured. The credential must be scoped to
+ * OPENSTACK_SLURM_PROJECT_NAME: servers made in another project would be a stranger's. Null when
+ * stopped while Keystone was being waited for.
+ */
+async function slurmAdoptionOf(
+  config: WorkerConfig,
+  retry: Retry,
+): Promise<Pick<SourceClients, "nova" | "slurmAdoption"> | null> {
+  const file = config.OPENSTACK_SLURM_CLOUDS_FILE;
+  if (!file) return {};
+  const variable = "OPENSTACK_SLURM_CLOUDS_FILE";
+  const cloud = configured(variable, () => loadCloud(file, config.OPENSTACK_SLURM_CLOUD));
+  const made = await retry("authenticate to the SLURM project's Keystone", () =>
+    configured(variable, () => novaClientFor(cloud, { timeoutMs: config.FM_HTTP_TIMEOUT_MS })),
+  );
+  if (!made) return null;
+  const wanted = config.OPENSTACK_SLURM_PROJECT_NAME!;
+  if (made.project?.name !== wanted)
+    throw new ConfigError([
+      `OPENSTACK_SLURM_PROJECT_NAME: the credential in ${file} is scoped to project ${made.project ? JSON.stringify(made.project.name) : "(none named)"}, not ${JSON.stringify(wanted)}`,
+    ]);
+  return {
+    nova: made.nova,
+    slurmAdoption: {
+      networkId: config.OPENSTACK_SLURM_NETWORK!,
+      keyName: config.OPENSTACK_SLURM_KEY_NAME!,
+      registerTimeoutMs: config.FM_SLURM_REGISTER_TIMEOUT_S * 1000,
+    },
+  };
 }
 
 /** The project's id in each instance's Keystone, asked once per instance (a failure is asked again). */

@@ -70,6 +70,44 @@ export const workerEnv = {
     .optional()
     .describe("File holding the slurmrestd JWT (re-read on every request, so rotation needs no restart)"),
   SLURM_DEVICE_NAME_PREFIX: SlurmDeviceNamePrefix,
+  SLURM_DRAIN_VIA: z
+    .enum(["auto", "rest", "scontrol"])
+    .default("auto")
+    .describe(
+      "How SLURM adoption resumes a node: slurmrestd's node update (v0.0.40+), scontrol, or auto (by API version)",
+    ),
+  SLURM_SCONTROL: z.string().min(1).default("scontrol").describe("The scontrol executable (SLURM_DRAIN_VIA scontrol)"),
+  OPENSTACK_SLURM_CLOUDS_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "clouds.yaml of the SLURM project (the guide's openstack-slurm document): an application credential scoped to it, Nova from its catalog",
+    ),
+  OPENSTACK_SLURM_CLOUD: z.string().min(1).optional(),
+  OPENSTACK_SLURM_PROJECT_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "openstack.slurm.targetProjectName: the project SLURM servers are made in; the credential must be scoped to it",
+    ),
+  OPENSTACK_SLURM_NETWORK: z
+    .uuid()
+    .optional()
+    .describe("openstack.slurm.network: the provider network UUID SLURM servers attach to"),
+  OPENSTACK_SLURM_KEY_NAME: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("openstack.slurm.keyName: the Nova key pair injected as cloud-user ({deployment}-keypair)"),
+  FM_SLURM_REGISTER_TIMEOUT_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1800)
+    .describe("How long SLURM adoption waits for a new server's SLURM node to register, seconds"),
   FM_DHCP_HOSTS_DIR: z
     .string()
     .min(1)
@@ -148,4 +186,18 @@ export function checkWorkerConfig(config: WorkerConfig): void {
     if (Boolean(config[a]) !== Boolean(config[b]))
       throw new ConfigError([`${config[a] ? b : a}: required together with ${config[a] ? a : b}`]);
   }
+  // openstack.slurm: the project, network and key pair come with the cloud, and all need slurmrestd.
+  const adoption = [
+    "OPENSTACK_SLURM_CLOUDS_FILE",
+    "OPENSTACK_SLURM_PROJECT_NAME",
+    "OPENSTACK_SLURM_NETWORK",
+    "OPENSTACK_SLURM_KEY_NAME",
+  ] as const;
+  const given = adoption.filter((v) => config[v]);
+  if (given.length && given.length < adoption.length)
+    throw new ConfigError(
+      adoption.filter((v) => !config[v]).map((v) => `${v}: required together with ${given.join(", ")}`),
+    );
+  if (given.length && !config.SLURM_URL)
+    throw new ConfigError(["SLURM_URL: SLURM adoption (OPENSTACK_SLURM_*) waits for the node on slurmrestd"]);
 }

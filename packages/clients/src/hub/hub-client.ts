@@ -44,6 +44,8 @@ import {
   ReflectionResultSchema,
   SiteListSchema,
   SiteSchema,
+  SlurmBootstrapConfigListSchema,
+  type SlurmBootstrapConfig,
   type AgentKind,
   type Device,
   type DeviceList,
@@ -285,6 +287,18 @@ export class HubClient {
       body,
       retry: true,
     }); // repeating a heartbeat only moves its time
+  }
+
+  /** A site's SLURM bootstrap configs (one per device role: Nova image, flavor, GRES, user data). */
+  async slurmBootstrapConfigs(siteId: string): Promise<SlurmBootstrapConfig[]> {
+    const configs: SlurmBootstrapConfig[] = [];
+    for await (const c of everyPage((cursor) =>
+      this.request("GET", `/api/v1/sites/${siteId}/slurm-bootstrap-configs/`, SlurmBootstrapConfigListSchema, {
+        query: { limit: 1000, cursor },
+      }).then((res) => res.body),
+    ))
+      configs.push(c);
+    return configs;
   }
 
   getDevice(id: string): Promise<Device> {

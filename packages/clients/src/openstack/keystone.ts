@@ -48,6 +48,7 @@ const TokenBodySchema = z.looseObject({
   token: z.looseObject({
     expires_at: z.string(),
     catalog: CatalogSchema.optional(),
+    project: z.looseObject({ id: z.string(), name: z.string() }).optional(),
   }),
 });
 
@@ -76,8 +77,11 @@ export class KeystoneSession {
   private readonly timeoutMs: number;
   private readonly fetch: typeof fetch;
   private readonly now: () => number;
-  private current: { token: string; expiresAt: number; catalog: ServiceCatalog } | undefined;
-  private pending: Promise<{ token: string; catalog: ServiceCatalog }> | undefined;
+  private current:
+    | { token: string; expiresAt: number; catalog: ServiceCatalog; project: { id: string; name: string } | undefined }
+    | undefined;
+  private pending:
+    Promise<{ token: string; catalog: ServiceCatalog; project?: { id: string; name: string } }> | undefined;
 
   constructor(private readonly opts: KeystoneSessionOptions) {
     // clouds.yaml auth_url is conventionally ".../v3" but often the bare Keystone root; the
@@ -149,18 +153,31 @@ export class KeystoneSession {
     }
   }
 
+  /** The project the credential is scoped to (an application credential carries its own), as the token names it. */
+  async project(): Promise<{ id: string; name: string } | undefined> {
+    return (await this.authenticate()).project;
+  }
+
   /** Drops the cached token (e.g. after a service answered 401 to it). */
   invalidate(): void {
     this.current = undefined;
   }
 
-  private async authenticate(): Promise<{ token: string; catalog: ServiceCatalog }> {
+  private async authenticate(): Promise<{
+    token: string;
+    catalog: ServiceCatalog;
+    project?: { id: string; name: string };
+  }> {
     if (this.current && this.now() < this.current.expiresAt - this.refreshMarginMs) return this.current;
     this.pending ??= this.requestToken().finally(() => (this.pending = undefined));
     return this.pending;
   }
 
-  private async requestToken(): Promise<{ token: string; catalog: ServiceCatalog }> {
+  private async requestToken(): Promise<{
+    token: string;
+    catalog: ServiceCatalog;
+    project?: { id: string; name: string };
+  }> {
     const c = this.opts.credential;
     const who = "id" in c ? `application credential ${c.id}` : `application credential ${JSON.stringify(c.name)}`;
     const application_credential =
@@ -212,7 +229,8 @@ export class KeystoneSession {
         res.status,
       );
     }
-    this.current = { token, expiresAt, catalog: body.token.catalog ?? [] };
+    const project = body.token.project ? { id: body.token.project.id, name: body.token.project.name } : undefined;
+    this.current = { token, expiresAt, catalog: body.token.catalog ?? [], project };
     return this.current;
   }
 }

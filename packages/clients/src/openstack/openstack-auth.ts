@@ -5,6 +5,7 @@
  * `region_name`) unless `baremetal_endpoint_override` is set.
  */
 import { IronicClient, type IronicClientOptions } from "../ironic/ironic-client.ts";
+import { NovaClient, type NovaClientOptions } from "../nova/nova-client.ts";
 import { CloudConfigError, type Cloud } from "./clouds-yaml.ts";
 import { KeystoneSession, catalogEndpoint, type KeystoneSessionOptions } from "./keystone.ts";
 
@@ -56,4 +57,43 @@ export async function openstackFor(
     invalidateToken: () => session.invalidate(),
   });
   return { ironic, keystone: session };
+}
+
+/**
+ * A NovaClient for a cloud: the `compute` endpoint of its token's catalog (for `interface` and
+ * `region_name`) with the cloud's application credential, whose project is the one servers are
+ * made in. Authenticates now, so a wrong credential or a catalog without Nova fails at start.
+ * `auth_type: none` has no Nova: Nova always sits behind Keystone. The token's project comes back
+ * beside the client, for the caller to check it is the one it means to create servers in.
+ */
+export async function novaClientFor(
+  cloud: Cloud,
+  options: Omit<NovaClientOptions, "endpoint" | "token" | "invalidateToken"> & IronicClientForOptions = {},
+): Promise<{ nova: NovaClient; project: { id: string; name: string } | undefined }> {
+  if (cloud.authType === "none")
+    throw new CloudConfigError(
+      `cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: Nova needs Keystone (auth_type v3applicationcredential), not auth_type none`,
+    );
+  const { keystone, ...clientOptions } = options;
+  const session = new KeystoneSession({
+    authUrl: cloud.authUrl,
+    credential: cloud.credential,
+    fetch: clientOptions.fetch,
+    ...keystone,
+  });
+  let endpoint: string;
+  try {
+    endpoint = catalogEndpoint(await session.catalog(), "compute", cloud.interface, cloud.regionName);
+  } catch (err) {
+    if (err instanceof CloudConfigError)
+      throw new CloudConfigError(`cloud ${JSON.stringify(cloud.name)} in ${cloud.file}: ${err.message}`);
+    throw err;
+  }
+  const nova = new NovaClient({
+    ...clientOptions,
+    endpoint,
+    token: () => session.token(),
+    invalidateToken: () => session.invalidate(),
+  });
+  return { nova, project: await session.project() };
 }

@@ -107,15 +107,15 @@ export function canUpdateNode(apiVersion: string): boolean {
 }
 
 /**
- * What a node update sets: drained with a reason, or undrained. UNDRAIN clears the drain and
- * nothing else (scontrol(1)): a node SLURM itself has set DOWN stays down, where RESUME would
- * return it to service.
+ * What a node update sets: drained with a reason, undrained, or resumed. UNDRAIN clears the drain
+ * and nothing else (scontrol(1)): a node SLURM itself has set DOWN stays down, where RESUME
+ * returns it to service (what SLURM adoption wants of a node that just registered).
  */
-export type SlurmNodeUpdate = { state: "DRAIN"; reason: string } | { state: "UNDRAIN" };
+export type SlurmNodeUpdate = { state: "DRAIN"; reason: string } | { state: "UNDRAIN" } | { state: "RESUME" };
 
 /** The `update_node_msg` body of `POST /node/{name}` (v0.0.40+). */
 export function updateNodeBody(update: SlurmNodeUpdate): unknown {
-  return update.state === "DRAIN" ? { state: ["DRAIN"], reason: update.reason } : { state: ["UNDRAIN"] };
+  return update.state === "DRAIN" ? { state: ["DRAIN"], reason: update.reason } : { state: [update.state] };
 }
 
 /** "v0.0.40" vs "v0.0.39": -1, 0, 1. */

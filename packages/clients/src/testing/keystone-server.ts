@@ -4,7 +4,8 @@
  * fronts Ironic the way a deployment's keystonemiddleware does: /baremetal/* (and
  * /baremetal-internal/*) is forwarded to `ironicUrl` only with an X-Auth-Token it issued and has
  * not revoked. A test Ironic runs in noauth mode and would ignore the token, so this is where its
- * presence is proven.
+ * presence is proven. With `computeUrl` it lists a `compute` service too and fronts the Nova test
+ * server (packages/test-support/src/nova) the same way at /compute/*.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { ServiceCatalog } from "../openstack/index.ts";
@@ -16,6 +17,10 @@ export interface KeystoneServer {
   url: string;
   /** Where /baremetal/* is forwarded (a real Ironic); unset: 502. */
   ironicUrl: string | undefined;
+  /** Where /compute/* is forwarded (the Nova test server, its /v2.1 included); unset: no compute in the catalog. */
+  computeUrl: string | undefined;
+  /** X-Auth-Token of every request forwarded to Nova, with its method and path. */
+  computeCalls: { token: string | undefined; method: string; path: string }[];
   /** Every body POSTed to /v3/auth/tokens. */
   authBodies: unknown[];
   issued: string[];
@@ -31,7 +36,7 @@ export interface KeystoneServer {
 }
 
 /** The catalog the stand-in hands out: Keystone itself, and Ironic public and internal in RegionOne, public in RegionTwo. */
-export function keystoneCatalog(base: string): ServiceCatalog {
+export function keystoneCatalog(base: string, opts: { compute?: boolean } = {}): ServiceCatalog {
   const endpoint = (id: string, iface: string, region: string, url: string) => ({
     id,
     interface: iface,
@@ -56,6 +61,16 @@ export function keystoneCatalog(base: string): ServiceCatalog {
         endpoint("e3", "public", "RegionTwo", "http://127.0.0.1:9/region-two"),
       ],
     },
+    ...(opts.compute
+      ? [
+          {
+            type: "compute",
+            name: "nova",
+            id: "8a2c7d1e",
+            endpoints: [endpoint("c1", "public", "RegionOne", `${base}/compute/v2.1`)],
+          },
+        ]
+      : []),
   ];
 }
 
@@ -124,7 +139,7 @@ function issueToken(k: KeystoneServer, raw: string, res: ServerResponse): void {
         issued_at: "2018-01-15T21:14:05.000000Z",
         project: { id: "231c62fb", name: "site-kef", domain: { id: "default", name: "Default" } },
         application_credential_restricted: true,
-        catalog: keystoneCatalog(k.url),
+        catalog: keystoneCatalog(k.url, { compute: k.computeUrl !== undefined }),
       },
     },
     { "x-subject-token": token },
@@ -179,8 +194,32 @@ function forwardToIronic(
   });
 }
 
+/**
+ * /compute/*: forwarded to the Nova test server with a valid token (as keystonemiddleware in front
+ * of nova-api), 401 without; the microversion headers go both ways, with Location.
+ */
+function forwardToNova(k: KeystoneServer, req: IncomingMessage, raw: string, path: string, res: ServerResponse) {
+  const token = req.headers["x-auth-token"] as string | undefined;
+  k.computeCalls.push({ token, method: req.method!, path });
+  if (!token || !k.issued.includes(token) || k.revoked.has(token)) return unauthorized(res);
+  if (!k.computeUrl) return json(res, 502, { error: { code: 502, title: "Bad Gateway", message: "no Nova" } });
+  const pass = ["openstack-api-version", "x-openstack-nova-api-version", "content-type", "accept"];
+  const headers = Object.fromEntries(pass.flatMap((h) => (req.headers[h] ? [[h, String(req.headers[h])]] : [])));
+  void fetch(`${k.computeUrl}${path}`, { method: req.method, headers, body: raw || undefined }).then(
+    async (r) => {
+      const back = ["content-type", "location", "openstack-api-version", "x-openstack-nova-api-version", "vary"];
+      res.writeHead(
+        r.status,
+        Object.fromEntries(back.flatMap((h) => (r.headers.get(h) ? [[h, r.headers.get(h)!]] : []))),
+      );
+      res.end(await r.text());
+    },
+    () => json(res, 502, { error: { code: 502, title: "Bad Gateway", message: "Nova did not answer" } }),
+  );
+}
+
 export async function startKeystoneServer(
-  opts: { ironicUrl?: string; projects?: KeystoneServer["projects"] } = {},
+  opts: { ironicUrl?: string; computeUrl?: string; projects?: KeystoneServer["projects"] } = {},
 ): Promise<KeystoneServer> {
   const server: Server = createServer((req, res) => {
     let raw = "";
@@ -190,6 +229,8 @@ export async function startKeystoneServer(
       if (req.method === "GET" && /^\/v3\/projects(\?|$)/.test(req.url ?? "")) return listProjects(k, req, res);
       const m = /^\/(baremetal|baremetal-internal)(\/.*)$/.exec(req.url ?? "");
       if (m) return forwardToIronic(k, req, raw, m[2]!, res);
+      const nova = /^\/compute(\/.*)$/.exec(req.url ?? "");
+      if (nova) return forwardToNova(k, req, raw, nova[1]!, res);
       json(res, 404, { error: { code: 404, title: "Not Found", message: "not here" } });
     });
   });
@@ -197,6 +238,8 @@ export async function startKeystoneServer(
   const k: KeystoneServer = {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     ironicUrl: opts.ironicUrl,
+    computeUrl: opts.computeUrl,
+    computeCalls: [],
     authBodies: [],
     issued: [],
     revoked: new Set(),
@@ -208,6 +251,7 @@ export async function startKeystoneServer(
       this.issued = [];
       this.revoked.clear();
       this.ironicCalls = [];
+      this.computeCalls = [];
     },
     close: () =>
       new Promise<void>((r) => {

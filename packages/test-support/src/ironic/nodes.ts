@@ -171,3 +171,18 @@ export async function createNodesBulk(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, names.length)) }, worker));
   return created;
 }
+
+/** A `fake-hardware` node taken through manage and provide (and automated cleaning) to `available`. */
+export async function createAvailableNode(
+  url: string,
+  node: { name: string; resource_class?: string; properties?: Record<string, unknown> },
+): Promise<RawIronicNode> {
+  const created = (await ironicRequest(url, "POST", "/v1/nodes", {
+    driver: "fake-hardware",
+    ...node,
+  })) as RawIronicNode;
+  await setProvisionState(url, created.uuid, "manage");
+  await waitForProvisionState(url, created.uuid, "manageable");
+  await setProvisionState(url, created.uuid, "provide");
+  return waitForProvisionState(url, created.uuid, "available");
+}

@@ -30,6 +30,7 @@ const siteData: SiteRecord = {
   netboxSiteId: null,
   netboxClusterId: null,
   slurmEnabled: false,
+  openstackSlurmEnabled: false,
   configureDhcp: true,
   platformClassActivityReady: false,
   impairmentHold: null,

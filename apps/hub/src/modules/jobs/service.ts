@@ -12,6 +12,7 @@ import {
   agentServesSite,
   burnInRefusal,
   jobRefusal,
+  siteJobRefusal,
   ACTIVE_JOB_STATUSES,
   SIGNALLED_JOB_KINDS,
   TERMINAL_JOB_STATUSES,
@@ -23,7 +24,7 @@ import { keysetList } from "../../lib/paging.ts";
 import { recordChange } from "../changes/recorder.ts";
 import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { resolveSiteId } from "../sites/repo.ts";
+import { requireSite, resolveSiteId } from "../sites/repo.ts";
 import { transition, updateJob } from "./lifecycle.ts";
 import { jobName } from "./names.ts";
 import { REPORTERS, applyReport } from "./report.ts";
@@ -63,6 +64,8 @@ export function createJobService({
         "devices_span_sites",
         "A job's devices must all be at one site: its workflow runs on that site's satellite",
       );
+    const siteRefusal = siteJobRefusal(input.kind, await requireSite(tx, found[0]!.siteId));
+    if (siteRefusal) throw new Conflict("site_state_conflict", siteRefusal);
     const refusals = found
       .map((d) => jobRefusal(input.kind, devices.toDevice(d)))
       .filter((r): r is string => r !== null);

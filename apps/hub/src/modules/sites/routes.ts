@@ -77,7 +77,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
         params: IdParams,
         headers: IfMatchHeaders,
         body: SitePatchSchema,
-        response: { 200: SiteSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415) },
+        response: { 200: SiteSchema, ...errorResponses(400, 401, 403, 404, 412, 413, 415, 422) },
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { NotFound, siteReporting, siteSources } from "@fm/domain";
+import { NotFound, Unprocessable, siteFlagsRefusal, siteReporting, siteSources } from "@fm/domain";
 import type { Site, SiteCreate, SiteRecord, SiteList, SiteListQuery, SitePatch } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
@@ -37,6 +37,15 @@ export interface SiteServiceDeps {
 
 const notFound = (id: string) => new NotFound("site_not_found", `No site with id ${id}`);
 
+/** The flags a site would have after a create or patch, refused when incoherent (a 422 naming the field). */
+function checkFlags(flags: { slurmEnabled: boolean; openstackSlurmEnabled: boolean }): void {
+  const refusal = siteFlagsRefusal(flags);
+  if (refusal)
+    throw new Unprocessable("site_flags_conflict", refusal, {
+      errors: [{ path: "body.openstackSlurmEnabled", message: refusal }],
+    });
+}
+
 /** Rules for sites. Every write runs in one transaction; reads of one page share a snapshot. */
 export function createSiteService({ prisma, repo, silenceAfterMs, now = () => new Date() }: SiteServiceDeps) {
   const represent = (row: SiteRow | SiteWithPushes) => toSite(row, now(), silenceAfterMs);
@@ -63,6 +72,10 @@ export function createSiteService({ prisma, repo, silenceAfterMs, now = () => ne
     },
 
     async create(ctx: RequestContext, input: SiteCreate): Promise<Site> {
+      checkFlags({
+        slurmEnabled: input.slurmEnabled ?? false,
+        openstackSlurmEnabled: input.openstackSlurmEnabled ?? false,
+      });
       const row = await prisma.$transaction(async (tx) => {
         const created = await repo.create(tx, input);
         await recordChange(tx, ctx, {
@@ -84,6 +97,10 @@ export function createSiteService({ prisma, repo, silenceAfterMs, now = () => ne
         const current = await repo.lockById(tx, id);
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
+        checkFlags({
+          slurmEnabled: patch.slurmEnabled ?? current.slurmEnabled,
+          openstackSlurmEnabled: patch.openstackSlurmEnabled ?? current.openstackSlurmEnabled,
+        });
         const updated = await repo.update(tx, id, patch);
         await recordChange(tx, ctx, {
           resourceType: "site",

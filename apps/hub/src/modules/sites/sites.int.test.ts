@@ -24,6 +24,7 @@ describe("sites CRUD", () => {
       netboxSiteId: 12,
       netboxClusterId: null,
       slurmEnabled: false,
+      openstackSlurmEnabled: false,
       version: 1,
     });
     expect(created.headers.location).toBe(`/api/v1/sites/${site.id}`);
@@ -108,6 +109,40 @@ describe("sites CRUD", () => {
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
     }
     expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).json()).toEqual(site);
+  });
+
+  it("keeps SLURM through OpenStack apart from SLURM, and refuses the first without the second", async () => {
+    // A standalone-Ironic site with a SLURM cluster: SLURM on, OpenStack's off.
+    const standalone = await create({ slug: "standalone", name: "S", slurmEnabled: true });
+    expect(standalone.json()).toMatchObject({ slurmEnabled: true, openstackSlurmEnabled: false });
+
+    const refused = await create({ slug: "nova-no-slurm", name: "N", openstackSlurmEnabled: true });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.headers["content-type"]).toMatch(/application\/problem\+json/);
+    expect(refused.json()).toMatchObject({ code: "site_flags_conflict" });
+    expect((await hub.app.inject({ url: "/api/v1/sites?slug=nova-no-slurm" })).json()).toMatchObject({ count: 0 });
+
+    const site = standalone.json() as Site;
+    const nova = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      payload: { openstackSlurmEnabled: true },
+    });
+    expect(nova.json()).toMatchObject({ slurmEnabled: true, openstackSlurmEnabled: true, version: 2 });
+    // Turning SLURM off while Nova still reaches it would leave the second flag meaning nothing.
+    const off = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      payload: { slurmEnabled: false },
+    });
+    expect(off.statusCode).toBe(422);
+    expect((await hub.app.inject({ url: `/api/v1/sites/${site.id}` })).json()).toMatchObject({ version: 2 });
+    const both = await hub.app.inject({
+      method: "PATCH",
+      url: `/api/v1/sites/${site.id}`,
+      payload: { slurmEnabled: false, openstackSlurmEnabled: false },
+    });
+    expect(both.json()).toMatchObject({ slurmEnabled: false, openstackSlurmEnabled: false, version: 3 });
   });
 
   it.each([["UPPER"], ["-leading-dash"], ["has_underscore"], ["a".repeat(64)], [""], ["spa ce"]])(

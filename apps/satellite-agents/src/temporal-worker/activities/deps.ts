@@ -1,5 +1,6 @@
 /** What the activities are built from, and the one way each reaches a source it may lack. */
-import type { HubClient, IronicClient, NetboxClient, SlurmClient } from "@fm/clients";
+import type { HubClient, IronicClient, NetboxClient, NovaClient, SlurmClient } from "@fm/clients";
+import type { NodeDrainer } from "../../slurm-agent/drain.ts";
 import type { IronicInstance } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import type { ArtifactStore } from "./artifacts.ts";
@@ -15,6 +16,12 @@ export interface ActivityDeps {
   netbox?: NetboxClient | undefined;
   ironic: Partial<Record<IronicInstance, IronicClient>>;
   slurm?: SlurmClient | undefined;
+  /** Node updates (resume) through slurmrestd or scontrol, as the API version allows. */
+  slurmNodes?: Pick<NodeDrainer, "resume" | "via"> | undefined;
+  /** Nova in the SLURM project (openstack.slurm), for SLURM adoption. */
+  nova?: NovaClient | undefined;
+  /** Where SLURM adoption's servers go: the provider network and the key pair; how long a node may take to register. */
+  slurmAdoption?: { networkId: string; keyName: string; registerTimeoutMs: number } | undefined;
   /** A device's name is this prefix and its SLURM node's name (`slurmNodeNameOf`). */
   slurmDeviceNamePrefix: string;
   /** Ironic hardware type for new nodes (`redfish`, `ipmi`, or `fake-hardware` in tests). */
@@ -61,6 +68,17 @@ export function netboxOf(deps: Pick<ActivityDeps, "netbox">): NetboxClient {
 export function slurmOf(deps: Pick<ActivityDeps, "slurm">): SlurmClient {
   if (!deps.slurm) throw notConfigured("this worker has no SLURM configured (SLURM_URL, SLURM_TOKEN_FILE)");
   return deps.slurm;
+}
+
+export function novaOf(deps: Pick<ActivityDeps, "nova" | "slurmAdoption">): {
+  nova: NovaClient;
+  adoption: NonNullable<ActivityDeps["slurmAdoption"]>;
+} {
+  if (!deps.nova || !deps.slurmAdoption)
+    throw notConfigured(
+      "this worker has no OpenStack SLURM project configured (OPENSTACK_SLURM_CLOUDS_FILE, OPENSTACK_SLURM_PROJECT_NAME, OPENSTACK_SLURM_NETWORK, OPENSTACK_SLURM_KEY_NAME)",
+    );
+  return { nova: deps.nova, adoption: deps.slurmAdoption };
 }
 
 export function netboxIdOf(d: DevicePlan): number {

@@ -12,6 +12,7 @@ import {
   NetboxMissingTagsError,
   NetboxPermissionError,
   NetboxUndefinedCustomFieldError,
+  NovaApiError,
   SlurmApiError,
 } from "@fm/clients";
 
@@ -30,7 +31,7 @@ function classify(err: unknown): never {
   // NetBox answers a bad or expired token with 403: a rotation in progress, retried.
   if (err instanceof NetboxAuthenticationError) throw err;
   if (err instanceof NetboxPermissionError) throw sourceRejected(err.message);
-  for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError]) {
+  for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError, NovaApiError]) {
     if (err instanceof E) {
       const status = (err as { status: number }).status;
       if (status >= 400 && status < 500 && status !== 409 && status !== 429 && status !== 401)

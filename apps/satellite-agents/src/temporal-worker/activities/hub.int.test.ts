@@ -126,7 +126,14 @@ describe("hub activities", () => {
     const job = await createJob("ENROL", [device.id]);
     const { result } = await run(acts.preflight, { jobId: job.id, kind: "ENROL" });
     expect(result).toEqual({
-      site: { slug: "act1", slurmEnabled: true, configureDhcp: true, platformClassActivityReady: false, topologyRegion: null },
+      site: {
+        slug: "act1",
+        slurmEnabled: true,
+        openstackSlurmEnabled: false,
+        configureDhcp: true,
+        platformClassActivityReady: false,
+        topologyRegion: null,
+      },
       devices: [
         {
           deviceId: device.id,
@@ -138,6 +145,7 @@ describe("hub activities", () => {
           ironicNodeUuid: null,
           slurmNodeName: "gpu001",
           resourceClass: "GPU_COMPUTE",
+          deviceRoleId: device.role!.id,
         },
       ],
     });

@@ -61,6 +61,7 @@ async function preflight(
       site: {
         slug: site.slug,
         slurmEnabled: site.slurmEnabled,
+        openstackSlurmEnabled: site.openstackSlurmEnabled,
         configureDhcp: site.configureDhcp,
         platformClassActivityReady: site.platformClassActivityReady,
         topologyRegion: site.region,
@@ -119,5 +120,6 @@ export function planOf(d: Device): DevicePlan {
     ironicNodeUuid: d.ironic.nodeUuid,
     slurmNodeName: d.slurm.nodeName,
     resourceClass: d.role ? ironicResourceClassFor(d.role.deviceClass) : null,
+    deviceRoleId: d.role?.id ?? null,
   };
 }

@@ -18,6 +18,7 @@ import { ironicActivities } from "./ironic.ts";
 import { portActivities } from "./ironic-ports.ts";
 import { deployActivities } from "./ironic-deploy.ts";
 import { netboxActivities } from "./netbox.ts";
+import { novaActivities } from "./nova.ts";
 import { slurmActivities } from "./slurm.ts";
 
 export function createActivities(deps: ActivityDeps) {
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...dhcpActivities(deps),
     ...slurmActivities(deps),
     ...burnInActivities(deps),
+    ...novaActivities(deps),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -4,14 +4,23 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import { isTerminalSlurmState } from "@fm/clients";
-import { isSlurmDrained, slurmNodeNameOf, slurmUnavailableWords, type BurnInTest } from "@fm/domain";
+import {
+  isSlurmDrained,
+  isSlurmNodeRegistered,
+  slurmNodeNameOf,
+  slurmNodeNeedsResume,
+  slurmNodeWords,
+  slurmUnavailableWords,
+  type BurnInTest,
+} from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { burnInFolder } from "./burn-in.ts";
 import { multiNodeScript, singleNodeScript } from "./burn-in-script.ts";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
-import { badInput, guarded, notConfigured } from "./failures.ts";
+import { badInput, guarded, notConfigured, sourceRejected } from "./failures.ts";
 
 type SlurmDeps = Pick<ActivityDeps, "slurm" | "slurmDeviceNamePrefix" | "burnIn" | "pollIntervalMs">;
+type AdoptDeps = SlurmDeps & Pick<ActivityDeps, "slurmNodes" | "slurmAdoption">;
 /** One device's single-node tests (all of them when `tests` is absent: a burn-in started before tests were chosen). */
 type BurnIn = {
   jobId: string;
@@ -32,7 +41,7 @@ type MultiNodeBurnIn = {
 };
 type BurnInResult = { device: string; slurmJobId: number; state: string; exitCode: number | null };
 
-export function slurmActivities(deps: SlurmDeps) {
+export function slurmActivities(deps: AdoptDeps) {
   return {
     slurmSubmitBurnIn: (a: BurnIn) => slurmSubmitBurnIn(deps, a),
     slurmSubmitMultiNode: (a: MultiNodeBurnIn) => slurmSubmitMultiNode(deps, a),
@@ -41,6 +50,8 @@ export function slurmActivities(deps: SlurmDeps) {
     slurmCheckNode: (d: DevicePlan) => slurmCheckNode(deps, d),
     slurmWaitDrain: (d: DevicePlan, drained: boolean) => slurmWaitDrain(deps, d, drained),
     slurmCheckNodesExist: (ds: DevicePlan[]) => slurmCheckNodesExist(deps, ds),
+    slurmAwaitNode: (d: DevicePlan) => slurmAwaitNode(deps, d),
+    slurmResumeNode: (d: DevicePlan) => slurmResumeNode(deps, d),
   };
 }
 
@@ -220,3 +231,64 @@ async function slurmCheckNode(deps: SlurmDeps, d: DevicePlan): Promise<string> {
     return node.state;
   });
 }
+
+/**
+ * SLURM adoption: waits until the new server's slurmd has registered its node with slurmctld
+ * (present, neither unknown nor not responding), up to the adoption's register timeout.
+ */
+async function slurmAwaitNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
+  const ctx = Context.current();
+  const name = nodeOf(deps, d);
+  const timeoutMs = deps.slurmAdoption?.registerTimeoutMs ?? 30 * 60_000;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const node = await guarded(async () => (await slurmOf(deps).nodes()).find((n) => n.name === name));
+    if (node && isSlurmNodeRegistered(node.state, node.stateFlags)) return node.state;
+    ctx.heartbeat({ node: name, state: node?.state ?? null });
+    if (Date.now() > deadline)
+      throw sourceRejected(
+        `SLURM node ${name} did not register within ${Math.round(timeoutMs / 1000)} s (${node ? `it is ${slurmNodeWords(node.state, node.stateFlags).join("+").toLowerCase()}` : "slurmctld does not know it"}): is slurmd running on the server?`,
+      );
+    await ctx.sleep(deps.pollIntervalMs);
+  }
+}
+
+/**
+ * SLURM adoption: a registered node that is down or drained is resumed, and read back until it
+ * is in service. slurmctld may still mark a node that has just registered as not responding
+ * until its next contact with the slurmd, so that is waited out (up to RESUME_SETTLE_MS), and a
+ * node it set down again meanwhile is resumed again.
+ */
+async function slurmResumeNode(deps: AdoptDeps, d: DevicePlan): Promise<string> {
+  const ctx = Context.current();
+  const name = nodeOf(deps, d);
+  const read = () =>
+    guarded(async () => {
+      const node = (await slurmOf(deps).nodes()).find((n) => n.name === name);
+      if (!node) throw badInput(`SLURM has no node ${name}`);
+      return node;
+    });
+  const before = await read();
+  const was = slurmNodeWords(before.state, before.stateFlags).join("+").toLowerCase();
+  const deadline = Date.now() + RESUME_SETTLE_MS;
+  let resumed = false;
+  for (let node = before; ; node = await read()) {
+    const bad = slurmUnavailableWords(node.state, node.stateFlags);
+    if (!bad.length) return resumed ? `${name} resumed (was ${was})` : `${name} already in service (${node.state})`;
+    if (slurmNodeNeedsResume(node.state, node.stateFlags)) {
+      if (!deps.slurmNodes) throw notConfigured("this worker cannot update SLURM nodes (SLURM_URL, SLURM_TOKEN_FILE)");
+      const updater = deps.slurmNodes;
+      await guarded(() => updater.resume(name));
+      resumed = true;
+    }
+    if (Date.now() > deadline)
+      throw sourceRejected(
+        `SLURM node ${name} is still ${bad.join("+").toLowerCase()} after a resume${node.reason ? `: ${node.reason}` : ""}`,
+      );
+    ctx.heartbeat({ node: name, state: node.state });
+    await ctx.sleep(deps.pollIntervalMs);
+  }
+}
+
+/** How long a resumed node may take to read as in service. */
+const RESUME_SETTLE_MS = 60_000;

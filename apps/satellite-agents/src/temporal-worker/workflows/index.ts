@@ -15,6 +15,7 @@ export { burnInWorkflow } from "./burn-in.ts";
 export { enrolWorkflow } from "./enrol.ts";
 export { imageNodeWorkflow } from "./image-node.ts";
 export { reimageWorkflow } from "./reimage.ts";
+export { slurmAdoptWorkflow } from "./slurm-adopt.ts";
 export { releaseWorkflow } from "./release.ts";
 export { repairWorkflow } from "./repair.ts";
 export { teardownWorkflow } from "./teardown.ts";

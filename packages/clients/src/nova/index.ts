@@ -1,0 +1,2 @@
+/** The OpenStack Compute (Nova) client. */
+export * from "./nova-client.ts";
