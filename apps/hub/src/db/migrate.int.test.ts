@@ -37,7 +37,7 @@ it("splitting the SLURM flags keeps what each site meant: SLURM sites keep the r
       const files = readdirSync(MIGRATIONS_DIR)
         .filter((f) => f.endsWith(".sql"))
         .sort();
-      const before = files.indexOf("1764734400005_openstack_slurm.sql");
+      const before = files.indexOf("1764777604000_openstack_slurm.sql");
       expect(before).toBeGreaterThan(0);
       await runner({
         dbClient: c,
