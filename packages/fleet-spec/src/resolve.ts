@@ -246,7 +246,8 @@ export function resolveCluster(c: EffectiveCluster): Resolution {
       cpuNodes,
       gpuNodes,
       enableGpuCluster,
-      infinibandFabric: c.infiniband_fabric || null,
+      // A fabric is where a GPU cluster is made: without one the workers are on none.
+      infinibandFabric: enableGpuCluster ? c.infiniband_fabric || null : null,
       gpuDriver,
       gpuWorkloadProfile: c.gpu_workload_profile,
       gpuHealth: gpuNodes
