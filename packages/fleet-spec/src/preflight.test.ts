@@ -182,7 +182,9 @@ describe("quotas", () => {
     [
       "a size quota not counted in bytes",
       (v) => (allowance(v, "compute.disk.size.network-ssd").status.unit = "gibibyte"),
-      ["quota compute.disk.size.network-ssd: compute.disk.size.network-ssd [us-central1]: it is counted in gibibyte, not byte"],
+      [
+        "quota compute.disk.size.network-ssd: compute.disk.size.network-ssd [us-central1]: it is counted in gibibyte, not byte",
+      ],
     ],
     [
       "a count quota in bytes",
@@ -222,15 +224,18 @@ describe("quotas", () => {
       (v) => v.items.forEach((i: Doc) => (i.metadata.parent_id = "tenant-e00other0001")),
       "23 of its allowances belong to tenant-e00other0001",
     ],
-  ])("an allowance list with %s is not the tenant's: evidence shortfall, every line unverified", async (_, edit, why) => {
-    const p = plan(FLEET1);
-    const r = evaluatePreflight(p, edited(await evidence(FLEET1, p), "quotaAllowances", edit));
-    expect(messages(r)).toEqual([
-      `evidence quota-allowances: quota allowance list: ${why}, not tenant tenant-e00fleet1test00`,
-    ]);
-    expect(r.verdict).toBe("refuse");
-    expect(r.quotas.every((q) => !q.ok && q.limit === null)).toBe(true);
-  });
+  ])(
+    "an allowance list with %s is not the tenant's: evidence shortfall, every line unverified",
+    async (_, edit, why) => {
+      const p = plan(FLEET1);
+      const r = evaluatePreflight(p, edited(await evidence(FLEET1, p), "quotaAllowances", edit));
+      expect(messages(r)).toEqual([
+        `evidence quota-allowances: quota allowance list: ${why}, not tenant tenant-e00fleet1test00`,
+      ]);
+      expect(r.verdict).toBe("refuse");
+      expect(r.quotas.every((q) => !q.ok && q.limit === null)).toBe(true);
+    },
+  );
 
   it("every shortfall is listed, not the first", async () => {
     const p = plan(FLEET1);
@@ -317,6 +322,42 @@ describe("projects", () => {
     expect(r.projects[1]?.verified).toBe(false);
   });
 
+  const EXISTING = "project-e00existing123";
+  it.each<[string, (v: Doc) => void, string]>([
+    [
+      "in another tenant",
+      (v) => (v.metadata.parent_id = "tenant-e00other0001"),
+      "it belongs to tenant-e00other0001, not tenant tenant-e00mixedfleet",
+    ],
+    ["in another region", (v) => (v.status.region = "eu-north1"), "it is in region eu-north1, not us-central1"],
+    ["suspended", (v) => (v.status.suspension_state = "SUSPENDED"), "its suspension state is SUSPENDED, not NONE"],
+    [
+      "being deleted",
+      (v) => (v.status.container_state = "SCHEDULED_FOR_DELETION"),
+      "its state is SCHEDULED_FOR_DELETION, not ACTIVE",
+    ],
+  ])("an explicit project_id is refused when %s", async (_, edit, message) => {
+    const p = plan(MIXED);
+    const e = await evidence(MIXED, p);
+    const read = e.projectsById[EXISTING];
+    if (!read?.ok) throw new Error("not read");
+    const value = structuredClone(read.value) as Doc;
+    edit(value);
+    const r = evaluatePreflight(p, { ...e, projectsById: { [EXISTING]: { ok: true, value } } });
+    expect(messages(r)).toEqual([`project ${EXISTING}: project ${EXISTING}: ${message}`]);
+    expect(r.projects[1]).toMatchObject({ projectId: EXISTING, verified: false });
+  });
+
+  it("an explicit project_id whose file is missing refuses, unverified", async () => {
+    const p = plan(MIXED);
+    const e = await gatherEvidence(evidenceNeeds(p), directoryEvidence(`${FIXTURES}evidence/fleet1-test`));
+    const r = evaluatePreflight(p, { ...(await evidence(MIXED, p)), projectsById: e.projectsById });
+    expect(messages(r)).toEqual([
+      `evidence project-${EXISTING}: project ${EXISTING}: project-${EXISTING}.json is missing from ${FIXTURES}evidence/fleet1-test`,
+    ]);
+    expect(r.projects[1]).toMatchObject({ projectId: EXISTING, verified: false });
+  });
+
   it("an explicit project_id is read back by ID and verified", async () => {
     const p = plan(MIXED);
     const e = await evidence(MIXED, p);
@@ -374,6 +415,46 @@ describe("capacity blocks", () => {
       (v) => (block(v).status.usage_state = "USAGE_STATE_UNKNOWN"),
       [`capacity_block ${BLOCK}: its usage is unknown (region unreachable): retry later`],
     ],
+    [
+      "with an unspecified usage state",
+      (v) => delete block(v).status.usage_state,
+      [`capacity_block ${BLOCK}: its usage state is USAGE_STATE_UNSPECIFIED: the usage cannot be read`],
+    ],
+    [
+      "with a NOT_APPLICABLE usage state",
+      (v) => (block(v).status.usage_state = "USAGE_STATE_NOT_APPLICABLE"),
+      [`capacity_block ${BLOCK}: its usage state is USAGE_STATE_NOT_APPLICABLE: the usage cannot be read`],
+    ],
+    [
+      "USED with no usage figure",
+      (v) => delete block(v).status.usage,
+      [`capacity_block ${BLOCK}: its usage is USED but the provider gave no figure`],
+    ],
+    [
+      "reconciling",
+      (v) => (block(v).status.reconciling = true),
+      [`capacity_block ${BLOCK}: it is reconciling: its limit and usage are not settled, retry later`],
+    ],
+    [
+      "for another service",
+      (v) => (block(v).status.service = "storage"),
+      [`capacity_block ${BLOCK}: it reserves for service storage, not compute`],
+    ],
+    [
+      "without a status",
+      (v) => delete block(v).status,
+      [`capacity_block ${BLOCK}: the provider returned no status for it`],
+    ],
+    [
+      "without compute_v1 affinity",
+      (v) => delete block(v).status.resource_affinity.compute_v1,
+      [`capacity_block ${BLOCK}: it reserves no compute capacity (no compute_v1 affinity)`],
+    ],
+    [
+      "on no fabric while the workers' GPU cluster is on one",
+      (v) => delete block(v).status.resource_affinity.compute_v1.fabric,
+      [`capacity_block ${BLOCK}: c/train is on fabric us-central1-a; the block's is (none)`],
+    ],
   ])(
     "refused when the block is %s; its GPUs then count against on-demand quota (0 H200)",
     async (_, edit, expected) => {
@@ -386,6 +467,102 @@ describe("capacity blocks", () => {
       expect(r.capacityBlocks[0]?.ok).toBe(false);
     },
   );
+
+  it("listed twice in the tenant's list: an evidence shortfall, the block unvalidated", async () => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(
+      p,
+      edited(await evidence(MIXED, p), "capacityBlockGroups", (v) => v.items.push(structuredClone(block(v)))),
+    );
+    expect(messages(r)).toEqual([
+      `evidence capacity-block-groups: capacity block group list: ${BLOCK} is listed 2 times`,
+      "quota compute.instance.gpu.h200: compute.instance.gpu.h200 [us-central1]: needs 16, 0 available (limit 0, used 0)",
+    ]);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
+
+  it("two clusters on one block need its GPUs together", async () => {
+    const p = plan(MIXED, ["train"]);
+    const c = p.projects[0];
+    const train = c?.clusters[0];
+    if (!c || !train) throw new Error("no train cluster");
+    c.clusters.push({ ...structuredClone(train), name: "train2" });
+    const r = evaluatePreflight(p, await evidence(MIXED, p));
+    expect(messages(r)).toEqual([
+      `capacity_block ${BLOCK}: needs 32 GPUs, 24 remain (limit 64, used 40)`,
+      "quota compute.instance.gpu.h200: compute.instance.gpu.h200 [us-central1]: needs 32, 0 available (limit 0, used 0)",
+    ]);
+    expect(r.capacityBlocks).toMatchObject([{ id: BLOCK, requiredGpus: 32, remainingGpus: 24, ok: false }]);
+  });
+
+  it("workers without a GPU cluster cannot use a block on a fabric", async () => {
+    const l = parseFleetSpecText(
+      fixtureText(MIXED.spec).replace("enable_gpu_cluster: true", "enable_gpu_cluster: false"),
+    );
+    if (!l.ok) throw new Error(JSON.stringify(l.issues));
+    const built = buildPlan(
+      l.fleet,
+      { tenantId: MIXED.tenantId, profile: "", tenantFrom: "spec" },
+      { onlyClusters: ["train"] },
+    );
+    if (!built.ok) throw new Error(JSON.stringify(built.issues));
+    const r = evaluatePreflight(built.plan, await evidence(MIXED, built.plan));
+    expect(messages(r)[0]).toBe(
+      `capacity_block ${BLOCK}: c/train is on fabric (none: no GPU cluster); the block's is us-central1-a`,
+    );
+    expect(r.verdict).toBe("refuse");
+  });
+
+  const intervalsEdited = (e: Evidence, edit: (v: Doc) => void): Evidence => {
+    const read = e.capacityIntervals[BLOCK];
+    if (!read?.ok) throw new Error("not read");
+    const value = structuredClone(read.value) as Doc;
+    edit(value);
+    return { ...e, capacityIntervals: { [BLOCK]: { ok: true, value } } };
+  };
+  const INTERVAL = "capacity interval capacityinterval-e00train0001a";
+  it.each<[string, (v: Doc) => void, string]>([
+    [
+      "an empty interval list",
+      (v) => (v.items = []),
+      `capacity_block ${BLOCK}: none of its capacity intervals is active now`,
+    ],
+    [
+      "an interval of another block",
+      (v) => (v.items[0].metadata.parent_id = "capacityblockgroup-e00other0001"),
+      `capacity_block ${BLOCK}: ${INTERVAL} belongs to capacityblockgroup-e00other0001, not ${BLOCK}`,
+    ],
+    [
+      "an interval for another tenant",
+      (v) => (v.items[0].status.container_id = "tenant-e00other0001"),
+      `capacity_block ${BLOCK}: ${INTERVAL} is for tenant-e00other0001, not tenant tenant-e00mixedfleet`,
+    ],
+    [
+      "an interval in another region",
+      (v) => (v.items[0].status.region = "eu-north1"),
+      `capacity_block ${BLOCK}: ${INTERVAL} is in region eu-north1, not us-central1`,
+    ],
+    [
+      "an interval for another service",
+      (v) => delete v.items[0].status.service,
+      `capacity_block ${BLOCK}: ${INTERVAL} reserves for service (none), not compute`,
+    ],
+    [
+      "a reconciling interval",
+      (v) => (v.items[0].status.reconciling = true),
+      `capacity_block ${BLOCK}: ${INTERVAL} is reconciling: retry later`,
+    ],
+    [
+      "an interval list without items ({})",
+      (v) => delete v.items,
+      `evidence capacity-intervals-${BLOCK}: capacity intervals of ${BLOCK}: not the provider's shape (items: a list response needs its items array)`,
+    ],
+  ])("refused with %s", async (_, edit, first) => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(p, intervalsEdited(await evidence(MIXED, p), edit));
+    expect(messages(r)[0]).toBe(first);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
 
   it("refused when none of its intervals is active now", async () => {
     const p = plan(MIXED, ["train"]);
@@ -415,6 +592,26 @@ describe("fail-closed evidence", () => {
       "a list that is one page of several",
       (e) => ({ ...e, quotaAllowances: { ok: true, value: { items: [], next_page_token: "abc" } } }),
       "evidence quota-allowances: quota allowance list: only one page of several (next_page_token set); list with --all",
+    ],
+    [
+      "an error object saved as the project list",
+      (e) => ({ ...e, projects: { ok: true, value: { code: 7, message: "permission denied" } } }),
+      "evidence projects: project list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "an empty object saved as the project list",
+      (e) => ({ ...e, projects: { ok: true, value: {} } }),
+      "evidence projects: project list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "a project list with a key the proto does not declare",
+      (e) => ({ ...e, projects: { ok: true, value: { items: [], error: "partial" } } }),
+      `evidence projects: project list: not the provider's shape (top: Unrecognized key: "error")`,
+    ],
+    [
+      "an error object saved as the quota allowance list",
+      (e) => ({ ...e, quotaAllowances: { ok: true, value: { code: 7, message: "permission denied" } } }),
+      "evidence quota-allowances: quota allowance list: not the provider's shape (items: a list response needs its items array)",
     ],
     [
       "an unreadable project list",

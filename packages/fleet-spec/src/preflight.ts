@@ -37,7 +37,8 @@ export function readUsage(usageState: string, usage: number | undefined): { usag
     return usage === undefined ? { problem: "its usage is USED but the provider gave no figure" } : { usage };
   if (usageState === "USAGE_STATE_NOT_USED")
     return usage ? { problem: `its usage is NOT_USED yet the provider reports ${usage} used` } : { usage: 0 };
-  if (usageState === "USAGE_STATE_UNKNOWN") return { problem: "its usage is unknown (region unreachable): retry later" };
+  if (usageState === "USAGE_STATE_UNKNOWN")
+    return { problem: "its usage is unknown (region unreachable): retry later" };
   return { problem: `its usage state is ${usageState}: the usage cannot be read` };
 }
 

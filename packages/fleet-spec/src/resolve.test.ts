@@ -57,6 +57,17 @@ describe("enable_gpu_cluster", () => {
     expect(issuesOf(patch)).toEqual([message]);
   });
 
+  it.each<[string, Record<string, unknown>, string | null]>([
+    ["with a GPU cluster", { gpu_nodes: SXM_GPUS, infiniband_fabric: "us-central1-a" }, "us-central1-a"],
+    [
+      "without one (explicit false)",
+      { gpu_nodes: SXM_GPUS, enable_gpu_cluster: false, infiniband_fabric: "us-central1-a" },
+      null,
+    ],
+  ])("the workers' fabric %s is %s", (_, patch, fabric) => {
+    expect(resolve(patch)).toMatchObject({ infinibandFabric: fabric });
+  });
+
   it("says why auto stayed off on an 8-GPU SXM pool", () => {
     expect(resolve({ gpu_nodes: SXM_GPUS })).toMatchObject({
       notes: ["enable_gpu_cluster auto: false, the 8-GPU SXM pool names no infiniband_fabric"],
