@@ -176,7 +176,7 @@ export function checkCapacityBlock(
     problems.push(usage.problem);
     return { problems, remaining: null };
   }
-  // current_limit and usage are read as GPUs: see docs/fleet-spec.md (capacity block groups).
+  // current_limit and usage are read as GPUs, an assumption the docs state (docs/fleet-spec.md, capacity block groups).
   const remaining = Math.max(0, s.current_limit - usage.usage);
   const required = expect.uses.reduce((n, u) => n + u.gpus, 0);
   if (required > remaining)
