@@ -564,6 +564,35 @@ describe("capacity blocks", () => {
     expect(r.capacityBlocks[0]?.ok).toBe(false);
   });
 
+  it.each<[string, (e: Evidence) => Evidence, string]>([
+    [
+      "an empty object as the block list",
+      (e) => ({ ...e, capacityBlockGroups: { ok: true, value: {} } }),
+      "evidence capacity-block-groups: capacity block group list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "an error object as the block's resources",
+      (e) => ({
+        ...e,
+        capacityBlockGroupResources: { [BLOCK]: { ok: true, value: { code: 7, message: "permission denied" } } },
+      }),
+      `evidence capacity-block-group-resources-${BLOCK}: resources of ${BLOCK}: not the provider's shape (top: Unrecognized keys: "code", "message")`,
+    ],
+  ])("%s refuses the block", async (_, mutate, first) => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(p, mutate(await evidence(MIXED, p)));
+    expect(messages(r)[0]).toBe(first);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
+
+  it("a block with no instances yet lists none ({}: protobuf JSON leaves an empty list out)", async () => {
+    const p = plan(MIXED, ["train"]);
+    const e = await evidence(MIXED, p);
+    const r = evaluatePreflight(p, { ...e, capacityBlockGroupResources: { [BLOCK]: { ok: true, value: {} } } });
+    expect(messages(r)).toEqual([]);
+    expect(r.capacityBlocks[0]).toMatchObject({ instances: 0, ok: true });
+  });
+
   it("refused when none of its intervals is active now", async () => {
     const p = plan(MIXED, ["train"]);
     const e = await evidence(MIXED, p);

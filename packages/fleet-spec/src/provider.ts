@@ -115,4 +115,5 @@ export const CapacityIntervalSchema = z.looseObject({
 export type CapacityInterval = z.output<typeof CapacityIntervalSchema>;
 export const CapacityIntervalListSchema = list(CapacityIntervalSchema);
 
-export const CapacityBlockGroupResourcesSchema = z.looseObject({ resource_ids: z.array(z.string()).default([]) });
+/** Its only field is a repeated one, so `{}` is a block with no instances; any other key (an error object) refuses. */
+export const CapacityBlockGroupResourcesSchema = z.strictObject({ resource_ids: z.array(z.string()).default([]) });
