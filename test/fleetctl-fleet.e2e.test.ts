@@ -174,6 +174,24 @@ describe("fleet plan", { timeout: 120_000 }, () => {
     expect(r.stderr).toBe("error: the Nebius profile no-tenant has no tenant-id: refusing to guess the tenant\n");
   });
 
+  it("a YAML alias bomb is exit 2 naming the file, not a crash", async () => {
+    const spec = join(home, "bomb.yaml");
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 8; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(", ")}]`,
+      );
+    await writeFile(spec, levels.join("\n"));
+    const r = await fleetctl(["plan", "--spec", spec]);
+    expect(r).toMatchObject({ code: 2, stdout: "" });
+    expect(r.stderr).toBe(
+      `error: the spec ${spec} is not valid (1):\n` +
+        "  (spec): not valid YAML: Excessive alias count indicates a resource exhaustion attack\n",
+    );
+  });
+
   it("a spec that cannot be read is exit 2", async () => {
     const r = await fleetctl(["plan", "--spec", join(home, "nope.yaml")]);
     expect(r.code).toBe(2);
@@ -228,6 +246,17 @@ describe("fleet preflight", { timeout: 120_000 }, () => {
         message: "vpc.allocation.count [us-central1]: needs 8, 0 available (limit 2, used 24)",
       },
     ]);
+  });
+
+  it("an empty --evidence is a usage error (exit 2), not a silent run of the nebius CLI", async () => {
+    const log = join(home, "nebius-empty.log");
+    const r = await fleetctl(["preflight", "--spec", EXAMPLE, "--evidence", ""], {
+      PATH: `${bin}:${PATH_WITHOUT_NEBIUS}`,
+      FAKE_NEBIUS_LOG: log,
+    });
+    expect(r).toMatchObject({ code: 2, stdout: "" });
+    expect(r.stderr).toBe("error: --evidence needs a directory; leave the option out to read from the nebius CLI\n");
+    await expect(readFile(log, "utf8")).rejects.toThrow(/ENOENT/);
   });
 
   it("missing and malformed evidence refuse (exit 14), naming the file", async () => {

@@ -90,6 +90,19 @@ describe("errors name the path", () => {
     });
   });
 
+  it("an alias bomb (aliases expanding past the limit) is a spec issue, not a crash", () => {
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 8; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const name = String.fromCharCode(97 + i);
+      levels.push(`${name}: &${name} [${Array(10).fill(`*${prev}`).join(", ")}]`);
+    }
+    expect(parseFleetSpecText(levels.join("\n"))).toEqual({
+      ok: false,
+      issues: [{ path: "", message: expect.stringMatching(/^not valid YAML: .*alias/i) }],
+    });
+  });
+
   it("every issue is reported at once, not the first only", () => {
     expect(
       issues({ ...base, region: "Mars", defaults: { ...defaults, gpu_cuda_smoke: "yes" }, projects: [{}] }),

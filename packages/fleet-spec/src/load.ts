@@ -53,7 +53,15 @@ export function parseFleetSpecText(text: string): Loaded {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length)
     return { ok: false, issues: doc.errors.map((e) => ({ path: "", message: `not valid YAML: ${e.message}` })) };
-  return loadFleetSpec(doc.toJS({ maxAliasCount: 100 }));
+  let raw: unknown;
+  try {
+    // The yaml library throws here, not into doc.errors, on an alias expansion past the limit (a
+    // "billion laughs" document): that is the file's fault, so a spec issue like any other.
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return { ok: false, issues: [{ path: "", message: `not valid YAML: ${(err as Error).message}` }] };
+  }
+  return loadFleetSpec(raw);
 }
 
 export function loadFleetSpec(raw: unknown): Loaded {

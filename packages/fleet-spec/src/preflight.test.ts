@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { directoryEvidence, gatherEvidence } from "./evidence.ts";
 import { parseFleetSpecText } from "./load.ts";
-import { FleetPreflightSchema, type FleetPlan } from "./output.ts";
+import type { FleetPlan } from "./output.ts";
 import { buildPlan } from "./plan.ts";
 import { evaluatePreflight, evidenceNeeds, type Evidence } from "./preflight.ts";
 import { FIXTURES, fixtureText } from "./testing.ts";
@@ -45,7 +45,6 @@ describe("the seed's example against sample evidence", () => {
   it("passes: project a is created, b exists and is reused, every quota fits", async () => {
     const p = plan(FLEET1);
     const r = evaluatePreflight(p, await evidence(FLEET1, p));
-    expect(FleetPreflightSchema.parse(r)).toEqual(r);
     expect(r.verdict).toBe("pass");
     expect(r.shortfalls).toEqual([]);
     expect(r.projects).toEqual([
@@ -103,10 +102,11 @@ describe("quotas", () => {
       ["quota compute.instance.count: compute.instance.count [us-central1]: needs 4, 2 available (limit 12, used 10)"],
     ],
     [
-      "a limit of zero (usage absent, as protobuf JSON leaves a zero out)",
+      "a limit of zero (NOT_USED, usage absent as protobuf JSON leaves a zero out)",
       (v) => {
         const a = allowance(v, "compute.instance.gpu.rtx6000");
         a.spec.limit = "0";
+        a.status.usage_state = "USAGE_STATE_NOT_USED";
         delete a.status.usage;
       },
       [
@@ -144,10 +144,57 @@ describe("quotas", () => {
     ],
     [
       "bytes: the bucket's cap above the Enhanced allowance",
-      (v) => (allowance(v, "storage.bucket.size.enhanced-throughput").status.usage = String(10000 * 1024 ** 3)),
+      (v) => {
+        const a = allowance(v, "storage.bucket.size.enhanced-throughput");
+        a.status.usage_state = "USAGE_STATE_USED";
+        a.status.usage = String(10000 * 1024 ** 3);
+      },
       [
         "quota storage.bucket.size.enhanced-throughput: storage.bucket.size.enhanced-throughput [us-central1]: needs 1099511627776, 257698037760 available (limit 10995116277760, used 10737418240000)",
       ],
+    ],
+    [
+      "its usage state is unspecified (absent)",
+      (v) => delete allowance(v, "vpc.subnet.count").status.usage_state,
+      [
+        "quota vpc.subnet.count: vpc.subnet.count [us-central1]: its usage state is USAGE_STATE_UNSPECIFIED: the usage cannot be read",
+      ],
+    ],
+    [
+      "its usage state is NOT_APPLICABLE",
+      (v) => (allowance(v, "vpc.subnet.count").status.usage_state = "USAGE_STATE_NOT_APPLICABLE"),
+      [
+        "quota vpc.subnet.count: vpc.subnet.count [us-central1]: its usage state is USAGE_STATE_NOT_APPLICABLE: the usage cannot be read",
+      ],
+    ],
+    [
+      "USED with no usage figure (absent is not read as 0)",
+      (v) => delete allowance(v, "vpc.subnet.count").status.usage,
+      ["quota vpc.subnet.count: vpc.subnet.count [us-central1]: its usage is USED but the provider gave no figure"],
+    ],
+    [
+      "NOT_USED yet a usage figure",
+      (v) => (allowance(v, "storage.bucket.size.enhanced-throughput").status.usage = "1"),
+      [
+        "quota storage.bucket.size.enhanced-throughput: storage.bucket.size.enhanced-throughput [us-central1]: its usage is NOT_USED yet the provider reports 1 used",
+      ],
+    ],
+    [
+      "a size quota not counted in bytes",
+      (v) => (allowance(v, "compute.disk.size.network-ssd").status.unit = "gibibyte"),
+      [
+        "quota compute.disk.size.network-ssd: compute.disk.size.network-ssd [us-central1]: it is counted in gibibyte, not byte",
+      ],
+    ],
+    [
+      "a count quota in bytes",
+      (v) => (allowance(v, "compute.instance.count").status.unit = "byte"),
+      ["quota compute.instance.count: compute.instance.count [us-central1]: it is counted in byte, not count"],
+    ],
+    [
+      "a quota without a unit",
+      (v) => delete allowance(v, "vpc.route.count").status.unit,
+      ["quota vpc.route.count: vpc.route.count [us-central1]: it is counted in (no unit), not count"],
     ],
     [
       "two allowances of one name",
@@ -160,6 +207,35 @@ describe("quotas", () => {
     expect(r.verdict).toBe("refuse");
     expect(messages(r)).toEqual(expected);
   });
+
+  it.each<[string, (v: Doc) => void, string]>([
+    [
+      "one allowance of another tenant",
+      (v) => (allowance(v, "compute.instance.count").metadata.parent_id = "tenant-e00other0001"),
+      "1 of its allowances belong to tenant-e00other0001",
+    ],
+    [
+      "an allowance with no parent",
+      (v) => delete allowance(v, "vpc.route.count").metadata.parent_id,
+      "1 of its allowances belong to no parent",
+    ],
+    [
+      "the whole list of another tenant",
+      (v) => v.items.forEach((i: Doc) => (i.metadata.parent_id = "tenant-e00other0001")),
+      "23 of its allowances belong to tenant-e00other0001",
+    ],
+  ])(
+    "an allowance list with %s is not the tenant's: evidence shortfall, every line unverified",
+    async (_, edit, why) => {
+      const p = plan(FLEET1);
+      const r = evaluatePreflight(p, edited(await evidence(FLEET1, p), "quotaAllowances", edit));
+      expect(messages(r)).toEqual([
+        `evidence quota-allowances: quota allowance list: ${why}, not tenant tenant-e00fleet1test00`,
+      ]);
+      expect(r.verdict).toBe("refuse");
+      expect(r.quotas.every((q) => !q.ok && q.limit === null)).toBe(true);
+    },
+  );
 
   it("every shortfall is listed, not the first", async () => {
     const p = plan(FLEET1);
@@ -206,12 +282,29 @@ describe("projects", () => {
     [
       "suspended",
       (v) => (projectB(v).status.suspension_state = "SUSPENDED"),
-      ["project b: project fleet1-test-b (project-e00fleet1testb01): it is SUSPENDED"],
+      ["project b: project fleet1-test-b (project-e00fleet1testb01): its suspension state is SUSPENDED, not NONE"],
+    ],
+    [
+      "its suspension state is unspecified",
+      (v) => delete projectB(v).status.suspension_state,
+      [
+        "project b: project fleet1-test-b (project-e00fleet1testb01): its suspension state is SUSPENSION_STATE_UNSPECIFIED, not NONE",
+      ],
+    ],
+    [
+      "its suspension state is one this tool does not know",
+      (v) => (projectB(v).status.suspension_state = "SUSPENSION_STATE_NEW_KIND"),
+      [
+        "project b: project fleet1-test-b (project-e00fleet1testb01): its suspension state is SUSPENSION_STATE_NEW_KIND, not NONE",
+      ],
     ],
     [
       "no state at all (unspecified)",
       (v) => delete projectB(v).status,
-      ["project b: project fleet1-test-b (project-e00fleet1testb01): its state is STATE_UNSPECIFIED, not ACTIVE"],
+      [
+        "project b: project fleet1-test-b (project-e00fleet1testb01): its state is STATE_UNSPECIFIED, not ACTIVE",
+        "project b: project fleet1-test-b (project-e00fleet1testb01): its suspension state is SUSPENSION_STATE_UNSPECIFIED, not NONE",
+      ],
     ],
     [
       "two projects of that name",
@@ -227,6 +320,42 @@ describe("projects", () => {
     const r = evaluatePreflight(p, edited(await evidence(FLEET1, p), "projects", edit));
     expect(messages(r)).toEqual(expected);
     expect(r.projects[1]?.verified).toBe(false);
+  });
+
+  const EXISTING = "project-e00existing123";
+  it.each<[string, (v: Doc) => void, string]>([
+    [
+      "in another tenant",
+      (v) => (v.metadata.parent_id = "tenant-e00other0001"),
+      "it belongs to tenant-e00other0001, not tenant tenant-e00mixedfleet",
+    ],
+    ["in another region", (v) => (v.status.region = "eu-north1"), "it is in region eu-north1, not us-central1"],
+    ["suspended", (v) => (v.status.suspension_state = "SUSPENDED"), "its suspension state is SUSPENDED, not NONE"],
+    [
+      "being deleted",
+      (v) => (v.status.container_state = "SCHEDULED_FOR_DELETION"),
+      "its state is SCHEDULED_FOR_DELETION, not ACTIVE",
+    ],
+  ])("an explicit project_id is refused when %s", async (_, edit, message) => {
+    const p = plan(MIXED);
+    const e = await evidence(MIXED, p);
+    const read = e.projectsById[EXISTING];
+    if (!read?.ok) throw new Error("not read");
+    const value = structuredClone(read.value) as Doc;
+    edit(value);
+    const r = evaluatePreflight(p, { ...e, projectsById: { [EXISTING]: { ok: true, value } } });
+    expect(messages(r)).toEqual([`project ${EXISTING}: project ${EXISTING}: ${message}`]);
+    expect(r.projects[1]).toMatchObject({ projectId: EXISTING, verified: false });
+  });
+
+  it("an explicit project_id whose file is missing refuses, unverified", async () => {
+    const p = plan(MIXED);
+    const e = await gatherEvidence(evidenceNeeds(p), directoryEvidence(`${FIXTURES}evidence/fleet1-test`));
+    const r = evaluatePreflight(p, { ...(await evidence(MIXED, p)), projectsById: e.projectsById });
+    expect(messages(r)).toEqual([
+      `evidence project-${EXISTING}: project ${EXISTING}: project-${EXISTING}.json is missing from ${FIXTURES}evidence/fleet1-test`,
+    ]);
+    expect(r.projects[1]).toMatchObject({ projectId: EXISTING, verified: false });
   });
 
   it("an explicit project_id is read back by ID and verified", async () => {
@@ -286,6 +415,46 @@ describe("capacity blocks", () => {
       (v) => (block(v).status.usage_state = "USAGE_STATE_UNKNOWN"),
       [`capacity_block ${BLOCK}: its usage is unknown (region unreachable): retry later`],
     ],
+    [
+      "with an unspecified usage state",
+      (v) => delete block(v).status.usage_state,
+      [`capacity_block ${BLOCK}: its usage state is USAGE_STATE_UNSPECIFIED: the usage cannot be read`],
+    ],
+    [
+      "with a NOT_APPLICABLE usage state",
+      (v) => (block(v).status.usage_state = "USAGE_STATE_NOT_APPLICABLE"),
+      [`capacity_block ${BLOCK}: its usage state is USAGE_STATE_NOT_APPLICABLE: the usage cannot be read`],
+    ],
+    [
+      "USED with no usage figure",
+      (v) => delete block(v).status.usage,
+      [`capacity_block ${BLOCK}: its usage is USED but the provider gave no figure`],
+    ],
+    [
+      "reconciling",
+      (v) => (block(v).status.reconciling = true),
+      [`capacity_block ${BLOCK}: it is reconciling: its limit and usage are not settled, retry later`],
+    ],
+    [
+      "for another service",
+      (v) => (block(v).status.service = "storage"),
+      [`capacity_block ${BLOCK}: it reserves for service storage, not compute`],
+    ],
+    [
+      "without a status",
+      (v) => delete block(v).status,
+      [`capacity_block ${BLOCK}: the provider returned no status for it`],
+    ],
+    [
+      "without compute_v1 affinity",
+      (v) => delete block(v).status.resource_affinity.compute_v1,
+      [`capacity_block ${BLOCK}: it reserves no compute capacity (no compute_v1 affinity)`],
+    ],
+    [
+      "on no fabric while the workers' GPU cluster is on one",
+      (v) => delete block(v).status.resource_affinity.compute_v1.fabric,
+      [`capacity_block ${BLOCK}: c/train is on fabric us-central1-a; the block's is (none)`],
+    ],
   ])(
     "refused when the block is %s; its GPUs then count against on-demand quota (0 H200)",
     async (_, edit, expected) => {
@@ -298,6 +467,131 @@ describe("capacity blocks", () => {
       expect(r.capacityBlocks[0]?.ok).toBe(false);
     },
   );
+
+  it("listed twice in the tenant's list: an evidence shortfall, the block unvalidated", async () => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(
+      p,
+      edited(await evidence(MIXED, p), "capacityBlockGroups", (v) => v.items.push(structuredClone(block(v)))),
+    );
+    expect(messages(r)).toEqual([
+      `evidence capacity-block-groups: capacity block group list: ${BLOCK} is listed 2 times`,
+      "quota compute.instance.gpu.h200: compute.instance.gpu.h200 [us-central1]: needs 16, 0 available (limit 0, used 0)",
+    ]);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
+
+  it("two clusters on one block need its GPUs together", async () => {
+    const p = plan(MIXED, ["train"]);
+    const c = p.projects[0];
+    const train = c?.clusters[0];
+    if (!c || !train) throw new Error("no train cluster");
+    c.clusters.push({ ...structuredClone(train), name: "train2" });
+    const r = evaluatePreflight(p, await evidence(MIXED, p));
+    expect(messages(r)).toEqual([
+      `capacity_block ${BLOCK}: needs 32 GPUs, 24 remain (limit 64, used 40)`,
+      "quota compute.instance.gpu.h200: compute.instance.gpu.h200 [us-central1]: needs 32, 0 available (limit 0, used 0)",
+    ]);
+    expect(r.capacityBlocks).toMatchObject([{ id: BLOCK, requiredGpus: 32, remainingGpus: 24, ok: false }]);
+  });
+
+  it("workers without a GPU cluster cannot use a block on a fabric", async () => {
+    const l = parseFleetSpecText(
+      fixtureText(MIXED.spec).replace("enable_gpu_cluster: true", "enable_gpu_cluster: false"),
+    );
+    if (!l.ok) throw new Error(JSON.stringify(l.issues));
+    const built = buildPlan(
+      l.fleet,
+      { tenantId: MIXED.tenantId, profile: "", tenantFrom: "spec" },
+      { onlyClusters: ["train"] },
+    );
+    if (!built.ok) throw new Error(JSON.stringify(built.issues));
+    const r = evaluatePreflight(built.plan, await evidence(MIXED, built.plan));
+    expect(messages(r)[0]).toBe(
+      `capacity_block ${BLOCK}: c/train is on fabric (none: no GPU cluster); the block's is us-central1-a`,
+    );
+    expect(r.verdict).toBe("refuse");
+  });
+
+  const intervalsEdited = (e: Evidence, edit: (v: Doc) => void): Evidence => {
+    const read = e.capacityIntervals[BLOCK];
+    if (!read?.ok) throw new Error("not read");
+    const value = structuredClone(read.value) as Doc;
+    edit(value);
+    return { ...e, capacityIntervals: { [BLOCK]: { ok: true, value } } };
+  };
+  const INTERVAL = "capacity interval capacityinterval-e00train0001a";
+  it.each<[string, (v: Doc) => void, string]>([
+    [
+      "an empty interval list",
+      (v) => (v.items = []),
+      `capacity_block ${BLOCK}: none of its capacity intervals is active now`,
+    ],
+    [
+      "an interval of another block",
+      (v) => (v.items[0].metadata.parent_id = "capacityblockgroup-e00other0001"),
+      `capacity_block ${BLOCK}: ${INTERVAL} belongs to capacityblockgroup-e00other0001, not ${BLOCK}`,
+    ],
+    [
+      "an interval for another tenant",
+      (v) => (v.items[0].status.container_id = "tenant-e00other0001"),
+      `capacity_block ${BLOCK}: ${INTERVAL} is for tenant-e00other0001, not tenant tenant-e00mixedfleet`,
+    ],
+    [
+      "an interval in another region",
+      (v) => (v.items[0].status.region = "eu-north1"),
+      `capacity_block ${BLOCK}: ${INTERVAL} is in region eu-north1, not us-central1`,
+    ],
+    [
+      "an interval for another service",
+      (v) => delete v.items[0].status.service,
+      `capacity_block ${BLOCK}: ${INTERVAL} reserves for service (none), not compute`,
+    ],
+    [
+      "a reconciling interval",
+      (v) => (v.items[0].status.reconciling = true),
+      `capacity_block ${BLOCK}: ${INTERVAL} is reconciling: retry later`,
+    ],
+    [
+      "an interval list without items ({})",
+      (v) => delete v.items,
+      `evidence capacity-intervals-${BLOCK}: capacity intervals of ${BLOCK}: not the provider's shape (items: a list response needs its items array)`,
+    ],
+  ])("refused with %s", async (_, edit, first) => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(p, intervalsEdited(await evidence(MIXED, p), edit));
+    expect(messages(r)[0]).toBe(first);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
+
+  it.each<[string, (e: Evidence) => Evidence, string]>([
+    [
+      "an empty object as the block list",
+      (e) => ({ ...e, capacityBlockGroups: { ok: true, value: {} } }),
+      "evidence capacity-block-groups: capacity block group list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "an error object as the block's resources",
+      (e) => ({
+        ...e,
+        capacityBlockGroupResources: { [BLOCK]: { ok: true, value: { code: 7, message: "permission denied" } } },
+      }),
+      `evidence capacity-block-group-resources-${BLOCK}: resources of ${BLOCK}: not the provider's shape (top: Unrecognized keys: "code", "message")`,
+    ],
+  ])("%s refuses the block", async (_, mutate, first) => {
+    const p = plan(MIXED, ["train"]);
+    const r = evaluatePreflight(p, mutate(await evidence(MIXED, p)));
+    expect(messages(r)[0]).toBe(first);
+    expect(r.capacityBlocks[0]?.ok).toBe(false);
+  });
+
+  it("a block with no instances yet lists none ({}: protobuf JSON leaves an empty list out)", async () => {
+    const p = plan(MIXED, ["train"]);
+    const e = await evidence(MIXED, p);
+    const r = evaluatePreflight(p, { ...e, capacityBlockGroupResources: { [BLOCK]: { ok: true, value: {} } } });
+    expect(messages(r)).toEqual([]);
+    expect(r.capacityBlocks[0]).toMatchObject({ instances: 0, ok: true });
+  });
 
   it("refused when none of its intervals is active now", async () => {
     const p = plan(MIXED, ["train"]);
@@ -327,6 +621,26 @@ describe("fail-closed evidence", () => {
       "a list that is one page of several",
       (e) => ({ ...e, quotaAllowances: { ok: true, value: { items: [], next_page_token: "abc" } } }),
       "evidence quota-allowances: quota allowance list: only one page of several (next_page_token set); list with --all",
+    ],
+    [
+      "an error object saved as the project list",
+      (e) => ({ ...e, projects: { ok: true, value: { code: 7, message: "permission denied" } } }),
+      "evidence projects: project list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "an empty object saved as the project list",
+      (e) => ({ ...e, projects: { ok: true, value: {} } }),
+      "evidence projects: project list: not the provider's shape (items: a list response needs its items array)",
+    ],
+    [
+      "a project list with a key the proto does not declare",
+      (e) => ({ ...e, projects: { ok: true, value: { items: [], error: "partial" } } }),
+      `evidence projects: project list: not the provider's shape (top: Unrecognized key: "error")`,
+    ],
+    [
+      "an error object saved as the quota allowance list",
+      (e) => ({ ...e, quotaAllowances: { ok: true, value: { code: 7, message: "permission denied" } } }),
+      "evidence quota-allowances: quota allowance list: not the provider's shape (items: a list response needs its items array)",
     ],
     [
       "an unreadable project list",
@@ -362,7 +676,8 @@ describe("fail-closed evidence", () => {
       `evidence capacity-block-groups: capacity block group list: capacity-block-groups.json is missing from ${FIXTURES}evidence/fleet1-test`,
       `evidence capacity-intervals-${BLOCK}: capacity intervals of ${BLOCK}: capacity-intervals-${BLOCK}.json is missing from ${FIXTURES}evidence/fleet1-test`,
       `evidence capacity-block-group-resources-${BLOCK}: resources of ${BLOCK}: capacity-block-group-resources-${BLOCK}.json is missing from ${FIXTURES}evidence/fleet1-test`,
-      "quota compute.instance.gpu.h200: compute.instance.gpu.h200 [us-central1]: needs 16, 0 available (limit 0, used 0)",
+      // That directory's allowances are another tenant's.
+      "evidence quota-allowances: quota allowance list: 23 of its allowances belong to tenant-e00fleet1test00, not tenant tenant-e00mixedfleet",
     ]);
   });
 

@@ -27,6 +27,21 @@ import {
 } from "./provider.ts";
 import { quotaDemand, type DemandContext } from "./quotas.ts";
 
+/**
+ * What a `usage_state` says about `usage`: USED with the figure present, or NOT_USED (nothing is
+ * used, so an absent figure is 0). Every other value (UNKNOWN: the region was unreachable;
+ * NOT_APPLICABLE; UNSPECIFIED; a value newer than this tool) leaves the usage unknown, so it refuses.
+ */
+export function readUsage(usageState: string, usage: number | undefined): { usage: number } | { problem: string } {
+  if (usageState === "USAGE_STATE_USED")
+    return usage === undefined ? { problem: "its usage is USED but the provider gave no figure" } : { usage };
+  if (usageState === "USAGE_STATE_NOT_USED")
+    return usage ? { problem: `its usage is NOT_USED yet the provider reports ${usage} used` } : { usage: 0 };
+  if (usageState === "USAGE_STATE_UNKNOWN")
+    return { problem: "its usage is unknown (region unreachable): retry later" };
+  return { problem: `its usage state is ${usageState}: the usage cannot be read` };
+}
+
 /** One piece of evidence as it was read: its JSON, or why it could not be. */
 export type Read = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -80,8 +95,6 @@ function parse<S extends z.ZodType>(read: Read | undefined, schema: S, what: str
   return { ok: true, value: r.data };
 }
 
-const BAD_SUSPENSION = new Set(["SUSPENDING", "SUSPENDED", "RESUMING"]);
-
 /** An existing project read back: exact ID, the tenant, the region, active, neither suspended nor deleting. */
 export function verifyProject(
   p: ProviderProject,
@@ -96,7 +109,9 @@ export function verifyProject(
   const region = p.status.region || p.spec.region;
   if (region !== expect.region) problems.push(`it is in region ${region || "(none)"}, not ${expect.region}`);
   if (p.status.container_state !== "ACTIVE") problems.push(`its state is ${p.status.container_state}, not ACTIVE`);
-  if (BAD_SUSPENSION.has(p.status.suspension_state)) problems.push(`it is ${p.status.suspension_state}`);
+  // Only NONE is usable: SUSPENDING, SUSPENDED, RESUMING, an unspecified or a newer value all refuse.
+  if (p.status.suspension_state !== "NONE")
+    problems.push(`its suspension state is ${p.status.suspension_state}, not NONE`);
   return problems;
 }
 
@@ -125,22 +140,47 @@ export function checkCapacityBlock(
   if (block.metadata.parent_id !== expect.tenantId)
     problems.push(`it belongs to ${block.metadata.parent_id || "no tenant"}, not tenant ${expect.tenantId}`);
   if (s.state !== "STATE_ACTIVE") problems.push(`its state is ${s.state}, not STATE_ACTIVE`);
-  if (intervals && !intervals.some((i) => i.status.state === "STATE_ACTIVE"))
-    problems.push("none of its capacity intervals is active now");
+  if (s.reconciling) problems.push("it is reconciling: its limit and usage are not settled, retry later");
+  if (s.service !== "compute") problems.push(`it reserves for service ${s.service || "(none)"}, not compute`);
+  if (intervals) {
+    for (const i of intervals) {
+      const at = `capacity interval ${i.metadata.id || "(no id)"}`;
+      if (i.metadata.parent_id !== expect.id)
+        problems.push(`${at} belongs to ${i.metadata.parent_id || "no block"}, not ${expect.id}`);
+      if (i.status.container_id !== expect.tenantId)
+        problems.push(`${at} is for ${i.status.container_id || "no container"}, not tenant ${expect.tenantId}`);
+      if (i.status.region !== expect.region)
+        problems.push(`${at} is in region ${i.status.region || "(none)"}, not ${expect.region}`);
+      if (i.status.service !== "compute")
+        problems.push(`${at} reserves for service ${i.status.service || "(none)"}, not compute`);
+      if (i.status.reconciling) problems.push(`${at} is reconciling: retry later`);
+    }
+    if (!intervals.some((i) => i.status.state === "STATE_ACTIVE"))
+      problems.push("none of its capacity intervals is active now");
+  }
   if (s.region !== expect.region) problems.push(`it is in region ${s.region || "(none)"}, not ${expect.region}`);
   const affinity = s.resource_affinity.compute_v1;
   if (!affinity) problems.push("it reserves no compute capacity (no compute_v1 affinity)");
   for (const u of expect.uses) {
     if (affinity && affinity.platform !== u.platform)
       problems.push(`${u.subject} runs ${u.platform}; the block reserves ${affinity.platform || "no platform"}`);
-    if (affinity && u.fabric !== null && affinity.fabric !== u.fabric)
-      problems.push(`${u.subject} is on fabric ${u.fabric}; the block's is ${affinity.fabric || "(none)"}`);
+    // A block on a fabric places its instances in that GPU cluster's fabric; workers with no GPU
+    // cluster (fabric null) or another fabric cannot use it, and a fabric-less block cannot serve a fabric.
+    if (affinity && (affinity.fabric || null) !== u.fabric)
+      problems.push(
+        `${u.subject} is on fabric ${u.fabric ?? "(none: no GPU cluster)"}; the block's is ${affinity.fabric || "(none)"}`,
+      );
   }
-  if (s.usage_state === "USAGE_STATE_UNKNOWN") problems.push("its usage is unknown (region unreachable): retry later");
-  const remaining = Math.max(0, s.current_limit - s.usage);
+  const usage = readUsage(s.usage_state, s.usage);
+  if ("problem" in usage) {
+    problems.push(usage.problem);
+    return { problems, remaining: null };
+  }
+  // current_limit and usage are read as GPUs, an assumption the docs state (docs/fleet-spec.md, capacity block groups).
+  const remaining = Math.max(0, s.current_limit - usage.usage);
   const required = expect.uses.reduce((n, u) => n + u.gpus, 0);
   if (required > remaining)
-    problems.push(`needs ${required} GPUs, ${remaining} remain (limit ${s.current_limit}, used ${s.usage})`);
+    problems.push(`needs ${required} GPUs, ${remaining} remain (limit ${s.current_limit}, used ${usage.usage})`);
   return { problems, remaining };
 }
 
@@ -149,22 +189,31 @@ export function checkQuota(
   name: string,
   required: number,
   allowance: QuotaAllowance | undefined,
+  unit: string = providerUnit(name),
 ): { limit: number | null; usage: number | null; available: number | null; problem: string | null } {
   if (!allowance) return { limit: null, usage: null, available: null, problem: "the tenant lists no allowance for it" };
   const s = allowance.status;
   const limit = allowance.spec.limit ?? null;
-  if (limit === null) return { limit, usage: s.usage, available: null, problem: "its limit is not set at the tenant" };
-  if (s.state !== "STATE_ACTIVE") return { limit, usage: s.usage, available: null, problem: `its state is ${s.state}` };
-  if (s.usage_state === "USAGE_STATE_UNKNOWN")
-    return { limit, usage: null, available: null, problem: "its usage is unknown (region unreachable): retry later" };
-  const available = Math.max(0, limit - s.usage);
+  const seen = s.usage ?? null;
+  if (limit === null) return { limit, usage: seen, available: null, problem: "its limit is not set at the tenant" };
+  if (s.state !== "STATE_ACTIVE") return { limit, usage: seen, available: null, problem: `its state is ${s.state}` };
+  if (s.unit !== unit)
+    return { limit, usage: seen, available: null, problem: `it is counted in ${s.unit || "(no unit)"}, not ${unit}` };
+  const usage = readUsage(s.usage_state, s.usage);
+  if ("problem" in usage) return { limit, usage: null, available: null, problem: usage.problem };
+  const available = Math.max(0, limit - usage.usage);
   return {
     limit,
-    usage: s.usage,
+    usage: usage.usage,
     available,
     problem:
-      required > available ? `needs ${required}, ${available} available (limit ${limit}, used ${s.usage})` : null,
+      required > available ? `needs ${required}, ${available} available (limit ${limit}, used ${usage.usage})` : null,
   };
+}
+
+/** The unit the provider reports a quota in: bytes for sizes, a count for everything else (vCPUs and GPUs too). */
+export function providerUnit(quotaName: string): string {
+  return /\.size\./.test(quotaName) ? "byte" : "count";
 }
 
 type Short = (kind: Shortfall["kind"], subject: string, message: string) => void;
@@ -218,7 +267,7 @@ function checkCapacityBlocks(plan: FleetPlan, evidence: Evidence, expect: Expect
       const use = {
         subject: `${p.key}/${c.name}`,
         platform: g.platform,
-        fabric: c.infinibandFabric,
+        fabric: c.enableGpuCluster ? c.infinibandFabric : null,
         gpus: g.count * g.gpusPerNode,
       };
       uses.set(g.capacityBlockGroup, [...(uses.get(g.capacityBlockGroup) ?? []), use]);
@@ -241,12 +290,20 @@ function checkCapacityBlocks(plan: FleetPlan, evidence: Evidence, expect: Expect
     );
     if (!intervals.ok) short("evidence", `capacity-intervals-${id}`, intervals.message);
     if (!resources.ok) short("evidence", `capacity-block-group-resources-${id}`, resources.message);
-    const block = groups.ok ? groups.value.items.find((b) => b.metadata.id === id) : undefined;
-    const checked = groups.ok
-      ? checkCapacityBlock(block, intervals.ok ? intervals.value.items : undefined, { id, ...expect, uses: blockUses })
-      : { problems: [], remaining: null };
+    const matches = groups.ok ? groups.value.items.filter((b) => b.metadata.id === id) : [];
+    if (matches.length > 1)
+      short("evidence", "capacity-block-groups", `capacity block group list: ${id} is listed ${matches.length} times`);
+    const block = matches.length === 1 ? matches[0] : undefined;
+    const checked =
+      groups.ok && matches.length <= 1
+        ? checkCapacityBlock(block, intervals.ok ? intervals.value.items : undefined, {
+            id,
+            ...expect,
+            uses: blockUses,
+          })
+        : { problems: [], remaining: null };
     for (const m of checked.problems) short("capacity_block", id, m);
-    const ok = groups.ok && intervals.ok && resources.ok && checked.problems.length === 0;
+    const ok = groups.ok && matches.length === 1 && intervals.ok && resources.ok && checked.problems.length === 0;
     if (ok) validatedBlocks.add(id);
     const affinity = block?.status?.resource_affinity.compute_v1;
     capacityBlocks.push({
@@ -264,7 +321,21 @@ function checkCapacityBlocks(plan: FleetPlan, evidence: Evidence, expect: Expect
 
 /** Each quota the plan needs against the tenant's allowance of that name in the plan's region. */
 function checkQuotas(plan: FleetPlan, evidence: Evidence, ctx: DemandContext, short: Short): QuotaLine[] {
-  const allowances = parse(evidence.quotaAllowances, QuotaAllowanceListSchema, "quota allowance list");
+  const parsed = parse(evidence.quotaAllowances, QuotaAllowanceListSchema, "quota allowance list");
+  // The list is the tenant's (`--parent-id <tenant>`): an allowance of any other parent means the
+  // file or the call was not that, so none of it is trusted.
+  const foreign = parsed.ok ? parsed.value.items.filter((a) => a.metadata.parent_id !== plan.tenantId) : [];
+  const allowances: Parsed<z.output<typeof QuotaAllowanceListSchema>> =
+    parsed.ok && foreign.length
+      ? {
+          ok: false,
+          message: `quota allowance list: ${foreign.length} of its allowances belong to ${[
+            ...new Set(foreign.map((a) => a.metadata.parent_id || "no parent")),
+          ]
+            .sort()
+            .join(", ")}, not tenant ${plan.tenantId}`,
+        }
+      : parsed;
   if (!allowances.ok) short("evidence", "quota-allowances", allowances.message);
   const index = new Map<string, QuotaAllowance[]>();
   if (allowances.ok)
@@ -278,7 +349,7 @@ function checkQuotas(plan: FleetPlan, evidence: Evidence, ctx: DemandContext, sh
       short("quota", d.name, `${found.length} allowances named ${d.name} in ${plan.region}: refusing to pick one`);
       return { ...line, limit: null, usage: null, available: null, ok: false };
     }
-    const q = checkQuota(d.name, d.required, found[0]);
+    const q = checkQuota(d.name, d.required, found[0], providerUnit(d.name));
     if (q.problem) short("quota", d.name, `${d.name} [${plan.region}]: ${q.problem}`);
     return { ...line, limit: q.limit, usage: q.usage, available: q.available, ok: q.problem === null };
   });

@@ -2,9 +2,12 @@
  * The provider's JSON as `nebius … --format json` prints it: the Nebius public API messages in
  * protobuf's JSON mapping with the proto field names (snake_case), enum values by name, 64-bit
  * integers as decimal strings (protobuf.dev/programming-guides/json), and zero values, empty
- * lists and unset enums left out. So an absent `usage` is 0 and an absent `state` is
- * `*_UNSPECIFIED` (never active). Fields the checks do not read are let through, since the
- * provider adds fields over time.
+ * lists and unset enums left out. So an absent `state` is `*_UNSPECIFIED` (never active), and
+ * an absent `usage` is left absent here: the checks read it only beside a `usage_state` that says
+ * what it means. Fields of a resource the checks do not read are let through, since the provider
+ * adds fields over time; a list response, though, must be exactly the proto's
+ * `{items, next_page_token}` with `items` present, so an error object or an empty `{}` saved in
+ * place of a listing is refused rather than read as "nothing exists".
  *
  * Sources, github.com/nebius/api (the file at the commit named; the full list with links is in
  * test-fixtures/README.md):
@@ -35,7 +38,10 @@ const Metadata = z.looseObject({
 });
 
 const list = <T extends z.ZodType>(item: T) =>
-  z.looseObject({ items: z.array(item).default([]), next_page_token: z.string().default("") });
+  z.strictObject({
+    items: z.array(item, "a list response needs its items array"),
+    next_page_token: z.string().default(""),
+  });
 
 export const QuotaAllowanceSchema = z.looseObject({
   metadata: Metadata.extend({ name: z.string().min(1, "a quota allowance without a name") }),
@@ -43,11 +49,11 @@ export const QuotaAllowanceSchema = z.looseObject({
   status: z
     .looseObject({
       state: z.string().default("STATE_UNSPECIFIED"),
-      usage: Uint64.default(0),
+      usage: Uint64.optional(),
       unit: z.string().default(""),
       usage_state: z.string().default("USAGE_STATE_UNSPECIFIED"),
     })
-    .default({ state: "STATE_UNSPECIFIED", usage: 0, unit: "", usage_state: "USAGE_STATE_UNSPECIFIED" }),
+    .default({ state: "STATE_UNSPECIFIED", unit: "", usage_state: "USAGE_STATE_UNSPECIFIED" }),
 });
 export type QuotaAllowance = z.output<typeof QuotaAllowanceSchema>;
 export const QuotaAllowanceListSchema = list(QuotaAllowanceSchema);
@@ -77,8 +83,9 @@ export const CapacityBlockGroupSchema = z.looseObject({
       service: z.string().default(""),
       state: z.string().default("STATE_UNSPECIFIED"),
       current_limit: Uint64.default(0),
-      usage: Uint64.default(0),
+      usage: Uint64.optional(),
       usage_state: z.string().default("USAGE_STATE_UNSPECIFIED"),
+      reconciling: z.boolean().default(false),
     })
     .optional(),
 });
@@ -91,12 +98,22 @@ export const CapacityIntervalSchema = z.looseObject({
     .looseObject({
       container_id: z.string().default(""),
       region: z.string().default(""),
+      service: z.string().default(""),
       quantity: Uint64.default(0),
       state: z.string().default("STATE_UNSPECIFIED"),
+      reconciling: z.boolean().default(false),
     })
-    .default({ container_id: "", region: "", quantity: 0, state: "STATE_UNSPECIFIED" }),
+    .default({
+      container_id: "",
+      region: "",
+      service: "",
+      quantity: 0,
+      state: "STATE_UNSPECIFIED",
+      reconciling: false,
+    }),
 });
 export type CapacityInterval = z.output<typeof CapacityIntervalSchema>;
 export const CapacityIntervalListSchema = list(CapacityIntervalSchema);
 
-export const CapacityBlockGroupResourcesSchema = z.looseObject({ resource_ids: z.array(z.string()).default([]) });
+/** Its only field is a repeated one, so `{}` is a block with no instances; any other key (an error object) refuses. */
+export const CapacityBlockGroupResourcesSchema = z.strictObject({ resource_ids: z.array(z.string()).default([]) });

@@ -17,11 +17,7 @@ describe("enable_gpu_cluster", () => {
     ["auto, single-GPU RTX preset: off", {}, false],
     ["auto, 8-GPU SXM with a fabric: on", { gpu_nodes: SXM_GPUS, infiniband_fabric: "us-central1-a" }, true],
     ["auto, 8-GPU SXM without a fabric: off", { gpu_nodes: SXM_GPUS }, false],
-    [
-      "auto, 8-GPU RTX PCIe (no NVSwitch): off",
-      { gpu_nodes: { preset: "8gpu-192vcpu-1744gb" }, infiniband_fabric: "f" + "ab1" },
-      false,
-    ],
+    ["auto, 8-GPU RTX PCIe (no NVSwitch): off", { gpu_nodes: { preset: "8gpu-192vcpu-1744gb" } }, false],
     [
       "explicit true on 8-GPU SXM with a fabric",
       { gpu_nodes: SXM_GPUS, enable_gpu_cluster: true, infiniband_fabric: "us-central1-a" },
@@ -53,8 +49,34 @@ describe("enable_gpu_cluster", () => {
       { gpu_nodes: null, enable_gpu_cluster: true },
       "enable_gpu_cluster: GPU clustering needs a GPU node pool",
     ],
+    [
+      "auto with a fabric on an 8-GPU RTX PCIe pool (it could never use it)",
+      { gpu_nodes: { preset: "8gpu-192vcpu-1744gb" }, infiniband_fabric: "us-central1-a" },
+      "infiniband_fabric: a fabric is for a GPU cluster on a fabric-capable 8-GPU SXM preset (gpu-rtx6000 with 8 GPUs per node is not)",
+    ],
+    [
+      "auto with a fabric on a single-GPU pool",
+      { infiniband_fabric: "us-central1-a" },
+      "infiniband_fabric: a fabric is for a GPU cluster on a fabric-capable 8-GPU SXM preset (gpu-rtx6000 with 1 GPUs per node is not)",
+    ],
+    [
+      "auto with a fabric on a CPU-only cluster",
+      { gpu_nodes: null, infiniband_fabric: "us-central1-a" },
+      "infiniband_fabric: a fabric is for a GPU cluster: this cluster has no GPU node pool",
+    ],
   ])("refused: %s", (_, patch, message) => {
     expect(issuesOf(patch)).toEqual([message]);
+  });
+
+  it.each<[string, Record<string, unknown>, string | null]>([
+    ["with a GPU cluster", { gpu_nodes: SXM_GPUS, infiniband_fabric: "us-central1-a" }, "us-central1-a"],
+    [
+      "without one (explicit false)",
+      { gpu_nodes: SXM_GPUS, enable_gpu_cluster: false, infiniband_fabric: "us-central1-a" },
+      null,
+    ],
+  ])("the workers' fabric %s is %s", (_, patch, fabric) => {
+    expect(resolve(patch)).toMatchObject({ infinibandFabric: fabric });
   });
 
   it("says why auto stayed off on an 8-GPU SXM pool", () => {
@@ -134,6 +156,21 @@ describe("gpu_workload_profile: rtx-rendering", () => {
       ["gpu_driver_package_repositories.../etc/passwd: a plain file name (letters, digits, '.', '_', '-')"],
     ],
     ["without GPU nodes", { gpu_nodes: null }, ["gpu_workload_profile: rtx-rendering needs a GPU node pool"]],
+    [
+      "with an explicit operator driver mode (it would be dropped)",
+      { gpu_driver_mode: "operator" },
+      [
+        "gpu_driver_mode: rtx-rendering sets up the GPU Operator's mounted drivers itself: leave gpu_driver_mode at auto",
+      ],
+    ],
+    [
+      "with MIG",
+      {
+        mig: { enabled: true, strategy: "mixed", config: "all-balanced" },
+        gpu_nodes: { count: 2, capacity_block_group: "capacityblockgroup-e00mig00001" },
+      },
+      ["mig: MIG does not combine with gpu_workload_profile: rtx-rendering (rendering is the profile without MIG)"],
+    ],
   ])("refused: %s", (_, patch, messages) => {
     expect(issuesOf({ gpu_workload_profile: "rtx-rendering", ...patch })).toEqual(messages);
   });
@@ -179,6 +216,16 @@ describe("mig", () => {
       "256 GiB boot disks",
       { mig, gpu_nodes: { ...reserved, boot_disk_gibibytes: 256 } },
       ["mig: MIG needs 128 GiB boot disks (got 256)"],
+    ],
+    [
+      "a zonal RTX platform (the rendering profile's allowance, not MIG's)",
+      { mig, gpu_nodes: { ...reserved, platform: "gpu-rtx6000-a" } },
+      ["mig: MIG needs gpu-rtx6000 / 1gpu-24vcpu-218gb workers (got gpu-rtx6000-a / 1gpu-24vcpu-218gb)"],
+    ],
+    [
+      "the 8-GPU RTX preset",
+      { mig, gpu_nodes: { ...reserved, preset: "8gpu-192vcpu-1744gb" } },
+      ["mig: MIG needs gpu-rtx6000 / 1gpu-24vcpu-218gb workers (got gpu-rtx6000 / 8gpu-192vcpu-1744gb)"],
     ],
     [
       "H200",

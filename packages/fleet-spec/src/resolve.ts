@@ -15,6 +15,9 @@ import {
   RTX_SINGLE_GPU_PRESET,
 } from "./presets.ts";
 
+/** The one platform the seed allows MIG on. */
+const RTX_MIG_PLATFORM = "gpu-rtx6000";
+
 export type Resolution = { ok: true; cluster: ResolvedCluster } | { ok: false; issues: SpecIssue[] };
 
 type Issues = SpecIssue[];
@@ -59,6 +62,16 @@ export function resolveGpuCluster(
   notes: string[],
 ): boolean {
   const capable = gpu !== null && gpu.nvswitch && gpu.gpusPerNode === 8;
+  // A fabric names where a GPU cluster is made; on a pool that can never be clustered it would be
+  // silently unused, so the spec is wrong about the hardware. (An explicit false keeps a note.)
+  if (c.enable_gpu_cluster === "auto" && !capable && c.infiniband_fabric)
+    issue(
+      issues,
+      "infiniband_fabric",
+      gpu
+        ? `a fabric is for a GPU cluster on a fabric-capable 8-GPU SXM preset (${gpu.platform} with ${gpu.gpusPerNode} GPUs per node is not)`
+        : "a fabric is for a GPU cluster: this cluster has no GPU node pool",
+    );
   if (c.enable_gpu_cluster === "auto") {
     const on = capable && c.infiniband_fabric !== "";
     if (capable && !on) notes.push("enable_gpu_cluster auto: false, the 8-GPU SXM pool names no infiniband_fabric");
@@ -90,7 +103,16 @@ export function resolveGpuDriver(
   issues: Issues,
 ): GpuDriver {
   if (!gpu) return { mode: "none" };
-  if (c.gpu_workload_profile === "rtx-rendering") return { mode: "rtx-rendering" };
+  if (c.gpu_workload_profile === "rtx-rendering") {
+    // The profile brings its own GPU Operator driver setup; an explicit operator would be dropped.
+    if (c.gpu_driver_mode === "operator")
+      issue(
+        issues,
+        "gpu_driver_mode",
+        "rtx-rendering sets up the GPU Operator's mounted drivers itself: leave gpu_driver_mode at auto",
+      );
+    return { mode: "rtx-rendering" };
+  }
   if (c.gpu_driver_mode === "auto") return { mode: "managed", preset: c.managed_driver_preset };
   if (gpu.nvswitch && !c.allow_unsafe_nvswitch_operator)
     issue(
@@ -136,7 +158,7 @@ export function checkRtxRendering(
 
 /** MIG on RTX PRO 6000: mixed/all-balanced, exactly two reserved single-GPU workers, 128 GiB boot disks. */
 export function checkMig(
-  c: Pick<EffectiveCluster, "mig">,
+  c: Pick<EffectiveCluster, "mig" | "gpu_workload_profile">,
   gpu: Pick<ResolvedGpuPool, "platform" | "preset" | "count" | "capacityBlockGroup" | "bootDiskGibibytes"> | null,
   issues: Issues,
 ): { strategy: "mixed"; config: string } | null {
@@ -148,8 +170,12 @@ export function checkMig(
     at("", "MIG needs a GPU node pool");
     return null;
   }
-  if (!isRtxPro6000(gpu.platform) || gpu.preset !== RTX_SINGLE_GPU_PRESET)
-    at("", `MIG needs gpu-rtx6000 / ${RTX_SINGLE_GPU_PRESET} workers (got ${gpu.platform} / ${gpu.preset})`);
+  // The seed's RTX rendering is the profile *without* MIG: the two are separate policies.
+  if (c.gpu_workload_profile === "rtx-rendering")
+    at("", "MIG does not combine with gpu_workload_profile: rtx-rendering (rendering is the profile without MIG)");
+  // Exactly the seed's platform: a zonal RTX platform is the rendering profile's allowance, not MIG's.
+  if (gpu.platform !== RTX_MIG_PLATFORM || gpu.preset !== RTX_SINGLE_GPU_PRESET)
+    at("", `MIG needs ${RTX_MIG_PLATFORM} / ${RTX_SINGLE_GPU_PRESET} workers (got ${gpu.platform} / ${gpu.preset})`);
   if (gpu.count !== 2) at("", `MIG needs exactly two GPU workers (got ${gpu.count})`);
   if (!gpu.capacityBlockGroup) at("", "MIG needs reserved capacity: set gpu_nodes.capacity_block_group");
   if (gpu.bootDiskGibibytes !== 128) at("", `MIG needs 128 GiB boot disks (got ${gpu.bootDiskGibibytes})`);
@@ -246,7 +272,8 @@ export function resolveCluster(c: EffectiveCluster): Resolution {
       cpuNodes,
       gpuNodes,
       enableGpuCluster,
-      infinibandFabric: c.infiniband_fabric || null,
+      // A fabric is where a GPU cluster is made: without one the workers are on none.
+      infinibandFabric: enableGpuCluster ? c.infiniband_fabric || null : null,
       gpuDriver,
       gpuWorkloadProfile: c.gpu_workload_profile,
       gpuHealth: gpuNodes

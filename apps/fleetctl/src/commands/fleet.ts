@@ -248,8 +248,11 @@ export async function preflightTable(r: FleetPreflight, o: OutputOptions): Promi
 export async function preflight(ctx: Ctx): Promise<void> {
   const o = output(ctx, FORMATS);
   const planned = await planFromOptions(ctx);
-  const { directoryEvidence, gatherEvidence, nebiusCliEvidence } = await import("@fm/fleet-spec/evidence");
   const dir = ctx.opts.evidence as string | undefined;
+  // An empty --evidence (an unset shell variable) must not quietly mean "ask the provider".
+  if (dir !== undefined && dir.trim() === "")
+    throw new UsageError("--evidence needs a directory; leave the option out to read from the nebius CLI");
+  const { directoryEvidence, gatherEvidence, nebiusCliEvidence } = await import("@fm/fleet-spec/evidence");
   const source = dir
     ? directoryEvidence(dir)
     : nebiusCliEvidence({ profile: planned.profile, env: ctx.env, bin: ctx.env.NEBIUS_BIN || "nebius" });
