@@ -171,4 +171,29 @@ describe("burn-in results", () => {
     expect(JSON.stringify(audit[0]!.diff)).toContain("vendor confirmed the throttling was a sensor fault");
     expect(JSON.stringify(audit[0]!.diff)).toContain(released.body.id);
   });
+
+  it("a repair's re-test result is the device's last burn-in: a device repaired after a failed burn-in is released without an override", async () => {
+    const id = await idOf("rvk-gpu-3");
+    const end = async (j: Job, status: "SUCCEEDED" | "FAILED") => {
+      await call("POST", `/api/v1/jobs/${j.id}/report/`, { status: "SUBMITTED", workflowId: j.id }, worker);
+      expect((await call("POST", `/api/v1/jobs/${j.id}/report/`, { status }, worker)).status).toBe(200);
+    };
+    const burnIn = (await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [id] })).body;
+    await call("POST", `/api/v1/jobs/${burnIn.id}/report/`, { burnIn: [result(id, false)] }, worker);
+    await end(burnIn, "FAILED");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [id] })).status).toBe(409);
+
+    const repair = (
+      await call("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [id], params: { ticket: "OPS-21" } })
+    ).body;
+    const r = await call("POST", `/api/v1/jobs/${repair.id}/report/`, { burnIn: [result(id, true)] }, worker);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.burnIn).toEqual([result(id, true)]);
+    await end(repair, "SUCCEEDED");
+    expect((await call<Device>("GET", `/api/v1/devices/${id}/`, undefined, reader)).body.burnIn).toMatchObject({
+      status: "PASSED",
+      jobId: repair.id,
+    });
+    expect((await call("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [id] })).status).toBe(201);
+  });
 });
