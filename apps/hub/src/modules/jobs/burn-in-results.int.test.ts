@@ -121,6 +121,9 @@ describe("burn-in results", () => {
     const foreign = await report({ burnIn: [result(other, true)] });
     expect([foreign.status, foreign.body.code]).toEqual([422, "device_not_in_job"]);
     expect((await report({ burnIn: [{ ...result(good, true), status: "GREAT" }] })).status).toBe(400);
+    // A status its tests do not give, and a device reported twice.
+    expect((await report({ burnIn: [{ ...result(good, false), status: "PASSED" }] })).status).toBe(400);
+    expect((await report({ burnIn: [result(good, true), result(good, false)] })).status).toBe(400);
     expect((await call("POST", `/api/v1/jobs/${job.id}/report/`, { burnIn: [result(good, true)] })).status).toBe(403);
     const unenrol = (await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [other] })).body;
     const wrongKind = await call(
