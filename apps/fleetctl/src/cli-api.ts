@@ -196,7 +196,10 @@ function addDeviceCommands(device: Command): void {
 function addJobCommands(job: Command): void {
   withOutput(withPaging(job.command("list").description("list jobs")))
     .option("--status <status>", "PENDING, SUBMITTED, RUNNING, CANCELLING, SUCCEEDED, FAILED, CANCELLED")
-    .option("--kind <kind>", "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP, SLURM_ADOPT")
+    .option(
+      "--kind <kind>",
+      "ENROL, UNENROL, BURN_IN, RELEASE, TEARDOWN, REIMAGE, IMAGE_NODE, REPAIR, NODE_SWAP, SLURM_ADOPT",
+    )
     .option("--site <slug|id>", "site")
     .option("--device <device>", "jobs that include this device (name or id)")
     .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))

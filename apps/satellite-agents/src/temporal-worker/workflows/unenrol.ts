@@ -15,7 +15,8 @@ export async function unenrolWorkflow(input: JobWorkflowInput<"UNENROL">): Promi
   await steps.run("netbox-stage", (tick) => eachDevice(plan.devices, tick, (d) => quick.netboxStage(d)));
   // Unenrolments started before this step existed replay without it.
   if (!patched("unenrol-topology-sync")) steps.skip("topology-sync", "not part of this workflow's version");
-  else if (!plan.site.topologyRegion) steps.skip("topology-sync", `${plan.site.slug} is no topology target (no region)`);
+  else if (!plan.site.topologyRegion)
+    steps.skip("topology-sync", `${plan.site.slug} is no topology target (no region)`);
   else {
     const names = plan.devices.map((d) => d.name).join(", ");
     const reason = `unenrolment of ${names} (job ${input.jobName})${input.params.reason ? `: ${input.params.reason}` : ""}`;
