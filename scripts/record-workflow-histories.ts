@@ -311,6 +311,53 @@ const SCENARIOS: Scenario[] = [
       },
     },
   },
+  // Since the repair-retest-guard patch: the re-test's results collected and reported, a failing
+  // one judged on them (an Xid though the job exited 0), and a re-test that does not complete
+  // cordoning the devices again.
+  {
+    file: "repair-retest-results-passed",
+    kind: "REPAIR",
+    params: { ticket: "OPS-10", burnInMinutes: 30 },
+    activities: {},
+    operator: { outcome: "repaired", note: "reseated GPU 3" },
+  },
+  {
+    file: "repair-retest-results-xid",
+    kind: "REPAIR",
+    params: { ticket: "OPS-11", burnInMinutes: 30 },
+    activities: {
+      burnInCollect: async (a) => ({
+        deviceId: a.deviceId,
+        status: a.deviceId === device(2).deviceId ? "FAILED" : "PASSED",
+        tests: a.tests.map((test) => ({
+          test,
+          passed: a.deviceId !== device(2).deviceId,
+          exitCode: 0,
+          image: `/vast/enroot-cache/${test}.sqsh`,
+          architecture: "aarch64",
+          figures: {
+            gpus: [{ index: 0, tflops: 51.494 }],
+            xids:
+              a.deviceId === device(2).deviceId
+                ? [{ pciAddress: "0000:1b:00", code: 79, message: "GPU has fallen off the bus." }]
+                : [],
+            reasons: [],
+          },
+          ...(a.deviceId === device(2).deviceId ? { message: `${test} exited 0; Xid 79 logged` } : {}),
+          artifacts: [],
+        })),
+      }),
+    },
+    operator: { outcome: "repaired", note: null },
+  },
+  {
+    file: "repair-retest-cancelled",
+    kind: "REPAIR",
+    params: { ticket: "OPS-12", burnInMinutes: 30 },
+    activities: {},
+    cancelWhileWaiting: true,
+    operator: { outcome: "repaired", note: null },
+  },
 ];
 
 /** Sends the operator's signal once the operator step waits for it, as the workflow agent would forward it. */

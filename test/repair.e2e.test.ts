@@ -7,7 +7,7 @@
  * Asserted: what the hub's API, Ironic and SLURM (`scontrol show node`) show.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,15 +24,18 @@ const BIN = join(REPO_ROOT, "apps/fleetctl/bin/fleetctl.js");
 let s: JobsStack;
 let slurmAgent: AgentProcess;
 let home: string;
+/** A device named by a file here has a fault its burn-in finds (the nodes run on this machine). */
+let faults: string;
 
 beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), "fm-repair-e2e-"));
+  faults = await mkdtemp(join(tmpdir(), "fm-repair-faults-"));
   s = await startJobsStack({
     stagedDevices: 4,
     slurmNodes: 3,
     // gpu003's re-test fails, as a burn-in that finds the fault still there.
-    burnInCommand: 'echo "burn-in of $FM_DEVICE"; [ "$FM_DEVICE" != gpu003 ]',
+    burnInCommand: `echo "burn-in of $FM_DEVICE"; [ "$FM_DEVICE" != gpu003 ] && [ ! -e "${faults}/$FM_DEVICE" ]`,
   });
-  home = await mkdtemp(join(tmpdir(), "fm-repair-e2e-"));
   const tokenFile = join(home, "slurm-jwt");
   await writeFile(tokenFile, `${s.slurm!.token}\n`, { mode: 0o600 });
   slurmAgent = await startAgent("slurm", {
@@ -66,6 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await slurmAgent?.stop("SIGKILL");
   await s?.stop();
+  if (faults) await rm(faults, { recursive: true, force: true });
 }, 120_000);
 
 /** fleetctl as an operator's shell runs it: a child process with its own home. */
@@ -124,6 +128,15 @@ describe("REPAIR through the workflow agent, Temporal, the worker and the SLURM 
   it("cordons, drains and puts the node into maintenance, waits for the operator, then re-tests and releases", async () => {
     const d = s.staged[0]!;
     await enrol(d);
+    // Its burn-in found the fault: RELEASE refuses it until a burn-in passes.
+    await writeFile(join(faults, d.name), "");
+    const burnIn = await s.runJob({ kind: "BURN_IN", deviceIds: [d.id], params: { durationMinutes: 1 } }, 120_000);
+    expect(burnIn.status).toBe("FAILED");
+    expect((await device(d.id)).burnIn).toMatchObject({ status: "FAILED", jobId: burnIn.id });
+    const refused = await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] });
+    expect([refused.status, refused.body.code]).toEqual([409, "burn_in_failed"]);
+    await rm(join(faults, d.name));
+
     const waiting = await repairWaiting(d, "OPS-101");
     expect(waiting.status).toBe("RUNNING");
     expect(waiting.steps.map((st) => `${st.name}:${st.status}`)).toEqual([
@@ -186,12 +199,17 @@ describe("REPAIR through the workflow agent, Temporal, the worker and the SLURM 
       "release:SUCCEEDED",
     ]);
     expect(done.steps.find((st) => st.name === "operator")!.message).toBe("repaired (fleet-admin): reseated GPU 3");
-    expect(done.steps.find((st) => st.name === "burn-in")!.message).toMatch(/gpu001: SLURM job \d+ COMPLETED exit 0/);
+    expect(done.steps.find((st) => st.name === "burn-in")!.message).toBe("gpu001: PASSED");
+    expect(done.burnIn.map((r) => [r.deviceId, r.status])).toEqual([[d.id, "PASSED"]]);
     // Back in service everywhere.
     expect(await device(d.id)).toMatchObject({ cordoned: false, ironic: { maintenance: false } });
     expect(await slurmNode(d.name)).toEqual({ drained: false, reason: null });
     expect(await ironicNode(d.name)).toMatchObject({ maintenance: false, maintenance_reason: null });
-  }, 300_000);
+    // The re-test is its last burn-in: RELEASE hands it over without an override.
+    expect((await device(d.id)).burnIn).toMatchObject({ status: "PASSED", jobId: done.id });
+    const released = await s.api("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [d.id] });
+    expect(released.status, JSON.stringify(released.body)).toBe(201);
+  }, 420_000);
 
   it("an operator's `failed` ends the job FAILED with the device still cordoned, drained and in maintenance", async () => {
     const d = s.staged[1]!;
@@ -220,7 +238,8 @@ describe("REPAIR through the workflow agent, Temporal, the worker and the SLURM 
     expect((await s.api("POST", `/api/v1/jobs/${waiting.id}/signal/`, { outcome: "repaired" })).status).toBe(200);
     const done = await s.waitForJob(waiting.id, undefined, 120_000);
     expect(done).toMatchObject({ status: "FAILED", error: { step: "burn-in" } });
-    expect(done.error!.message).toMatch(/re-test failed on gpu003 \(SLURM job \d+ FAILED, exit code 1\)/);
+    expect(done.error!.message).toBe("burn-in: re-test failed on gpu003 (hardware-tests exited 1); cordoned again");
+    expect((await device(d.id)).burnIn).toMatchObject({ status: "FAILED", jobId: done.id });
     expect(await device(d.id)).toMatchObject({
       cordoned: true,
       cordonReason: "repair OPS-103: GPU 3 fell off the bus: re-test failed",

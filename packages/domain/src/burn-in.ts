@@ -79,6 +79,11 @@ export const BurnInDeviceResultSchema = z
     status: BurnInStatus,
     tests: z.array(BurnInTestResultSchema).min(1).max(BURN_IN_TESTS.length),
   })
+  // The status is the tests' verdict, never a reporter's say: a PASSED over a failed test is refused.
+  .refine((r) => r.status === burnInStatusOf(r.tests), {
+    path: ["status"],
+    message: "must be PASSED exactly when every test passed",
+  })
   .meta({ id: "BurnInDeviceResult" });
 export type BurnInDeviceResult = z.infer<typeof BurnInDeviceResultSchema>;
 
@@ -97,8 +102,9 @@ export const BurnInOverrideSchema = z
   .strictObject({ reason: z.string().trim().min(1).max(1000) })
   .meta({ id: "BurnInOverride" });
 
-export const burnInStatusOf = (tests: readonly Pick<BurnInTestResult, "passed">[]): BurnInStatus =>
-  tests.length > 0 && tests.every((t) => t.passed) ? "PASSED" : "FAILED";
+export function burnInStatusOf(tests: readonly Pick<BurnInTestResult, "passed">[]): BurnInStatus {
+  return tests.length > 0 && tests.every((t) => t.passed) ? "PASSED" : "FAILED";
+}
 
 /**
  * Why RELEASE refuses this device for its burn-in, or null: a device whose last burn-in failed is

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   JobCreateSchema,
+  JobReportSchema,
   JobSchema,
   JobSignalCreateSchema,
   jobRefusal,
@@ -8,6 +9,7 @@ import {
   type Job,
   type JobCreate,
 } from "./jobs.ts";
+import type { BurnInTestResult } from "./burn-in.ts";
 import { repairMaintenanceReason, repairReason, workflowInputOf } from "./workflows.ts";
 
 const DEVICE = "0190a5b4-1234-7abc-8def-0123456789ab";
@@ -180,5 +182,66 @@ describe("SLURM_ADOPT refusals", () => {
       /SLURM is not reached through OpenStack at kef/,
     );
     expect(siteJobRefusal("RELEASE", { slug: "kef", openstackSlurmEnabled: false })).toBeNull();
+  });
+});
+
+describe("JobReportSchema: what a workflow reports", () => {
+  const dev = (n: number) => `0190a5b4-0000-7000-8000-00000000000${n}`;
+  const test = (passed: boolean): BurnInTestResult => ({
+    test: "hardware-tests",
+    passed,
+    exitCode: 0,
+    image: null,
+    architecture: "x86_64",
+    figures: {
+      gpus: [],
+      xids: passed ? [] : [{ pciAddress: "0000:1b:00", code: 79, message: "off the bus" }],
+      reasons: [],
+    },
+    artifacts: [],
+  });
+  const issues = (body: unknown) =>
+    (JobReportSchema.safeParse(body).error?.issues ?? []).map((i) => `${i.path.join(".")}: ${i.message}`);
+
+  it("refuses a burn-in status its tests do not give (a PASSED over an Xid), and takes the one they do", () => {
+    expect(issues({ burnIn: [{ deviceId: dev(1), status: "PASSED", tests: [test(false)] }] })).toEqual([
+      "burnIn.0.status: must be PASSED exactly when every test passed",
+    ]);
+    expect(issues({ burnIn: [{ deviceId: dev(1), status: "FAILED", tests: [test(true)] }] })).toHaveLength(1);
+    expect(
+      issues({
+        burnIn: [
+          { deviceId: dev(1), status: "FAILED", tests: [test(false)] },
+          { deviceId: dev(2), status: "PASSED", tests: [test(true)] },
+        ],
+      }),
+    ).toEqual([]);
+  });
+
+  it("refuses a device twice in one report's results, cordons or observations, naming the repeat", () => {
+    const result = { deviceId: dev(1), status: "PASSED", tests: [test(true)] };
+    expect(issues({ burnIn: [result, { ...result, status: "FAILED", tests: [test(false)] }] })).toEqual([
+      `burnIn.1.deviceId: '${dev(1)}' repeats item 0: must be unique`,
+    ]);
+    expect(
+      issues({
+        cordons: [
+          { deviceId: dev(1), cordoned: true, reason: "repair OPS-1" },
+          { deviceId: dev(2), cordoned: true, reason: "repair OPS-1" },
+          { deviceId: dev(1), cordoned: false },
+        ],
+      }),
+    ).toEqual([`cordons.2.deviceId: '${dev(1)}' repeats item 0: must be unique`]);
+    expect(issues({ devices: [{ deviceId: dev(3) }, { deviceId: dev(3) }] })).toEqual([
+      `devices.1.deviceId: '${dev(3)}' repeats item 0: must be unique`,
+    ]);
+    expect(
+      issues({
+        cordons: [
+          { deviceId: dev(1), cordoned: false },
+          { deviceId: dev(2), cordoned: false },
+        ],
+      }),
+    ).toEqual([]);
   });
 });

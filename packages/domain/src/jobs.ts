@@ -8,6 +8,7 @@ import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
 import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 import { BurnInDeviceResultSchema, BurnInOverrideSchema, BurnInTest } from "./burn-in.ts";
+import { uniqueBy } from "./reflections.ts";
 
 export const JOB_KINDS = [
   "ENROL",
@@ -321,13 +322,31 @@ export const JobReportSchema = z
     steps: z.array(JobStepSchema).max(100).optional(),
     progress: z.number().min(0).max(1).optional(),
     error: JobErrorSchema.optional(),
-    devices: z.array(JobDeviceObservationSchema).min(1).max(100).optional(),
-    cordons: z.array(JobCordonSchema).min(1).max(100).optional().describe("Cordons a workflow sets or lifts"),
+    // One entry per device: two for the same device would leave which one counts to their order.
+    devices: z
+      .array(JobDeviceObservationSchema)
+      .min(1)
+      .max(100)
+      .superRefine(uniqueBy("deviceId", (d) => d.deviceId))
+      .optional(),
+    cordons: z
+      .array(JobCordonSchema)
+      .min(1)
+      .max(100)
+      .superRefine(uniqueBy("deviceId", (c) => c.deviceId))
+      .optional()
+      .describe("Cordons a workflow sets or lifts"),
     topologySync: z
       .strictObject({ reason: z.string().trim().min(1).max(1000) })
       .optional()
       .describe("Files the site's topology-sync request for this job (once per job): a tray left the topology"),
-    burnIn: z.array(BurnInDeviceResultSchema).min(1).max(100).optional().describe("A burn-in's results per device"),
+    burnIn: z
+      .array(BurnInDeviceResultSchema)
+      .min(1)
+      .max(100)
+      .superRefine(uniqueBy("deviceId", (r) => r.deviceId))
+      .optional()
+      .describe("A burn-in's results per device"),
     logsUrl: z.url().max(4000).optional().describe("The site's log explorer, queried for this job"),
   })
   .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })

@@ -121,6 +121,9 @@ describe("burn-in results", () => {
     const foreign = await report({ burnIn: [result(other, true)] });
     expect([foreign.status, foreign.body.code]).toEqual([422, "device_not_in_job"]);
     expect((await report({ burnIn: [{ ...result(good, true), status: "GREAT" }] })).status).toBe(400);
+    // A status its tests do not give, and a device reported twice.
+    expect((await report({ burnIn: [{ ...result(good, false), status: "PASSED" }] })).status).toBe(400);
+    expect((await report({ burnIn: [result(good, true), result(good, false)] })).status).toBe(400);
     expect((await call("POST", `/api/v1/jobs/${job.id}/report/`, { burnIn: [result(good, true)] })).status).toBe(403);
     const unenrol = (await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [other] })).body;
     const wrongKind = await call(
@@ -170,5 +173,30 @@ describe("burn-in results", () => {
     expect(audit[0]!.principal).toBe("fleet-admin");
     expect(JSON.stringify(audit[0]!.diff)).toContain("vendor confirmed the throttling was a sensor fault");
     expect(JSON.stringify(audit[0]!.diff)).toContain(released.body.id);
+  });
+
+  it("a repair's re-test result is the device's last burn-in: a device repaired after a failed burn-in is released without an override", async () => {
+    const id = await idOf("rvk-gpu-3");
+    const end = async (j: Job, status: "SUCCEEDED" | "FAILED") => {
+      await call("POST", `/api/v1/jobs/${j.id}/report/`, { status: "SUBMITTED", workflowId: j.id }, worker);
+      expect((await call("POST", `/api/v1/jobs/${j.id}/report/`, { status }, worker)).status).toBe(200);
+    };
+    const burnIn = (await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [id] })).body;
+    await call("POST", `/api/v1/jobs/${burnIn.id}/report/`, { burnIn: [result(id, false)] }, worker);
+    await end(burnIn, "FAILED");
+    expect((await call("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [id] })).status).toBe(409);
+
+    const repair = (
+      await call("POST", "/api/v1/jobs/", { kind: "REPAIR", deviceIds: [id], params: { ticket: "OPS-21" } })
+    ).body;
+    const r = await call("POST", `/api/v1/jobs/${repair.id}/report/`, { burnIn: [result(id, true)] }, worker);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.burnIn).toEqual([result(id, true)]);
+    await end(repair, "SUCCEEDED");
+    expect((await call<Device>("GET", `/api/v1/devices/${id}/`, undefined, reader)).body.burnIn).toMatchObject({
+      status: "PASSED",
+      jobId: repair.id,
+    });
+    expect((await call("POST", "/api/v1/jobs/", { kind: "RELEASE", deviceIds: [id] })).status).toBe(201);
   });
 });

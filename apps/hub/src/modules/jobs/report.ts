@@ -41,6 +41,7 @@ export async function applyReport(
       `Job ${job.name} runs as workflow ${job.workflowId}, not ${report.workflowId}`,
     );
   }
+  requireKind(job, report);
   const terminal = TERMINAL_JOB_STATUSES.includes(job.status);
   // An ended job's devices may already belong to another job: what its workflow still
   // observes is not recorded.
@@ -64,6 +65,27 @@ export async function applyReport(
   // New results change the job's representation: a new version and a feed event, like any change.
   if (Object.keys(data).length || resultsChanged) return updateJob(tx, ctx, job, data);
   return job;
+}
+
+/**
+ * Refuses (422) what only some kinds' workflows report: cordons (a REPAIR's), a topology-sync
+ * request (a tray's removal: UNENROL, NODE_SWAP) and burn-in results (a BURN_IN's, or a REPAIR's
+ * re-test). Any other job reporting them is a confused or misused agent, ended job or not.
+ */
+function requireKind(job: JobRow, report: JobReport): void {
+  if (report.cordons && job.kind !== "REPAIR")
+    throw new Unprocessable("not_a_repair", `Job ${job.name} is a ${job.kind}: only a repair reports cordons`);
+  if (report.topologySync && job.kind !== "UNENROL" && job.kind !== "NODE_SWAP")
+    throw new Unprocessable(
+      "not_a_tray_removal",
+      `Job ${job.name} is a ${job.kind}: only an unenrolment or a node swap files a topology-sync request`,
+    );
+  // A repair's re-test is a burn-in too: its result is the device's last burn-in.
+  if (report.burnIn && job.kind !== "BURN_IN" && job.kind !== "REPAIR")
+    throw new Unprocessable(
+      "not_a_burn_in",
+      `Job ${job.name} is a ${job.kind}: only a burn-in or a repair's re-test reports results`,
+    );
 }
 
 /** Refuses observations or results about devices that are not the job's (422). */
@@ -105,8 +127,6 @@ async function recordBurnIn(
   job: JobRow,
   results: BurnInDeviceResult[],
 ): Promise<boolean> {
-  if (job.kind !== "BURN_IN")
-    throw new Unprocessable("not_a_burn_in", `Job ${job.name} is a ${job.kind}: only a burn-in reports results`);
   requireOwn(
     job,
     results.map((r) => r.deviceId),

@@ -146,6 +146,29 @@ describe("what a job's workflow changes through its report", () => {
       expect((await call<Device>("GET", `/api/v1/devices/${d}/`)).body.cordoned).toBe(false);
   });
 
+  it("takes cordons only from a repair and a topology-sync request only from a tray's removal (422, nothing written)", async () => {
+    const id = await device();
+    const burnIn = (await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [id] })).body;
+    const cordons = await report(burnIn.id, { cordons: [{ deviceId: id, cordoned: true, reason: "not a repair" }] });
+    expect([cordons.status, cordons.body.code]).toEqual([422, "not_a_repair"]);
+    expect((await call<Device>("GET", `/api/v1/devices/${id}/`)).body.cordoned).toBe(false);
+
+    // Asked at a site with a region, where an unenrolment's request would be filed.
+    await hub.db.prisma.site.update({ where: { id: osloId }, data: { region: "eu-north-1" } });
+    try {
+      const list = () => call<TopologySyncList>("GET", `/api/v1/sites/${osloId}/topology-sync/`);
+      const before = (await list()).body.items.length;
+      for (const job of [burnIn, await repair(await device())]) {
+        const r = await report(job.id, { topologySync: { reason: "not a removal" } });
+        expect([r.status, r.body.code]).toEqual([422, "not_a_tray_removal"]);
+      }
+      expect((await list()).body.items).toHaveLength(before);
+    } finally {
+      await hub.db.prisma.site.update({ where: { id: osloId }, data: { region: null } });
+    }
+    await call("POST", `/api/v1/jobs/${burnIn.id}/cancel/`);
+  });
+
   it("files the site's topology-sync request once per job; a site without a region is a 422 filing nothing", async () => {
     const job = (await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [await device()] })).body;
     const list = () => call<TopologySyncList>("GET", `/api/v1/sites/${osloId}/topology-sync/`);

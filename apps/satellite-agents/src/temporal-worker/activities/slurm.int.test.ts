@@ -239,6 +239,14 @@ describe("SLURM activities", () => {
         "BadInput",
         /SLURM has no node gpu998$/,
       );
+      // A worker that could not re-test the devices refuses the repair before it cordons them.
+      expectFinal(
+        await rejection(
+          run(activities({ burnIn: { ...burnIn("true"), outputDir: undefined } }).slurmCheckNodesExist, [d]),
+        ),
+        "NotConfigured",
+        /no FM_BURNIN_OUTPUT_DIR .*could not re-test/,
+      );
     },
     WAITING,
   );

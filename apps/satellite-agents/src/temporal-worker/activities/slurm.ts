@@ -55,9 +55,17 @@ export function slurmActivities(deps: AdoptDeps) {
   };
 }
 
-/** Every device is a node SLURM knows (before a REPAIR cordons anything it could not drain). */
+/**
+ * Before a REPAIR cordons anything: every device is a node SLURM knows (it could not be drained
+ * otherwise), and this worker can run the re-test that gives it back (a repair that could lift
+ * its cordon but not re-test would end with the devices back in service untested).
+ */
 async function slurmCheckNodesExist(deps: SlurmDeps, ds: DevicePlan[]): Promise<void> {
   return guarded(async () => {
+    if (!deps.burnIn.outputDir)
+      throw notConfigured(
+        "this worker has no FM_BURNIN_OUTPUT_DIR (the folder the compute nodes and the worker share for burn-in results): a repair could not re-test the devices",
+      );
     const names = ds.map((d) => nodeOf(deps, d));
     const known = new Set((await slurmOf(deps).nodes()).map((n) => n.name));
     const missing = names.filter((n) => !known.has(n));

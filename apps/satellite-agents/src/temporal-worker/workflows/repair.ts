@@ -11,8 +11,21 @@
  * signal (the hub's `POST /api/v1/jobs/{id}/signal`, forwarded by the workflow agent): `failed`
  * ends the job with the devices still out of service; `repaired` lifts the cordon, waits for the
  * drain to go, and runs the burn-in. A device whose re-test fails is cordoned again.
+ *
+ * Since RETEST_PATCH the re-test is judged as a burn-in is: its results are collected from the
+ * shared output folder and reported to the hub (so the device's last burn-in is this one), and a
+ * device fails on what they say (an Xid logged too), not on the SLURM exit code alone. An uncordon
+ * or re-test that fails or is cancelled cordons every device again before the job ends, so a
+ * device never goes back into service untested. Workflows started before it keep their course.
  */
-import { ApplicationFailure, CancellationScope, condition, defineSignal, setHandler } from "@temporalio/workflow";
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineSignal,
+  patched,
+  setHandler,
+} from "@temporalio/workflow";
 import {
   OPERATOR_SIGNAL,
   WAITING_FOR_OPERATOR,
@@ -31,6 +44,11 @@ import { MESSAGE_MAX, Steps, eachDevice, preflight, skipped } from "./steps.ts";
 export const operatorSignal = defineSignal<[OperatorSignal]>(OPERATOR_SIGNAL);
 
 type BurnInResult = Awaited<ReturnType<Activities["slurmWait"]>>;
+type DeviceResult = Awaited<ReturnType<Activities["burnInCollect"]>>;
+
+export const RETEST_PATCH = "repair-retest-guard";
+/** The re-test's tests: the burn-in's single-node default. */
+const RETEST_TESTS = ["hardware-tests"] as const;
 
 export async function repairWorkflow(input: JobWorkflowInput<"REPAIR">): Promise<JobWorkflowResult> {
   const steps = new Steps(WORKFLOW_STEPS.REPAIR);
@@ -89,20 +107,56 @@ export async function repairWorkflow(input: JobWorkflowInput<"REPAIR">): Promise
     throw steps.failure("operator", `${why}; the devices stay cordoned, drained and in maintenance`);
   }
 
-  await steps.run("uncordon", async (tick) => {
-    await cordon(devices, false);
-    return eachDevice(devices, tick, (d) => waiting.slurmWaitDrain(d, false));
-  });
-  const results = await burnIn(steps, input, devices);
-  const failed = devices.filter((_, i) => results[i]!.state !== "COMPLETED" || results[i]!.exitCode !== 0);
-  if (failed.length) {
-    await CancellationScope.nonCancellable(() => cordon(failed, true, `${reason}: re-test failed`));
-    steps.skip("release", "the re-test failed");
-    steps.step("burn-in").status = "FAILED";
-    const which = results
-      .filter((r) => failed.some((d) => d.name === r.device))
-      .map((r) => `${r.device} (SLURM job ${r.slurmJobId} ${r.state}, exit code ${r.exitCode ?? "unknown"})`);
-    throw steps.failure("burn-in", `re-test failed on ${which.join(", ")}; cordoned again`);
+  if (!patched(RETEST_PATCH)) {
+    await steps.run("uncordon", async (tick) => {
+      await cordon(devices, false);
+      return eachDevice(devices, tick, (d) => waiting.slurmWaitDrain(d, false));
+    });
+    const results = await burnIn(steps, input, devices);
+    const failed = devices.filter((_, i) => results[i]!.state !== "COMPLETED" || results[i]!.exitCode !== 0);
+    if (failed.length) {
+      await CancellationScope.nonCancellable(() => cordon(failed, true, `${reason}: re-test failed`));
+      steps.skip("release", "the re-test failed");
+      steps.step("burn-in").status = "FAILED";
+      const which = results
+        .filter((r) => failed.some((d) => d.name === r.device))
+        .map((r) => `${r.device} (SLURM job ${r.slurmJobId} ${r.state}, exit code ${r.exitCode ?? "unknown"})`);
+      throw steps.failure("burn-in", `re-test failed on ${which.join(", ")}; cordoned again`);
+    }
+  } else {
+    let results: DeviceResult[];
+    try {
+      await steps.run("uncordon", async (tick) => {
+        await cordon(devices, false);
+        return eachDevice(devices, tick, (d) => waiting.slurmWaitDrain(d, false));
+      });
+      results = await burnIn(steps, input, devices, true);
+    } catch (err) {
+      // Lifted, or half lifted, and not re-tested: out of service again before the job ends.
+      await CancellationScope.nonCancellable(() => cordon(devices, true, `${reason}: re-test did not complete`));
+      throw err;
+    }
+    const failed = results.filter((r) => r.status === "FAILED");
+    if (failed.length) {
+      const name = (id: string) => devices.find((d) => d.deviceId === id)!.name;
+      await CancellationScope.nonCancellable(() =>
+        cordon(
+          devices.filter((d) => failed.some((r) => r.deviceId === d.deviceId)),
+          true,
+          `${reason}: re-test failed`,
+        ),
+      );
+      steps.skip("release", "the re-test failed");
+      steps.step("burn-in").status = "FAILED";
+      const which = failed.map(
+        (r) =>
+          `${name(r.deviceId)} (${r.tests
+            .filter((t) => !t.passed)
+            .map((t) => t.message ?? t.test)
+            .join("; ")})`,
+      );
+      throw steps.failure("burn-in", `re-test failed on ${which.join(", ")}; cordoned again`);
+    }
   }
   await steps.run("release", async (tick) => {
     await eachDevice(devices, tick, (d) => quick.ironicEndMaintenance(d, maintenance));
@@ -113,15 +167,37 @@ export async function repairWorkflow(input: JobWorkflowInput<"REPAIR">): Promise
 
 /**
  * burn-in: the BURN_IN workflow's SLURM job per device (its activities, under this job's name),
- * waited for; a failure or a cancellation cancels what was submitted.
+ * waited for; a failure or a cancellation cancels what was submitted. With `withResults`
+ * (RETEST_PATCH) each device's results are then collected and reported to the hub, as a burn-in's.
  */
-async function burnIn(steps: Steps, input: JobWorkflowInput<"REPAIR">, devices: DevicePlan[]): Promise<BurnInResult[]> {
+function burnIn(
+  steps: Steps,
+  input: JobWorkflowInput<"REPAIR">,
+  devices: DevicePlan[],
+  withResults: true,
+): Promise<DeviceResult[]>;
+function burnIn(steps: Steps, input: JobWorkflowInput<"REPAIR">, devices: DevicePlan[]): Promise<BurnInResult[]>;
+async function burnIn(
+  steps: Steps,
+  input: JobWorkflowInput<"REPAIR">,
+  devices: DevicePlan[],
+  withResults = false,
+): Promise<BurnInResult[] | DeviceResult[]> {
   const { burnInMinutes, partition } = input.params;
   const submitted: number[] = [];
+  const summary = (rs: (BurnInResult | DeviceResult)[]) =>
+    rs
+      .map((r) =>
+        "slurmJobId" in r
+          ? `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`
+          : `${devices.find((d) => d.deviceId === r.deviceId)!.name}: ${r.status}`,
+      )
+      .join("; ")
+      .slice(0, MESSAGE_MAX);
   try {
     return await steps.run(
       "burn-in",
-      async (tick) => {
+      async (tick): Promise<BurnInResult[] | DeviceResult[]> => {
         const ids = await CancellationScope.nonCancellable(() =>
           Promise.all(
             devices.map(async (d) => {
@@ -131,21 +207,32 @@ async function burnIn(steps: Steps, input: JobWorkflowInput<"REPAIR">, devices: 
                 device: d,
                 durationMinutes: burnInMinutes,
                 ...(partition ? { partition } : {}),
+                ...(withResults ? { tests: [...RETEST_TESTS] } : {}),
               });
               submitted.push(id);
               return id;
             }),
           ),
         );
-        return eachDevice(devices, tick, (d) =>
+        const ends = await eachDevice(devices, tick, (d) =>
           waiting.slurmWait({ slurmJobId: ids[devices.indexOf(d)]!, device: d.name }),
         );
+        if (!withResults) return ends;
+        // The folder is the one slurmSubmitBurnIn gave the device (burnInFolder: job name, device).
+        const results = await Promise.all(
+          devices.map((d, i) =>
+            quick.burnInCollect({
+              deviceId: d.deviceId,
+              folder: `${input.jobName}/${d.name}`,
+              tests: [...RETEST_TESTS],
+              slurm: ends[i]!,
+            }),
+          ),
+        );
+        await quick.burnInReport({ jobId: input.jobId, results });
+        return results;
       },
-      (rs) =>
-        rs
-          .map((r) => `${r.device}: SLURM job ${r.slurmJobId} ${r.state} exit ${r.exitCode ?? "?"}`)
-          .join("; ")
-          .slice(0, MESSAGE_MAX),
+      summary,
     );
   } catch (err) {
     if (submitted.length) await CancellationScope.nonCancellable(() => quick.slurmCancel([...submitted]));
