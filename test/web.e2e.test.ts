@@ -221,6 +221,47 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it("keeps a text parameter that looks like a number as text, lists the new job first, and opens the form for an unknown kind", async () => {
+    const device = (
+      await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&status=active&cordoned=false&limit=5&brief=true")
+    ).body.items[3]!;
+    // An earlier job on the device, ended, so the device's list has an older entry.
+    const earlier = await env.api<Job>("/api/v1/jobs", {
+      method: "POST",
+      body: { kind: "REPAIR", deviceIds: [device.id], params: { ticket: "OPS-3" } },
+    });
+    expect(earlier.status).toBe(201);
+    expect((await env.api(`/api/v1/jobs/${earlier.body.id}/cancel`, { method: "POST" })).status).toBe(200);
+    // A link naming no kind opens the form (on BURN_IN), not a blank app.
+    const { context, page } = await env.loggedIn(USERS.operator, "/ui/jobs/new?kind=BOGUS");
+    await page.getByRole("heading", { name: "Create a job" }).waitFor();
+    await expect(page.getByLabel("Kind").inputValue()).resolves.toBe("BURN_IN");
+
+    await page.getByLabel("Kind").selectOption("REPAIR");
+    await page.getByLabel("Devices").fill(device.name);
+    await page.getByLabel(/^ticket/).fill("12345");
+    await page.getByLabel(/^burnInMinutes/).fill("45");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/ui\/jobs\/[0-9a-f-]{36}$/);
+    const job = (await env.api<Job>(`/api/v1/jobs/${page.url().split("/").pop()!}`)).body;
+    expect(job).toMatchObject({ kind: "REPAIR", params: { ticket: "12345", burnInMinutes: 45 } });
+
+    // Newest first: the job just made heads the jobs list and the device's jobs.
+    expect((await env.api<{ count: number }>("/api/v1/jobs?limit=1")).body.count).toBeGreaterThan(1);
+    await page.goto(`${env.hub.url}/ui/jobs`);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("table").waitFor();
+    await expect(page.getByRole("row").nth(1).getByRole("link").textContent()).resolves.toBe(job.name);
+    await page.goto(`${env.hub.url}/ui/devices/${device.id}`);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("heading", { name: "Jobs" }).waitFor();
+    const deviceJobs = page.getByRole("region", { name: "Jobs" }).getByRole("link");
+    await deviceJobs.first().waitFor();
+    await expect(deviceJobs.first().textContent()).resolves.toBe(job.name);
+    await env.api(`/api/v1/jobs/${job.id}/cancel`, { method: "POST" });
+    await context.close();
+  });
+
   it("shows a read-only person no control that would change anything", async () => {
     const device = (await env.api<DeviceBriefList>("/api/v1/devices?limit=1&brief=true")).body.items[0]!;
     const { context, page } = await env.loggedIn(USERS.reader);
