@@ -60,6 +60,65 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it("keeps a person logged in when a token refresh cannot reach the issuer; forgets the tokens here when the issuer refuses it", async () => {
+    const { context, page } = await env.loggedIn(USERS.operator);
+    await page.getByTestId("who").waitFor();
+    const discovery = (await (await fetch(`${env.issuer.issuer}/.well-known/openid-configuration`)).json()) as {
+      token_endpoint: string;
+    };
+    const refreshes: string[] = [];
+    page.on("request", (r) => {
+      if (r.url() === discovery.token_endpoint && r.postData()?.includes("grant_type=refresh_token"))
+        refreshes.push(r.url());
+    });
+    // The hub answers the devices list 401 once (its view of the token's expiry): the UI refreshes.
+    let unauthorized = 0;
+    await page.route(`${env.hub.url}/api/v1/devices?**`, async (route) => {
+      if (unauthorized-- > 0)
+        await route.fulfill({
+          status: 401,
+          contentType: "application/problem+json",
+          body: JSON.stringify({
+            type: "about:blank",
+            title: "Unauthorized",
+            status: 401,
+            code: "unauthenticated",
+            detail: "token expired",
+          }),
+        });
+      else await route.continue();
+    });
+
+    // The issuer cannot be reached: still logged in, the tokens kept.
+    unauthorized = 1;
+    await page.route(discovery.token_endpoint, (route) => route.abort("connectionrefused"));
+    await page.getByRole("link", { name: "Devices" }).first().click();
+    await eventually(() => expect(refreshes).toHaveLength(1));
+    await page.getByText("token expired").waitFor();
+    await expect(page.getByRole("button", { name: "Log in" }).count()).resolves.toBe(0);
+    await expect(page.getByTestId("who").textContent()).resolves.toContain("ada@example.com");
+
+    // The issuer refuses the refresh token (invalid_grant): logged out in this tab, no trip to the issuer.
+    await page.unroute(discovery.token_endpoint);
+    await page.route(discovery.token_endpoint, (route) =>
+      route.fulfill({ status: 400, contentType: "application/json", body: JSON.stringify({ error: "invalid_grant" }) }),
+    );
+    unauthorized = 1;
+    await page.getByRole("link", { name: "Overview" }).first().click();
+    await page.getByRole("link", { name: "Devices" }).first().click();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    expect(new URL(page.url()).origin).toBe(env.hub.url);
+    await context.close();
+  });
+
+  it("serves bundles that do not point browsers at their source maps", async () => {
+    const index = await (await fetch(`${env.hub.url}/ui/`)).text();
+    const scripts = [...index.matchAll(/src="(\/ui\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts)
+      await expect((await fetch(`${env.hub.url}${src}`)).text()).resolves.not.toContain("sourceMappingURL");
+  });
+
   it("filters devices on the hub, keeps the filters in a URL another person can open", async () => {
     const { context, page } = await env.loggedIn(USERS.operator, "/ui/devices");
     const violations = cspViolations(page);
@@ -192,6 +251,27 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await page.getByTestId("job-status").getByText("RUNNING").waitFor();
     await page.getByText("GPU stress 12 of 30 min").waitFor();
     await expect(page.getByRole("progressbar", { name: "Job progress" }).getAttribute("value")).resolves.toBe("0.5");
+    // The burn-in's results, per device and test, and where its logs are.
+    await report({
+      burnIn: [
+        {
+          deviceId: device.id,
+          status: "PASSED",
+          tests: [
+            {
+              test: "gpu-fryer",
+              passed: true,
+              exitCode: 0,
+              image: "/vast/enroot-cache/gpu-fryer.sqsh",
+              architecture: "x86_64",
+              figures: { gpus: [{ index: 0, tflops: 51.2, temperatureMaxC: 55 }], xids: [], reasons: [] },
+              artifacts: [{ name: "gpu-fryer.log", url: "https://artifacts.example.com/gpu-fryer.log", bytes: 1200 }],
+            },
+          ],
+        },
+      ],
+      logsUrl: "https://logs.example.com/explore?job=web-e2e",
+    });
     await report({
       status: "SUCCEEDED",
       progress: 1,
@@ -202,6 +282,26 @@ describe("the web UI", { timeout: 120_000 }, () => {
     });
     await page.getByTestId("job-status").getByText("SUCCEEDED").waitFor();
     await expect(page.getByRole("button", { name: "Cancel job" }).count()).resolves.toBe(0);
+
+    const results = page.getByRole("region", { name: new RegExp(`^Burn-in tests of ${device.name} `) });
+    const row = page.getByRole("row", { name: /gpu-fryer/ });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toMatch(/PASSED.*0.*GPU 0, 51\.2 TFLOPS, max 55 °C/);
+    await expect(row.getByRole("link", { name: "gpu-fryer.log (1,200 bytes)" }).getAttribute("href")).resolves.toBe(
+      "https://artifacts.example.com/gpu-fryer.log",
+    );
+    await expect(results.count()).resolves.toBe(1);
+    await expect(page.getByRole("link", { name: /logs in the site/ }).getAttribute("href")).resolves.toBe(
+      "https://logs.example.com/explore?job=web-e2e",
+    );
+    // The device shows its last burn-in and links to the job.
+    await page
+      .getByRole("link", { name: new RegExp(`^${device.name} `) })
+      .first()
+      .click();
+    await expect(page.getByTestId("device-burn-in").textContent()).resolves.toContain("PASSED");
+    await page.getByRole("link", { name: "see its job" }).click();
+    await page.waitForURL(new RegExp(`/ui/jobs/${jobId}$`));
     await context.close();
   });
 

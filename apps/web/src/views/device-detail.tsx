@@ -59,6 +59,16 @@ export function DeviceDetail({ id }: { id: string }) {
           </tbody>
         </table>
       </Section>
+      <Section title="Burn-in">
+        {d.burnIn ? (
+          <p data-testid="device-burn-in">
+            Last burn-in <Badge value={d.burnIn.status} /> {when(d.burnIn.at)},{" "}
+            <Link to={`/ui/jobs/${d.burnIn.jobId}`}>see its job</Link>.
+          </p>
+        ) : (
+          <p>No burn-in has reported a result for this device.</p>
+        )}
+      </Section>
       <DeviceJobs id={d.id} />
       <History id={d.id} />
     </>
