@@ -60,63 +60,12 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it("keeps a person logged in when a token refresh cannot reach the issuer; forgets the tokens here when the issuer refuses it", async () => {
-    const { context, page } = await env.loggedIn(USERS.operator);
-    await page.getByTestId("who").waitFor();
-    const discovery = (await (await fetch(`${env.issuer.issuer}/.well-known/openid-configuration`)).json()) as {
-      token_endpoint: string;
-    };
-    const refreshes: string[] = [];
-    page.on("request", (r) => {
-      if (r.url() === discovery.token_endpoint && r.postData()?.includes("grant_type=refresh_token"))
-        refreshes.push(r.url());
-    });
-    // The hub answers the devices list 401 once (its view of the token's expiry): the UI refreshes.
-    let unauthorized = 0;
-    await page.route(`${env.hub.url}/api/v1/devices?**`, async (route) => {
-      if (unauthorized-- > 0)
-        await route.fulfill({
-          status: 401,
-          contentType: "application/problem+json",
-          body: JSON.stringify({
-            type: "about:blank",
-            title: "Unauthorized",
-            status: 401,
-            code: "unauthenticated",
-            detail: "token expired",
-          }),
-        });
-      else await route.continue();
-    });
-
-    // The issuer cannot be reached: still logged in, the tokens kept.
-    unauthorized = 1;
-    await page.route(discovery.token_endpoint, (route) => route.abort("connectionrefused"));
-    await page.getByRole("link", { name: "Devices" }).first().click();
-    await eventually(() => expect(refreshes).toHaveLength(1));
-    await page.getByText("token expired").waitFor();
-    await expect(page.getByRole("button", { name: "Log in" }).count()).resolves.toBe(0);
-    await expect(page.getByTestId("who").textContent()).resolves.toContain("ada@example.com");
-
-    // The issuer refuses the refresh token (invalid_grant): logged out in this tab, no trip to the issuer.
-    await page.unroute(discovery.token_endpoint);
-    await page.route(discovery.token_endpoint, (route) =>
-      route.fulfill({ status: 400, contentType: "application/json", body: JSON.stringify({ error: "invalid_grant" }) }),
-    );
-    unauthorized = 1;
-    await page.getByRole("link", { name: "Overview" }).first().click();
-    await page.getByRole("link", { name: "Devices" }).first().click();
-    await page.getByRole("button", { name: "Log in" }).waitFor();
-    expect(new URL(page.url()).origin).toBe(env.hub.url);
-    await context.close();
-  });
-
   it("serves bundles that do not point browsers at their source maps", async () => {
     const index = await (await fetch(`${env.hub.url}/ui/`)).text();
     const scripts = [...index.matchAll(/src="(\/ui\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
     expect(scripts.length).toBeGreaterThan(0);
     for (const src of scripts)
-      await expect((await fetch(`${env.hub.url}${src}`)).text()).resolves.not.toContain("sourceMappingURL");
+      await expect((await fetch(`${env.hub.url}${src}`)).text()).resolves.not.toMatch(/\/\/# sourceMappingURL=\S+\s*$/);
   });
 
   it("filters devices on the hub, keeps the filters in a URL another person can open", async () => {
