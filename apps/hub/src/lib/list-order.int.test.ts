@@ -10,8 +10,10 @@ beforeAll(async () => {
   inv = await seedInventory(hub.db.prisma, 1);
   deviceId = (await hub.db.prisma.device.findFirstOrThrow({ where: { siteId: inv.sites.keflavik } })).id;
   // Five cordon/uncordon rounds: history rows and audit entries on one device.
-  for (let i = 0; i < 5; i++)
-    (await patch({ cordoned: true, cordonReason: `round ${i}` }), await patch({ cordoned: false }));
+  for (let i = 0; i < 5; i++) {
+    await patch({ cordoned: true, cordonReason: `round ${i}` });
+    await patch({ cordoned: false });
+  }
   for (let i = 0; i < 7; i++)
     await hub.db.prisma.job.create({
       data: { name: `order-${i}`, kind: "UNENROL", siteId: inv.sites.keflavik, createdBy: "test" },
