@@ -60,6 +60,14 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it("serves bundles that do not point browsers at their source maps", async () => {
+    const index = await (await fetch(`${env.hub.url}/ui/`)).text();
+    const scripts = [...index.matchAll(/src="(\/ui\/assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts)
+      await expect((await fetch(`${env.hub.url}${src}`)).text()).resolves.not.toMatch(/\/\/# sourceMappingURL=\S+\s*$/);
+  });
+
   it("filters devices on the hub, keeps the filters in a URL another person can open", async () => {
     const { context, page } = await env.loggedIn(USERS.operator, "/ui/devices");
     const violations = cspViolations(page);
@@ -192,6 +200,27 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await page.getByTestId("job-status").getByText("RUNNING").waitFor();
     await page.getByText("GPU stress 12 of 30 min").waitFor();
     await expect(page.getByRole("progressbar", { name: "Job progress" }).getAttribute("value")).resolves.toBe("0.5");
+    // The burn-in's results, per device and test, and where its logs are.
+    await report({
+      burnIn: [
+        {
+          deviceId: device.id,
+          status: "PASSED",
+          tests: [
+            {
+              test: "gpu-fryer",
+              passed: true,
+              exitCode: 0,
+              image: "/vast/enroot-cache/gpu-fryer.sqsh",
+              architecture: "x86_64",
+              figures: { gpus: [{ index: 0, tflops: 51.2, temperatureMaxC: 55 }], xids: [], reasons: [] },
+              artifacts: [{ name: "gpu-fryer.log", url: "https://artifacts.example.com/gpu-fryer.log", bytes: 1200 }],
+            },
+          ],
+        },
+      ],
+      logsUrl: "https://logs.example.com/explore?job=web-e2e",
+    });
     await report({
       status: "SUCCEEDED",
       progress: 1,
@@ -202,6 +231,26 @@ describe("the web UI", { timeout: 120_000 }, () => {
     });
     await page.getByTestId("job-status").getByText("SUCCEEDED").waitFor();
     await expect(page.getByRole("button", { name: "Cancel job" }).count()).resolves.toBe(0);
+
+    const results = page.getByRole("region", { name: new RegExp(`^Burn-in tests of ${device.name} `) });
+    const row = page.getByRole("row", { name: /gpu-fryer/ });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toMatch(/PASSED.*0.*GPU 0, 51\.2 TFLOPS, max 55 °C/);
+    await expect(row.getByRole("link", { name: "gpu-fryer.log (1,200 bytes)" }).getAttribute("href")).resolves.toBe(
+      "https://artifacts.example.com/gpu-fryer.log",
+    );
+    await expect(results.count()).resolves.toBe(1);
+    await expect(page.getByRole("link", { name: /logs in the site/ }).getAttribute("href")).resolves.toBe(
+      "https://logs.example.com/explore?job=web-e2e",
+    );
+    // The device shows its last burn-in and links to the job.
+    await page
+      .getByRole("link", { name: new RegExp(`^${device.name} `) })
+      .first()
+      .click();
+    await expect(page.getByTestId("device-burn-in").textContent()).resolves.toContain("PASSED");
+    await page.getByRole("link", { name: "see its job" }).click();
+    await page.waitForURL(new RegExp(`/ui/jobs/${jobId}$`));
     await context.close();
   });
 
@@ -218,6 +267,47 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Cancel job" }).click();
     await page.getByTestId("job-status").getByText("CANCELLED").waitFor();
     expect((await env.api<Job>(`/api/v1/jobs/${created.body.id}`)).body.status).toBe("CANCELLED");
+    await context.close();
+  });
+
+  it("keeps a text parameter that looks like a number as text, lists the new job first, and opens the form for an unknown kind", async () => {
+    const device = (
+      await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&status=active&cordoned=false&limit=5&brief=true")
+    ).body.items[3]!;
+    // An earlier job on the device, ended, so the device's list has an older entry.
+    const earlier = await env.api<Job>("/api/v1/jobs", {
+      method: "POST",
+      body: { kind: "REPAIR", deviceIds: [device.id], params: { ticket: "OPS-3" } },
+    });
+    expect(earlier.status).toBe(201);
+    expect((await env.api(`/api/v1/jobs/${earlier.body.id}/cancel`, { method: "POST" })).status).toBe(200);
+    // A link naming no kind opens the form (on BURN_IN), not a blank app.
+    const { context, page } = await env.loggedIn(USERS.operator, "/ui/jobs/new?kind=BOGUS");
+    await page.getByRole("heading", { name: "Create a job" }).waitFor();
+    await expect(page.getByLabel("Kind").inputValue()).resolves.toBe("BURN_IN");
+
+    await page.getByLabel("Kind").selectOption("REPAIR");
+    await page.getByLabel("Devices").fill(device.name);
+    await page.getByLabel(/^ticket/).fill("12345");
+    await page.getByLabel(/^burnInMinutes/).fill("45");
+    await page.getByRole("button", { name: "Create job" }).click();
+    await page.waitForURL(/\/ui\/jobs\/[0-9a-f-]{36}$/);
+    const job = (await env.api<Job>(`/api/v1/jobs/${page.url().split("/").pop()!}`)).body;
+    expect(job).toMatchObject({ kind: "REPAIR", params: { ticket: "12345", burnInMinutes: 45 } });
+
+    // Newest first: the job just made heads the jobs list and the device's jobs.
+    expect((await env.api<{ count: number }>("/api/v1/jobs?limit=1")).body.count).toBeGreaterThan(1);
+    await page.goto(`${env.hub.url}/ui/jobs`);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("table").waitFor();
+    await expect(page.getByRole("row").nth(1).getByRole("link").textContent()).resolves.toBe(job.name);
+    await page.goto(`${env.hub.url}/ui/devices/${device.id}`);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("heading", { name: "Jobs" }).waitFor();
+    const deviceJobs = page.getByRole("region", { name: "Jobs" }).getByRole("link");
+    await deviceJobs.first().waitFor();
+    await expect(deviceJobs.first().textContent()).resolves.toBe(job.name);
+    await env.api(`/api/v1/jobs/${job.id}/cancel`, { method: "POST" });
     await context.close();
   });
 

@@ -20,7 +20,8 @@ export default defineConfig({
     // A module preload polyfill would be an inline script; every browser the UI supports has modulepreload.
     modulePreload: { polyfill: false },
     target: "es2022",
-    sourcemap: true,
+    // Maps are written for whoever debugs a build, but the bundles do not point browsers at them.
+    sourcemap: "hidden",
     reportCompressedSize: false,
     rollupOptions: {
       // zod's sources carry esbuild-placed @__PURE__ notes Rollup cannot use; it drops them, harmlessly.

@@ -5,7 +5,7 @@ import { api } from "./api.ts";
 import { completeLogin, isLoggedIn, loadConfig, logout, onAuthChange, startLogin, type UiConfig } from "./auth.ts";
 import { Link, navigate, useLocation } from "./router.tsx";
 import { SessionContext, sessionOf } from "./session.tsx";
-import { ErrorNote } from "./ui.tsx";
+import { ErrorBoundary, ErrorNote } from "./ui.tsx";
 import { Overview } from "./views/overview.tsx";
 import { Devices } from "./views/devices.tsx";
 import { DeviceDetail } from "./views/device-detail.tsx";
@@ -146,7 +146,9 @@ function LoggedIn({ path, search }: { path: string; search: URLSearchParams }) {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page path={path} search={search} />
+        <ErrorBoundary key={path}>
+          <Page path={path} search={search} />
+        </ErrorBoundary>
       </main>
     </SessionContext.Provider>
   );

@@ -8,7 +8,9 @@
  * issuer — the PKCE verifier, the state and the page to return to — waits in sessionStorage and
  * is removed as soon as the issuer redirects back. The access token is renewed with the refresh
  * token a minute before it expires, and once more on a 401 (the hub may have restarted its clock
- * view); an issuer that rotates refresh tokens gets the new one each time.
+ * view); an issuer that rotates refresh tokens gets the new one each time. A refresh the issuer
+ * refuses (invalid_grant, any 400) forgets the tokens here only: the person's session at the
+ * issuer is theirs to end; one that fails otherwise (network, 5xx) keeps them and tries again.
  */
 export interface UiConfig {
   issuer: string | null;
@@ -31,16 +33,30 @@ interface Tokens {
 
 export class LoginError extends Error {}
 
+/** The token endpoint's refusal: its HTTP status and OAuth error code (RFC 6749 5.2), if it said one. */
+class TokenRefused extends LoginError {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+  ) {
+    super(`The login service refused: ${code ?? `HTTP ${status}`}`);
+  }
+}
+
 /** Scopes asked for: a person gets the part of them the hub's scope mapping allows. */
 export const LOGIN_SCOPES = "openid email offline_access fleet.read fleet.operate fleet.admin";
 const PENDING_KEY = "fm.login.pending";
 const REFRESH_MARGIN_MS = 60_000;
+/** After a refresh that failed without a refusal (network, issuer down), the next try. */
+const REFRESH_RETRY_MS = 15_000;
 
 let config: UiConfig | undefined;
 let metadata: IssuerMetadata | undefined;
 let tokens: Tokens | undefined;
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 let refreshing: Promise<boolean> | undefined;
+/** Grows on every logout: a token answer asked for before it is dropped, not stored. */
+let generation = 0;
 const listeners = new Set<() => void>();
 
 const notify = () => listeners.forEach((l) => l());
@@ -100,7 +116,7 @@ export async function startLogin(returnTo: string): Promise<void> {
   location.assign(url.toString());
 }
 
-async function tokenRequest(form: Record<string, string>): Promise<void> {
+async function tokenRequest(form: Record<string, string>): Promise<Tokens> {
   const m = await discover();
   const res = await fetch(m.token_endpoint, {
     method: "POST",
@@ -109,35 +125,49 @@ async function tokenRequest(form: Record<string, string>): Promise<void> {
     redirect: "error",
   });
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok || typeof body.access_token !== "string") {
-    const why = typeof body.error === "string" ? body.error : `HTTP ${res.status}`;
-    throw new LoginError(`The login service refused: ${why}`);
-  }
+  if (!res.ok || typeof body.access_token !== "string")
+    throw new TokenRefused(res.status, typeof body.error === "string" ? body.error : undefined);
   const expiresIn = typeof body.expires_in === "number" ? body.expires_in : 300;
-  tokens = {
+  return {
     accessToken: body.access_token,
     refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : tokens?.refreshToken,
     idToken: typeof body.id_token === "string" ? body.id_token : tokens?.idToken,
     expiresAt: Date.now() + expiresIn * 1000,
   };
+}
+
+function store(next: Tokens) {
+  tokens = next;
   scheduleRefresh();
   notify();
 }
 
-function scheduleRefresh() {
+function scheduleRefresh(delay?: number) {
   clearTimeout(refreshTimer);
   if (!tokens?.refreshToken) return;
-  const delay = Math.max(1000, tokens.expiresAt - Date.now() - REFRESH_MARGIN_MS);
-  refreshTimer = setTimeout(() => void refresh(), delay);
+  const wait = delay ?? Math.max(1000, tokens.expiresAt - Date.now() - REFRESH_MARGIN_MS);
+  refreshTimer = setTimeout(() => void refresh(), wait);
 }
 
-/** A new access token from the refresh token; false (and logged out) when the issuer says no. */
+/**
+ * A new access token from the refresh token. False when there is none: the issuer refused it
+ * (the tokens are forgotten here, the issuer's session is left alone) or could not be reached
+ * (the tokens are kept, and the refresh is tried again shortly). A logout meanwhile wins: the
+ * answer to a refresh asked for before it is dropped.
+ */
 export function refresh(): Promise<boolean> {
   if (!tokens?.refreshToken) return Promise.resolve(false);
+  const asked = generation;
   refreshing ??= tokenRequest({ grant_type: "refresh_token", refresh_token: tokens.refreshToken })
-    .then(() => true)
-    .catch(() => {
-      logout();
+    .then((next) => {
+      if (asked !== generation) return false;
+      store(next);
+      return true;
+    })
+    .catch((e: unknown) => {
+      if (asked !== generation) return false;
+      if (e instanceof TokenRefused && (e.status === 400 || e.code === "invalid_grant")) forget();
+      else scheduleRefresh(REFRESH_RETRY_MS);
       return false;
     })
     .finally(() => (refreshing = undefined));
@@ -166,21 +196,29 @@ async function exchangeCode(search: string): Promise<string> {
   if (error) throw new LoginError(`The login service said: ${q.get("error_description") ?? error}`);
   const code = q.get("code");
   if (!code) throw new LoginError("The login service sent no code");
-  await tokenRequest({
+  const asked = generation;
+  const next = await tokenRequest({
     grant_type: "authorization_code",
     code,
     redirect_uri: redirectUri(),
     code_verifier: pending.verifier,
   });
+  if (asked === generation) store(next);
   return pending.returnTo.startsWith("/ui/") ? pending.returnTo : "/ui/";
+}
+
+/** Drops the tokens in this tab only (the issuer's session stays as it is). */
+function forget(): void {
+  generation++;
+  clearTimeout(refreshTimer);
+  tokens = undefined;
+  notify();
 }
 
 /** Forgets the tokens; with an issuer that offers RP-initiated logout, ends its session too. */
 export function logout(): void {
-  clearTimeout(refreshTimer);
   const idToken = tokens?.idToken;
-  tokens = undefined;
-  notify();
+  forget();
   if (metadata?.end_session_endpoint && idToken) {
     const url = new URL(metadata.end_session_endpoint);
     url.search = new URLSearchParams({

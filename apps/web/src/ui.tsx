@@ -1,5 +1,5 @@
 /** Small pieces every view uses. */
-import type { ReactNode } from "react";
+import { Component, type ReactNode } from "react";
 import { ApiError } from "./api.ts";
 
 export function ErrorNote({ error, message }: { error?: unknown; message?: string }) {
@@ -62,4 +62,28 @@ export function Scroll({ label, children }: { label: string; children: ReactNode
       {children}
     </div>
   );
+}
+
+/**
+ * Catches what a view throws while rendering, so one broken page shows its error and a way on
+ * instead of blanking the whole app. Keyed by the path where it wraps a view, so navigating
+ * elsewhere renders afresh.
+ */
+export class ErrorBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
+  override state: { error: unknown } = { error: undefined };
+  static getDerivedStateFromError(error: unknown) {
+    return { error: error ?? new Error("The page failed to render") };
+  }
+  override render() {
+    if (this.state.error === undefined) return this.props.children;
+    return (
+      <section className="stack">
+        <h1>This page failed</h1>
+        <ErrorNote error={this.state.error} />
+        <p>
+          <a href="/ui/">Go to the overview</a>
+        </p>
+      </section>
+    );
+  }
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { OrderedPageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 
 export const AuditEntrySchema = z
   .object({
@@ -18,7 +18,7 @@ export const AuditEntrySchema = z
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
 export const AuditListSchema = listOf(AuditEntrySchema).meta({ id: "AuditList" });
 export type AuditList = z.infer<typeof AuditListSchema>;
-export const AuditListQuerySchema = PageQuery.extend({
+export const AuditListQuerySchema = OrderedPageQuery.extend({
   principal: z.string().max(200).optional(),
   action: z.string().max(50).optional(),
   resourceType: z.string().max(50).optional(),

@@ -48,6 +48,15 @@ export const PageQuery = z.object({
   cursor: z.string().max(512).optional().describe("Opaque cursor from a previous page's nextCursor"),
 });
 
+/**
+ * `?limit=&cursor=&order=` for the lists people read newest first (audit, jobs, device history):
+ * ids grow with time (uuid v7, sequences), so `desc` puts the newest first and its cursor pages
+ * on to older entries. `asc` stays the default so existing callers see the order they had.
+ */
+export const OrderedPageQuery = PageQuery.extend({
+  order: z.enum(["asc", "desc"]).default("asc").describe("Id order: asc oldest first (default), desc newest first"),
+});
+
 /** A list response as the contract defines it: exact total count and an opaque cursor. */
 export const listOf = <T extends z.ZodType>(item: T) =>
   z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CordonSource } from "./impairment.ts";
-import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { OrderedPageQuery, PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 import { ConditionSchema } from "./device-conditions.ts";
 import { OperationalStatus } from "./device-status.ts";
@@ -166,5 +166,5 @@ export const DeviceHistoryEntrySchema = z
 export type DeviceHistoryEntry = z.infer<typeof DeviceHistoryEntrySchema>;
 export const DeviceHistoryListSchema = listOf(DeviceHistoryEntrySchema).meta({ id: "DeviceHistoryList" });
 export type DeviceHistoryList = z.infer<typeof DeviceHistoryListSchema>;
-export const DeviceHistoryQuerySchema = PageQuery.extend({ field: z.string().max(50).optional() });
+export const DeviceHistoryQuerySchema = OrderedPageQuery.extend({ field: z.string().max(50).optional() });
 export type DeviceHistoryQuery = z.infer<typeof DeviceHistoryQuerySchema>;

@@ -4,7 +4,7 @@
  * the rule that a device has at most one active job (enforced by the database).
  */
 import { z } from "zod";
-import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { OrderedPageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
 import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
 import { BurnInDeviceResultSchema, BurnInOverrideSchema, BurnInTest } from "./burn-in.ts";
@@ -251,7 +251,7 @@ export const JobSchema = z.discriminatedUnion("kind", union(JOB)).meta({ id: "Jo
 export type Job = z.infer<typeof JobSchema>;
 export const JobListSchema = listOf(JobSchema).meta({ id: "JobList" });
 export type JobList = z.infer<typeof JobListSchema>;
-export const JobListQuerySchema = PageQuery.extend({
+export const JobListQuerySchema = OrderedPageQuery.extend({
   status: JobStatus.optional(),
   kind: JobKind.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from "@fm/domain";
-import type { PageRequest, RowPage } from "../db/keyset.ts";
+import type { PageOrder, PageRequest, RowPage } from "../db/keyset.ts";
 
 /** The contract's list: one page of items, the exact count, and the cursor of the next page. */
 export interface List<T> {
@@ -8,10 +8,11 @@ export interface List<T> {
   nextCursor: string | null;
 }
 
-/** A list query's paging parameters (`?limit=&cursor=`). */
+/** A list query's paging parameters (`?limit=&cursor=`, and `&order=` where the list offers it). */
 export interface PageQuery {
   limit: number;
   cursor?: string | undefined;
+  order?: PageOrder | undefined;
 }
 
 /** How a list's cursor names the last row seen: UUIDs by default, sequence numbers for history. */
@@ -34,6 +35,7 @@ export async function keysetList<R extends { id: K }, T, K = string>(
   const { rows, count } = await fetch({
     afterId: query.cursor ? cursor.decode(query.cursor) : undefined,
     limit: query.limit,
+    order: query.order,
   });
   const more = rows.length > query.limit;
   const page = more ? rows.slice(0, query.limit) : rows;

@@ -13,7 +13,7 @@ export function Audit({ search }: { search: URLSearchParams }) {
   const filters = Object.fromEntries(FILTERS.map((f) => [f, search.get(f) ?? ""]));
   const [draft, setDraft] = useState(filters);
   const cursor = search.get("cursor") ?? undefined;
-  const path = `/api/v1/audit${query({ ...filters, cursor, limit: 50 })}`;
+  const path = `/api/v1/audit${query({ ...filters, cursor, limit: 50, order: "desc" })}`;
   const audit = useQuery({
     queryKey: ["audit", path],
     queryFn: () => api<AuditList>(path),

@@ -59,6 +59,16 @@ export function DeviceDetail({ id }: { id: string }) {
           </tbody>
         </table>
       </Section>
+      <Section title="Burn-in">
+        {d.burnIn ? (
+          <p data-testid="device-burn-in">
+            Last burn-in <Badge value={d.burnIn.status} /> {when(d.burnIn.at)},{" "}
+            <Link to={`/ui/jobs/${d.burnIn.jobId}`}>see its job</Link>.
+          </p>
+        ) : (
+          <p>No burn-in has reported a result for this device.</p>
+        )}
+      </Section>
       <DeviceJobs id={d.id} />
       <History id={d.id} />
     </>
@@ -201,7 +211,7 @@ function Sources({ d }: { d: Device }) {
 function DeviceJobs({ id }: { id: string }) {
   const jobs = useQuery({
     queryKey: ["jobs", "device", id],
-    queryFn: () => api<JobList>(`/api/v1/jobs${query({ device: id, limit: 20 })}`),
+    queryFn: () => api<JobList>(`/api/v1/jobs${query({ device: id, limit: 20, order: "desc" })}`),
   });
   return (
     <Section title="Jobs">
@@ -225,7 +235,7 @@ function DeviceJobs({ id }: { id: string }) {
 function History({ id }: { id: string }) {
   const history = useQuery({
     queryKey: ["history", id],
-    queryFn: () => api<DeviceHistoryList>(`/api/v1/devices/${id}/history?limit=100`),
+    queryFn: () => api<DeviceHistoryList>(`/api/v1/devices/${id}/history?limit=100&order=desc`),
   });
   const show = (v: unknown) => (v === null || v === undefined ? "—" : typeof v === "string" ? v : JSON.stringify(v));
   return (
@@ -233,7 +243,7 @@ function History({ id }: { id: string }) {
       {history.error ? <ErrorNote error={history.error} /> : null}
       {history.data && (
         <ol className="timeline">
-          {[...history.data.items].reverse().map((h) => (
+          {history.data.items.map((h) => (
             <li key={h.id}>
               <time dateTime={h.changedAt}>{when(h.changedAt)}</time> <strong>{h.field}</strong> {show(h.oldValue)} →{" "}
               {show(h.newValue)}{" "}

@@ -11,19 +11,51 @@ import { navigate, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { ErrorNote } from "../ui.tsx";
 
-/** A field's text as the value the schema checks: JSON where it parses (numbers, booleans, lists), else the text. */
-function valueOf(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+/** The zod type a field holds under its optional/default/nullable/pipe wrappers ("string", "number", "array" …). */
+function baseType(field: unknown): string {
+  let t = field as { def: { type: string; innerType?: unknown; in?: unknown } };
+  for (;;) {
+    const { def } = t;
+    if (def.innerType !== undefined) t = def.innerType as typeof t;
+    else if (def.type === "pipe" && def.in !== undefined) t = def.in as typeof t;
+    else return def.type;
   }
 }
+
+/**
+ * A field's text as the value its schema checks, by the field's type: text stays text for string
+ * and enum fields (a ticket "12345" or an image "2024" is a name, not a number), numbers and
+ * booleans are read as such, and only list and object fields take JSON. Text that does not read
+ * as the type is passed as it is, so the schema names the field's error.
+ */
+function valueOf(field: unknown, text: string): unknown {
+  switch (baseType(field)) {
+    case "number":
+      return text !== "" && Number.isFinite(Number(text)) ? Number(text) : text;
+    case "boolean":
+      return text === "true" ? true : text === "false" ? false : text;
+    case "array":
+    case "object":
+    case "record":
+    case "tuple":
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    default:
+      return text;
+  }
+}
+
+/** The kind a link asks for, if it is one (a link with another kind opens BURN_IN, not an empty page). */
+const kindOf = (asked: string | null): JobKind =>
+  (JOB_KINDS as readonly string[]).includes(asked ?? "") ? (asked as JobKind) : "BURN_IN";
 
 export function JobCreate({ search }: { search: URLSearchParams }) {
   useTitle("Create a job");
   const { can } = useSession();
-  const [kind, setKind] = useState<JobKind>((search.get("kind") as JobKind) ?? "BURN_IN");
+  const [kind, setKind] = useState<JobKind>(() => kindOf(search.get("kind")));
   const [devices, setDevices] = useState(search.get("devices") ?? "");
   const [values, setValues] = useState<Record<string, string>>({});
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
@@ -57,7 +89,7 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
     const params = Object.fromEntries(
       Object.entries(values)
         .filter(([k, v]) => v.trim() !== "" && k in schema.shape)
-        .map(([k, v]) => [k, valueOf(v.trim())]),
+        .map(([k, v]) => [k, valueOf(schema.shape[k as keyof typeof schema.shape], v.trim())]),
     );
     const checked = schema.safeParse(params);
     if (!checked.success) {
@@ -65,7 +97,7 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
       return;
     }
     setFieldErrors({});
-    create.mutate(params);
+    create.mutate(checked.data as Record<string, unknown>);
   };
 
   return (

@@ -1,10 +1,10 @@
 /** One job: its steps and progress, polled while it is active, and cancel for operators. */
 import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
-import { ACTIVE_JOB_STATUSES, type Device, type Job } from "@fm/domain";
+import { ACTIVE_JOB_STATUSES, type BurnInDeviceResult, type BurnInTestResult, type Device, type Job } from "@fm/domain";
 import { api } from "../api.ts";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Section, when } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Scroll, Section, when } from "../ui.tsx";
 import { POLL_MS } from "./jobs.tsx";
 
 export function Progress({ value, label }: { value: number; label: string }) {
@@ -63,6 +63,20 @@ export function JobDetail({ id }: { id: string }) {
           {j.error.message}
         </p>
       )}
+      {j.logsUrl && (
+        <p>
+          <a href={j.logsUrl} rel="noreferrer" target="_blank">
+            The job&apos;s logs in the site&apos;s log explorer
+          </a>
+        </p>
+      )}
+      {j.signal && (
+        <p data-testid="job-signal">
+          Operator&apos;s signal: <Badge value={j.signal.outcome} /> by {j.signal.signalledBy}{" "}
+          {when(j.signal.signalledAt)}
+          {j.signal.note ? ` — ${j.signal.note}` : ""}
+        </p>
+      )}
       <Section title="Steps">
         {j.steps.length === 0 ? (
           <p>No step has been reported yet.</p>
@@ -78,6 +92,7 @@ export function JobDetail({ id }: { id: string }) {
           </ol>
         )}
       </Section>
+      {j.burnIn.length > 0 && <BurnInResults results={j.burnIn} />}
       <JobDevices ids={j.deviceIds} />
       <Section title="Parameters">
         <pre>{JSON.stringify(j.params, null, 2)}</pre>
@@ -105,6 +120,108 @@ function JobDevices({ ids }: { ids: string[] }) {
           </li>
         ))}
       </ul>
+    </Section>
+  );
+}
+
+/** An artifact as a link where a browser can open it (http/https); an s3:// location as text to copy. */
+function Artifact({ name, url, bytes }: { name: string; url: string; bytes: number }) {
+  const label = `${name} (${bytes.toLocaleString()} bytes)`;
+  return /^https?:\/\//.test(url) ? (
+    <a href={url} rel="noreferrer">
+      {label}
+    </a>
+  ) : (
+    <span>
+      {label}: <code>{url}</code>
+    </span>
+  );
+}
+
+/** What a test printed as figures: per GPU, bus bandwidth, Xid errors and the tool's reasons. */
+function Figures({ t }: { t: BurnInTestResult }) {
+  const f = t.figures;
+  const gpu = (g: BurnInTestResult["figures"]["gpus"][number]) =>
+    [
+      `GPU ${g.index}`,
+      g.tflops !== undefined ? `${g.tflops} TFLOPS` : undefined,
+      g.temperatureMaxC !== undefined ? `max ${g.temperatureMaxC} °C` : undefined,
+      g.throttled ? "throttled" : undefined,
+    ]
+      .filter(Boolean)
+      .join(", ");
+  return (
+    <>
+      {f.gpus.length > 0 && <div>{f.gpus.map(gpu).join("; ")}</div>}
+      {f.busBandwidthGBps !== undefined && <div>Bus bandwidth {f.busBandwidthGBps} GB/s</div>}
+      {f.xids.map((x) => (
+        <div key={`${x.pciAddress}-${x.code}-${x.message}`} className="error">
+          Xid {x.code} on {x.pciAddress}: {x.message}
+        </div>
+      ))}
+      {f.reasons.map((r) => (
+        <div key={r}>{r}</div>
+      ))}
+    </>
+  );
+}
+
+/** A burn-in's outcome per device and test: status, exit code, figures and the artifacts kept. */
+function BurnInResults({ results }: { results: BurnInDeviceResult[] }) {
+  const names = useQueries({
+    queries: results.map((r) => ({
+      queryKey: ["device-name", r.deviceId],
+      queryFn: () => api<Device>(`/api/v1/devices/${r.deviceId}`),
+      select: (d: Device) => `${d.name} (${d.operationalStatus})`,
+      staleTime: 60_000,
+    })),
+  });
+  return (
+    <Section title="Burn-in results">
+      {results.map((r, i) => (
+        <div key={r.deviceId} className="stack">
+          <h3>
+            <Link to={`/ui/devices/${r.deviceId}`}>{names[i]?.data ?? r.deviceId}</Link> <Badge value={r.status} />
+          </h3>
+          <Scroll label={`Burn-in tests of ${names[i]?.data ?? r.deviceId}`}>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Test</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">Exit code</th>
+                  <th scope="col">Figures</th>
+                  <th scope="col">Artifacts</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.tests.map((t) => (
+                  <tr key={t.test}>
+                    <th scope="row">{t.test}</th>
+                    <td>
+                      <Badge value={t.passed ? "PASSED" : "FAILED"} />
+                      {t.message && <div>{t.message}</div>}
+                    </td>
+                    <td>{t.exitCode ?? "—"}</td>
+                    <td>
+                      <Figures t={t} />
+                    </td>
+                    <td>
+                      <ul className="plain">
+                        {t.artifacts.map((a) => (
+                          <li key={a.name}>
+                            <Artifact {...a} />
+                          </li>
+                        ))}
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
+        </div>
+      ))}
     </Section>
   );
 }

@@ -18,7 +18,7 @@ export function Jobs({ search }: { search: URLSearchParams }) {
     site: search.get("site") ?? "",
   };
   const cursor = search.get("cursor") ?? undefined;
-  const path = `/api/v1/jobs${query({ ...filters, cursor, limit: 50 })}`;
+  const path = `/api/v1/jobs${query({ ...filters, cursor, limit: 50, order: "desc" })}`;
   const jobs = useQuery({
     queryKey: ["jobs", path],
     queryFn: () => api<JobList>(path),

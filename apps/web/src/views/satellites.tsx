@@ -40,7 +40,14 @@ export function Satellites() {
             store now. The previous secret keeps working for the rotation overlap.
           </p>
           <code data-testid="new-secret">{secret.clientSecret}</code>{" "}
-          <button type="button" onClick={() => setSecret(undefined)}>
+          <button
+            type="button"
+            onClick={() => {
+              // The mutation keeps its answer too: drop it, so the secret is nowhere in the page's memory.
+              setSecret(undefined);
+              rotate.reset();
+            }}
+          >
             I have stored it
           </button>
         </div>

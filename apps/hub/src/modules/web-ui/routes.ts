@@ -4,9 +4,12 @@
  *  - /ui/assets/<hashed name>: cached for a year, immutable;
  *  - /ui/config.json: the issuer and client id the SPA logs in with, never cached;
  *  - any other /ui/ path: index.html (the SPA routes in the browser), revalidated every time;
+ *    but a path under assets/ or whose last segment names a file (has an extension) is a 404:
+ *    a missing script or icon answered with the page would be cached and run as the wrong type;
+ *  - every error answer (a 404 above all) is `no-store`, so a fixed build is seen at once;
  *  - a hub whose UI was not built answers 404 problem+json `web_ui_not_built` saying how to build it.
  */
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { NotFound } from "@fm/domain";
 import type { WebFile, WebUiService } from "./service.ts";
 
@@ -23,13 +26,17 @@ export function registerWebUi(app: FastifyInstance, { service }: { service: WebU
         .header("x-content-type-options", "nosniff")
         .header("referrer-policy", "no-referrer")
         .header("cross-origin-opener-policy", "same-origin");
+      if (reply.statusCode >= 400) reply.header("cache-control", "no-store");
       return payload;
     });
 
     const send = (reply: FastifyReply, file: WebFile, cacheControl: string) =>
       reply.header("cache-control", cacheControl).type(file.type).send(file.body);
 
-    const index = async (_request: unknown, reply: FastifyReply) => {
+    const index = async (request: FastifyRequest, reply: FastifyReply) => {
+      const rest = (request.params as { "*"?: string })["*"] ?? "";
+      if (rest === "assets" || rest.startsWith("assets/") || /\.[A-Za-z0-9]+$/.test(rest.split("/").pop() ?? ""))
+        throw new NotFound("web_asset_not_found", "No such file in this build of the web UI");
       const file = await service.index();
       if (!file)
         throw new NotFound(

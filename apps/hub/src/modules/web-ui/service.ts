@@ -39,7 +39,8 @@ const TYPES: Record<string, string> = {
 };
 
 /** Asset names as Vite writes them (`index-C0ffee12.js`): nothing that could climb out of the folder. */
-const ASSET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
+// At most 100 characters: Fastify's maxParamLength, beyond which /ui/assets/:name never matches.
+const ASSET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 
 export interface WebFile {
   body: Buffer;

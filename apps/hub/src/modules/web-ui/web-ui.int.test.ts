@@ -16,6 +16,9 @@ beforeAll(async () => {
   await writeFile(join(dir, "index.html"), INDEX);
   await writeFile(join(dir, "assets", "index-AbC123.js"), "console.log(1)");
   await writeFile(join(dir, "assets", "index-AbC123.css"), "body{}");
+  // Names of 100 characters (the longest an asset may have) and of 101.
+  await writeFile(join(dir, "assets", `${"a".repeat(97)}.js`), "console.log(100)");
+  await writeFile(join(dir, "assets", `${"b".repeat(98)}.js`), "console.log(101)");
   const identity = testIdentity();
   hub = await startTestHub({
     identity: {
@@ -75,6 +78,9 @@ describe("the web UI as the hub serves it", () => {
     expect(js.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
     expect(js.headers["content-type"]).toBe("text/javascript; charset=utf-8");
     expect(js.body).toBe("console.log(1)");
+    const longest = await hub.app.inject({ url: `/ui/assets/${"a".repeat(97)}.js` });
+    expect(longest.statusCode).toBe(200);
+    expect(longest.body).toBe("console.log(100)");
     const css = await hub.app.inject({ url: "/ui/assets/index-AbC123.css" });
     expect(css.headers["content-type"]).toBe("text/css; charset=utf-8");
   });
@@ -84,11 +90,19 @@ describe("the web UI as the hub serves it", () => {
       "/ui/assets/nope.js",
       "/ui/assets/..%2Findex.html",
       "/ui/assets/%2e%2e%2f%2e%2e%2fpackage.json",
+      // Asset-like paths the SPA's catch-all would otherwise answer with index.html.
+      "/ui/assets/a/b.js",
+      "/ui/assets/",
+      "/ui/x.js",
+      "/ui/favicon.ico",
+      "/ui/devices/logo.png",
+      `/ui/assets/${"b".repeat(98)}.js`,
+      `/ui/assets/${"a".repeat(197)}.js`,
     ]) {
       const res = await hub.app.inject({ url });
       expect(res.statusCode, url).toBe(404);
-      expect(res.headers["content-type"]).toContain("application/problem+json");
-      expect(String(res.headers["cache-control"])).not.toContain("immutable");
+      expect(res.headers["content-type"], url).toContain("application/problem+json");
+      expect(res.headers["cache-control"], url).toBe("no-store");
     }
   });
 
