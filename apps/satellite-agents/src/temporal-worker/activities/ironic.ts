@@ -77,7 +77,7 @@ async function ironicEnroll(deps: IronicDeps, d: DevicePlan): Promise<string> {
 
 async function registered(deps: IronicDeps, d: DevicePlan): Promise<IronicNode> {
   const client = ironicFor(deps, d);
-  let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
+  const node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
   if (!node) {
     // A target project that cannot be resolved creates nothing.
     await ownerOf(deps, d);
