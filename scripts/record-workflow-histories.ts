@@ -78,6 +78,7 @@ const ok: Activities = {
   preflight: async () => plan(),
   netboxCheckStaged: async () => {},
   ironicEnroll: async (d) => `0190a5b4-1111-7000-8000-00000000000${d.name.slice(-1)}`,
+  ironicRegister: async (d) => `0190a5b4-1111-7000-8000-00000000000${d.name.slice(-1)}`,
   ironicInspect: async () => {},
   configureBmc: async () => {},
   configureDhcp: async () => ({ written: true }),
@@ -357,6 +358,22 @@ const SCENARIOS: Scenario[] = [
     activities: {},
     cancelWhileWaiting: true,
     operator: { outcome: "repaired", note: null },
+  },
+  // Since the enrol-bmc-verifies patch: ironic-enroll only registers the node, bmc-configure
+  // manages it (Ironic verifies the BMC credentials) before inspection.
+  { file: "enrol-bmc-verified", kind: "ENROL", params: {}, activities: {} },
+  {
+    file: "enrol-bmc-wrong-password",
+    kind: "ENROL",
+    params: {},
+    activities: {
+      configureBmc: async (d) => {
+        throw ApplicationFailure.nonRetryable(
+          `manage: node ${d.name} is enroll: Failed to get power state for node ${d.ironicNodeUuid}. Error: HTTP GET http://10.0.0.1/redfish/v1/Systems/1 returned code 401.`,
+          "SourceRejected",
+        );
+      },
+    },
   },
 ];
 

@@ -98,6 +98,16 @@ const nodeNamed = async (name: string) =>
     (n) => n.name === name,
   );
 const netboxStatus = (name: string) => s.nb.data.devices.find((d) => d.name === name)!.status;
+/** NetBox's change log entries of the device and of its interfaces. */
+const netboxChangesOf = (name: string) => {
+  const dev = s.nb.data.devices.find((d) => d.name === name)!;
+  const ifaces = new Set(s.nb.data.interfaces.filter((i) => i.device === dev.id).map((i) => i.id));
+  return s.nb.data.objectChanges.filter(
+    (c) =>
+      (c.changed_object_type === "dcim.device" && c.changed_object_id === dev.id) ||
+      (c.changed_object_type === "dcim.interface" && ifaces.has(c.changed_object_id)),
+  );
+};
 const device = async (id: string) => (await s.api<Device>("GET", `/api/v1/devices/${id}/`)).body;
 /** The workflow's whole history as Temporal stores it (protobuf: payloads are their raw bytes). */
 const historyBytes = async (workflowId: string) =>
@@ -158,14 +168,21 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     expect(bmcs[OWN_ITEM]!.requests.filter((r) => r.auth === "rejected")).toEqual([]);
   }, 120_000);
 
-  it("a wrong BMC password fails the job at ironic-enroll with Ironic's 401, and NetBox stays staged", async () => {
+  it("a wrong BMC password fails the job at bmc-configure with Ironic's 401, and nothing is written to NetBox", async () => {
     const d = s.staged[WRONG_PASSWORD]!;
     const job = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
-    expect(job).toMatchObject({ status: "FAILED", error: { step: "ironic-enroll" } });
+    expect(job).toMatchObject({ status: "FAILED", error: { step: "bmc-configure" } });
     expect(job.error!.message).toMatch(/manage: node gpu003 is enroll: Failed to get power state/);
     expect(job.error!.message).toMatch(/returned code 401/);
-    expect(job.steps.find((st) => st.name === "netbox-activate")!.status).not.toBe("SUCCEEDED");
+    const step = (name: string) => job.steps.find((st) => st.name === name)!.status;
+    expect([step("ironic-enroll"), step("ironic-ports"), step("bmc-configure")]).toEqual([
+      "SUCCEEDED",
+      "SUCCEEDED",
+      "FAILED",
+    ]);
+    expect(step("netbox-activate")).not.toBe("SUCCEEDED");
     expect(netboxStatus(d.name)).toBe("staged");
+    expect(netboxChangesOf(d.name)).toEqual([]);
     expect(await nodeNamed(d.name)).toMatchObject({ provision_state: "enroll" });
     expect(bmcs[WRONG_PASSWORD]!.requests.some((r) => r.auth === "rejected")).toBe(true);
 
@@ -181,12 +198,13 @@ describe("ENROL on the redfish hardware type against Redfish BMCs", () => {
     expect(netboxStatus(d.name)).toBe("active");
   }, 180_000);
 
-  it("an unreachable BMC fails the job at ironic-enroll with Ironic's connection error", async () => {
+  it("an unreachable BMC fails the job at bmc-configure with Ironic's connection error", async () => {
     const d = s.staged[UNREACHABLE]!;
     const job = await s.runJob({ kind: "ENROL", deviceIds: [d.id] });
-    expect(job).toMatchObject({ status: "FAILED", error: { step: "ironic-enroll" } });
+    expect(job).toMatchObject({ status: "FAILED", error: { step: "bmc-configure" } });
     expect(job.error!.message).toMatch(/Unable to connect to http:\/\/127\.0\.0\.43:\d+\/redfish\/v1\//);
     expect(netboxStatus(d.name)).toBe("staged");
+    expect(netboxChangesOf(d.name)).toEqual([]);
   }, 120_000);
 
   it("no BMC password is in any job record, hub table, log line or Temporal history", async () => {

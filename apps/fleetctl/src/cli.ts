@@ -34,19 +34,11 @@ export function buildProgram(): Command {
 
   const openstack = program.command("openstack").description("OpenStack credentials of a deployment");
   examples(
-    openstack
-      .command("auth")
-      .description("print `export OS_*=...` lines for the deployment's Ironic (eval them in your shell)")
-      .requiredOption("-d, --deployment <name>", "deployment (satellite) name, e.g. sys1-ice2")
-      .addOption(new Option("-e, --env <env>", "environment").choices(ENVIRONMENTS).makeOptionMandatory())
-      .addOption(
-        new Option("--instance <instance>", "Ironic instance")
-          .choices(["overcloud", "undercloud"])
-          .default("overcloud"),
-      )
-      .option("--clouds-file <file>", "read this clouds.yaml instead of the deployment's")
-      .option("--cloud <name>", "the cloud in the clouds.yaml (default: its only one)")
-      .action(lazy(() => import("./commands/openstack.ts"), "auth")),
+    withDeploymentCloud(
+      openstack
+        .command("auth")
+        .description("print `export OS_*=...` lines for the deployment's Ironic (eval them in your shell)"),
+    ).action(lazy(() => import("./commands/openstack.ts"), "auth")),
     ['eval "$(fleetctl openstack auth --deployment sys1-ice2 --env prod)"', "openstack baremetal node list --limit 1"],
   );
 
@@ -71,6 +63,31 @@ export function buildProgram(): Command {
     ),
     ["table", "json"],
   );
+  withOutput(
+    examples(
+      withDeploymentCloud(
+        netbox
+          .command("populate-ib-guids")
+          .description(
+            "write each node's InfiniBand port GUIDs (Ironic's inspection inventory) into its NetBox interfaces' labels; a dry run unless --apply",
+          ),
+      )
+        .option("--site <slug>", "only devices at this NetBox site")
+        .option("--device <name>", "only this device (its Ironic node's name)")
+        .option("--netbox-url <url>", "NetBox URL (default: NETBOX_URL)")
+        .option("--apply", "write the labels (without it, only print what would be written)")
+        .addHelpText(
+          "after",
+          "\nThe NetBox token is read from NETBOX_TOKEN, never from the command line. Exit 13 when a port cannot get its GUID\n(no matching NetBox interface, or a label holding other text: never overwritten).",
+        )
+        .action(lazy(() => import("./commands/netbox.ts"), "populateIbGuids")),
+      [
+        "fleetctl netbox populate-ib-guids --deployment sys1-ice2 --env prod --site iad1",
+        "fleetctl netbox populate-ib-guids --deployment sys1-ice2 --env prod --site iad1 --apply",
+      ],
+    ),
+    ["table", "json"],
+  );
 
   addFleetCommands(
     program
@@ -88,6 +105,18 @@ export function buildProgram(): Command {
   );
   addExamples(program);
   return program;
+}
+
+/** The options that name a deployment's Ironic (commands/openstack.ts `deploymentCloud`). */
+function withDeploymentCloud(cmd: Command): Command {
+  return cmd
+    .requiredOption("-d, --deployment <name>", "deployment (satellite) name, e.g. sys1-ice2")
+    .addOption(new Option("-e, --env <env>", "environment").choices(ENVIRONMENTS).makeOptionMandatory())
+    .addOption(
+      new Option("--instance <instance>", "Ironic instance").choices(["overcloud", "undercloud"]).default("overcloud"),
+    )
+    .option("--clouds-file <file>", "read this clouds.yaml instead of the deployment's")
+    .option("--cloud <name>", "the cloud in the clouds.yaml (default: its only one)");
 }
 
 /** The options plan and preflight share: the spec, the selectors, the Nebius profile. */

@@ -34,3 +34,4 @@ export * from "./metrics.ts";
 export * from "./logging.ts";
 export * from "./impairment.ts";
 export * from "./oauth-clients.ts";
+export * from "./ib-guid.ts";

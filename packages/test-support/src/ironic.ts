@@ -4,3 +4,4 @@
  */
 export * from "./ironic/peer.ts";
 export * from "./ironic/nodes.ts";
+export * from "./ironic/inventory.ts";

@@ -82,6 +82,16 @@ function opDocument(item: string, vault: string): Promise<string> {
 }
 
 export async function auth(ctx: Ctx): Promise<void> {
+  const cloud = await deploymentCloud(ctx);
+  if (process.stdout.isTTY) ctx.err(`# prints a secret: use it as eval "$(fleetctl openstack auth ...)"\n`);
+  ctx.out(exportLines(cloud));
+}
+
+/**
+ * The deployment's Ironic cloud from --deployment, --env, --instance, --clouds-file and --cloud
+ * (also for other commands that talk to the deployment's Ironic).
+ */
+export async function deploymentCloud(ctx: Ctx): Promise<Cloud> {
   const { deployment, env, instance, cloud: cloudName } = ctx.opts as Record<string, string>;
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(deployment!))
     throw new CliError(`--deployment ${JSON.stringify(deployment)} is not a deployment name`, 2);
@@ -106,6 +116,5 @@ export async function auth(ctx: Ctx): Promise<void> {
     if (err instanceof CloudConfigError) throw new CliError(err.message);
     throw err;
   }
-  if (process.stdout.isTTY) ctx.err(`# prints a secret: use it as eval "$(fleetctl openstack auth ...)"\n`);
-  ctx.out(exportLines(cloud));
+  return cloud;
 }

@@ -51,6 +51,11 @@ describe("NetBox → reflection item", () => {
     const ctx = { roles: {}, deviceTypes: new Map(), mgmtIps: new Map() };
     const out = toNetboxItem(device, [ib], ctx);
     expect("item" in out && out.item.interfaces[0]!.ibGuid).toBe("a088:c203:00a1:b2c3");
+    // A GUID written by hand as ibstat prints it reaches the hub in the same form; other text is no GUID.
+    const asIbstat = toNetboxItem(device, [{ ...ib, label: "0xA088C20300A1B2C3" }], ctx);
+    expect("item" in asIbstat && asIbstat.item.interfaces[0]!.ibGuid).toBe("a088:c203:00a1:b2c3");
+    const text = toNetboxItem(device, [{ ...ib, label: "to leaf-3" }], ctx);
+    expect("item" in text && text.item.interfaces[0]!.ibGuid).toBeNull();
     expect("item" in out && out.item.role.deviceClass).toBe("OTHER");
     expect(toNetboxItem({ ...device, name: null }, [], ctx)).toMatchObject({ reason: "unnamed device" });
     expect(toNetboxItem({ ...device, status: { value: "burning", label: "Burning" } }, [], ctx)).toMatchObject({

@@ -2,7 +2,7 @@
  * NetBox objects → the hub's NetBox reflection item (domain `NetboxItemSchema`). Pure, so the
  * mapping is tested on recorded NetBox shapes without a server.
  */
-import { DEVICE_CLASSES, NETBOX_DEVICE_STATUSES, type DeviceClass, type NetboxItem } from "@fm/domain";
+import { DEVICE_CLASSES, NETBOX_DEVICE_STATUSES, parseIbGuid, type DeviceClass, type NetboxItem } from "@fm/domain";
 import { macOf, peerOf, type NetboxDevice, type NetboxDeviceType, type NetboxInterface } from "@fm/clients";
 import { z } from "zod";
 
@@ -21,8 +21,6 @@ export const RoleClassMapping = z
   .pipe(z.record(z.string().min(1), z.enum(DEVICE_CLASSES)));
 export type RoleClassMapping = z.infer<typeof RoleClassMapping>;
 
-/** InfiniBand port GUID as Fleet Manager writes it into the interface label. */
-const IB_GUID = /^(?:[0-9a-f]{4}:){3}[0-9a-f]{4}$|^(?:0x)?[0-9a-f]{16}$|^(?:[0-9a-f]{2}:){7}[0-9a-f]{2}$/i;
 const ARM = /gb[23]00|grace|aarch64|arm64|altra|ampere/i;
 
 /**
@@ -88,7 +86,8 @@ export function toNetboxItem(device: NetboxDevice, interfaces: NetboxInterface[]
           name: i.name.slice(0, 64),
           type: i.type.value.slice(0, 50),
           macAddress: mac ? mac.toUpperCase() : null,
-          ibGuid: IB_GUID.test(i.label) ? i.label.toLowerCase() : null,
+          // The InfiniBand port GUID `fleetctl netbox populate-ib-guids` writes into the label.
+          ibGuid: parseIbGuid(i.label),
           mgmtOnly: i.mgmt_only,
           peerDevice: peer?.device.slice(0, 200) ?? null,
           peerInterface: peer?.name.slice(0, 64) ?? null,

@@ -17,6 +17,7 @@
  */
 import { z } from "zod";
 import { SourceUnavailableError, describeParseError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
+import { IronicNodeInventorySchema, type IronicNodeInventory } from "./ironic-inventory.ts";
 import { IronicPortPageSchema, IronicPortSchema, type IronicPort, type IronicPortCreate } from "./ironic-port.ts";
 
 export class IronicApiError extends Error {
@@ -287,6 +288,22 @@ export class IronicClient {
       { idempotent: true },
     );
     return body;
+  }
+
+  /** The node's stored inspection inventory (1.81), or null when Ironic holds none for it. */
+  async nodeInventory(id: string): Promise<IronicNodeInventory | null> {
+    try {
+      const { body } = await this.request(
+        "GET",
+        `/v1/nodes/${encodeURIComponent(id)}/inventory`,
+        IronicNodeInventorySchema,
+        { idempotent: true },
+      );
+      return body;
+    } catch (err) {
+      if (err instanceof IronicApiError && err.status === 404) return null;
+      throw err;
+    }
   }
 
   /** Puts the node into maintenance with this reason (again: the reason is replaced). */

@@ -15,3 +15,4 @@ export {
 export type { NetboxWriteResult } from "./writes.ts";
 export { netboxReleaseAtLeast } from "./release.ts";
 export { checkNetboxSite, formatFindings, REQUIRED_CONTEXT_KEYS, type Finding, type Severity } from "./site-check.ts";
+export { applyIbGuids, planIbGuids, type IbGuidAction, type IbGuidRow } from "./ib-guids.ts";

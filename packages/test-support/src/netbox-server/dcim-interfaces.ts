@@ -111,7 +111,13 @@ function renderMacAddress(v: View, m: MacAddressRecord): Json {
   };
 }
 
-/** A PATCH of an interface: only the fields the fleet manager writes, validated before anything is saved. */
+/**
+ * A PATCH of an interface: only the fields the fleet manager writes, validated before anything is
+ * saved. `label` is a plain model field of NetBox 4.5's InterfaceSerializer (Meta.fields,
+ * netbox/dcim/api/serializers_/device_components.py), the ComponentModel's
+ * `CharField(max_length=64, blank=True)` (netbox/dcim/models/device_components.py): any string up
+ * to 64 characters, "" clearing it; `display` then shows it (componentDisplay).
+ */
 function patchInterface(_v: View, row: InterfaceRecord, body: Record<string, unknown>): PatchErrors {
   const unsupported = Object.keys(body).filter((k) => !["label", "description", "enabled"].includes(k));
   if (unsupported.length) return NOT_WRITABLE("dcim.interface", unsupported);

@@ -69,11 +69,16 @@ const activities = (over: Partial<ActivityDeps> = {}) =>
 
 describe("Ironic activities on the redfish hardware type", () => {
   it(
-    "enrol, inspect, configure and provide a node through its BMC: driver_info, owner, resource class, power",
+    "register, configure (verify), inspect and provide a node through its BMC: driver_info, owner, resource class, power",
     async () => {
       const acts = activities();
       const { d, bmc } = await deviceWithBmc();
-      const uuid = (await run(acts.ironicEnroll, d)).result;
+      const uuid = (await run(acts.ironicRegister, d)).result;
+      // Registered only: nothing has talked to the BMC yet.
+      expect(await getNode(ironic.url, uuid)).toMatchObject({ provision_state: "enroll", last_error: null });
+      expect(bmc.requests).toEqual([]);
+      const enrolled = { ...d, ironicNodeUuid: uuid };
+      await run(acts.configureBmc, enrolled);
       const node = await getNode(ironic.url, uuid);
       expect(node).toMatchObject({
         driver: "redfish",
@@ -99,7 +104,6 @@ describe("Ironic activities on the redfish hardware type", () => {
       });
       expect(bmc.requests).toContainEqual({ method: "GET", path: SYSTEM_PATH, auth: "session" });
 
-      const enrolled = { ...d, ironicNodeUuid: uuid };
       await run(acts.ironicInspect, enrolled);
       // Out-of-band inspection read the mock-up's processors, memory and disks.
       expect((await getNode(ironic.url, uuid)).properties).toMatchObject({
@@ -142,10 +146,16 @@ describe("Ironic activities on the redfish hardware type", () => {
   );
 
   it(
-    "a wrong password fails enrolment with Ironic's message naming the BMC's 401, never the password; corrected, a retry succeeds",
+    "a wrong password fails configureBmc with Ironic's message naming the BMC's 401, never the password; corrected, a retry succeeds",
     async () => {
       const { d, bmc } = await deviceWithBmc("admin", "the-real-one");
-      const f = expectFinal(await rejection(run(activities().ironicEnroll, d)), "SourceRejected", /manage: node/);
+      const uuid = (await run(activities().ironicRegister, d)).result;
+      const enrolled = { ...d, ironicNodeUuid: uuid };
+      const f = expectFinal(
+        await rejection(run(activities().configureBmc, enrolled)),
+        "SourceRejected",
+        /manage: node/,
+      );
       expect(f.message).toMatch(/returned code 401/);
       expect(f.message).toMatch(/NoValidSession/);
       expect(f.message).not.toContain(SITE_PASSWORD);
@@ -160,18 +170,23 @@ describe("Ironic activities on the redfish hardware type", () => {
 
       // The operator fixes the item: the next attempt writes the password again and manages the node.
       await writeItem(`${d.name}-bmc`, "admin", "the-real-one");
-      const uuid = (await run(activities().ironicEnroll, d)).result;
+      await run(activities().configureBmc, enrolled);
       expect(await getNode(ironic.url, uuid)).toMatchObject({ provision_state: "manageable", power_state: "power on" });
     },
     WAITING,
   );
 
   it(
-    "an unreachable BMC fails enrolment with Ironic's connection error",
+    "an unreachable BMC fails configureBmc with Ironic's connection error",
     async () => {
       const { d, bmc } = await deviceWithBmc();
       await bmc.stop();
-      const f = expectFinal(await rejection(run(activities().ironicEnroll, d)), "SourceRejected", /manage: node/);
+      const uuid = (await run(activities().ironicRegister, d)).result;
+      const f = expectFinal(
+        await rejection(run(activities().configureBmc, { ...d, ironicNodeUuid: uuid })),
+        "SourceRejected",
+        /manage: node/,
+      );
       expect(f.message).toMatch(/Unable to connect to http:\/\/127\.0\.0\.\d+:\d+\/redfish\/v1\//);
     },
     WAITING,
@@ -216,6 +231,11 @@ describe("Ironic activities on the redfish hardware type", () => {
         await rejection(run(activities({ bmcCredentials: directoryCredentials(empty) }).ironicEnroll, d)),
         "NotConfigured",
         `no BMC credentials for ${d.name}: neither ${d.name}-bmc/ nor site-bmc/ in ${empty} holds username and password`,
+      );
+      expectFinal(
+        await rejection(run(activities({ bmcCredentials: directoryCredentials(empty) }).ironicRegister, d)),
+        "NotConfigured",
+        /no BMC credentials for/,
       );
       expectFinal(
         await rejection(run(activities({ bmcCredentials: undefined }).ironicEnroll, d)),

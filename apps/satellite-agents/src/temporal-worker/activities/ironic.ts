@@ -18,6 +18,7 @@ type IronicDeps = Pick<
 
 export function ironicActivities(deps: IronicDeps) {
   return {
+    ironicRegister: (d: DevicePlan) => ironicRegister(deps, d),
     ironicEnroll: (d: DevicePlan) => ironicEnroll(deps, d),
     ironicInspect: (d: DevicePlan) => ironicInspect(deps, d),
     configureBmc: (d: DevicePlan) => configureBmc(deps, d),
@@ -58,60 +59,79 @@ async function ironicEndMaintenance(deps: IronicDeps, d: DevicePlan, reason: str
 }
 
 /**
- * Creates the Ironic node unless one of that name exists, then brings it to `manageable`: Ironic
- * verifies the BMC credentials there, so a wrong password fails this step with Ironic's message
- * (its last_error names the BMC's answer, never the password).
+ * Creates the Ironic node unless one of that name exists, and, while it is in `enroll`, gives it
+ * the driver_info, resource class and owner it must hold. It stays in `enroll`: `bmc-configure`
+ * (configureBmc) manages it, which is where Ironic checks the BMC credentials.
+ */
+async function ironicRegister(deps: IronicDeps, d: DevicePlan): Promise<string> {
+  return guarded(async () => (await registered(deps, d)).uuid);
+}
+
+/**
+ * The enrolment order before `bmc-configure` verified the BMC: registers the node and brings it
+ * to `manageable` here. Kept for enrolments that started in that order.
  */
 async function ironicEnroll(deps: IronicDeps, d: DevicePlan): Promise<string> {
+  return guarded(async () => (await manage(deps, d, await registered(deps, d))).uuid);
+}
+
+async function registered(deps: IronicDeps, d: DevicePlan): Promise<IronicNode> {
+  const client = ironicFor(deps, d);
+  const node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
+  if (!node) {
+    // A target project that cannot be resolved creates nothing.
+    await ownerOf(deps, d);
+    return client.createNode({
+      name: d.name,
+      driver: deps.ironicDriver,
+      driver_info: await driverInfoOf(deps, d),
+      ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
+      // No owner here: Ironic refuses a project-scoped creator any owner but its own project
+      // (API nodes POST); a PATCH may change it, in manage().
+      extra: { fleet_manager_device_id: d.deviceId },
+    });
+  }
+  if (node.extra.fleet_manager_device_id && node.extra.fleet_manager_device_id !== d.deviceId)
+    throw badInput(`Ironic node ${node.name} (${node.uuid}) belongs to another Fleet Manager device`);
+  return node;
+}
+
+/**
+ * Brings a node resting in `enroll` to `manageable`: Ironic verifies the BMC credentials there,
+ * so a wrong password fails with Ironic's message (its last_error names the BMC's answer, never
+ * the password). A node past `enroll` is left where it is.
+ */
+async function manage(deps: IronicDeps, d: DevicePlan, node: IronicNode): Promise<IronicNode> {
   const { waitFor, request } = ironicTransitions(deps);
-  return guarded(async () => {
-    const client = ironicFor(deps, d);
-    let node = (d.ironicNodeUuid ? await client.findNode(d.ironicNodeUuid) : null) ?? (await client.findNode(d.name));
-    const driverInfo = await driverInfoOf(deps, d);
-    const owner = await ownerOf(deps, d);
-    if (!node) {
-      node = await client.createNode({
-        name: d.name,
-        driver: deps.ironicDriver,
-        driver_info: driverInfo,
-        ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
-        // No owner here: Ironic refuses a project-scoped creator any owner but its own project
-        // (API nodes POST); a PATCH may change it, below.
-        extra: { fleet_manager_device_id: d.deviceId },
-      });
-    } else if (node.extra.fleet_manager_device_id && node.extra.fleet_manager_device_id !== d.deviceId) {
-      throw badInput(`Ironic node ${node.name} (${node.uuid}) belongs to another Fleet Manager device`);
-    }
-    if (node.provision_state === "enroll" && !node.target_provision_state) {
-      // `manage` verifies the BMC credentials: they must be there first. A node resting in
-      // `enroll` with last_error failed that verification: its (masked) password is written again,
-      // the source's may have been corrected since. The owner is set here, before the node can be
-      // seen by the target project's users as available.
-      const patch = [
-        ...driverInfoPatch(node.driver_info, driverInfo, { rewriteSecrets: Boolean(node.last_error) }),
-        ...fieldPatch(node, { resource_class: d.resourceClass, owner }),
-      ];
-      if (patch.length) await client.patchNode(node.uuid, patch);
-      await request(
-        client,
-        node.uuid,
-        "manage",
-        inOrPast(
-          "verifying",
-          "manageable",
-          "inspecting",
-          "inspect wait",
-          "cleaning",
-          "clean wait",
-          "available",
-          "active",
-        ),
-      );
-    }
-    // A failed verification puts the node back in `enroll` with last_error: resting there is a failure.
-    await waitFor(client, node.uuid, ["manageable", "available", "active"], ["verifying"], "manage");
-    return node.uuid;
-  });
+  const client = ironicFor(deps, d);
+  if (node.provision_state === "enroll" && !node.target_provision_state) {
+    // The credentials must be there before `manage`. A node resting in `enroll` with last_error
+    // failed that verification: its (masked) password is written again, the source's may have
+    // been corrected since. The owner is set here, before the node can be seen by the target
+    // project's users as available.
+    const patch = [
+      ...driverInfoPatch(node.driver_info, await driverInfoOf(deps, d), { rewriteSecrets: Boolean(node.last_error) }),
+      ...fieldPatch(node, { resource_class: d.resourceClass, owner: await ownerOf(deps, d) }),
+    ];
+    if (patch.length) await client.patchNode(node.uuid, patch);
+    await request(
+      client,
+      node.uuid,
+      "manage",
+      inOrPast(
+        "verifying",
+        "manageable",
+        "inspecting",
+        "inspect wait",
+        "cleaning",
+        "clean wait",
+        "available",
+        "active",
+      ),
+    );
+  }
+  // A failed verification puts the node back in `enroll` with last_error: resting there is a failure.
+  return waitFor(client, node.uuid, ["manageable", "available", "active"], ["verifying"], "manage");
 }
 
 /** Hardware inspection (once: a node already inspected or already available is left alone). */
@@ -134,14 +154,16 @@ async function ironicInspect(deps: IronicDeps, d: DevicePlan): Promise<void> {
 }
 
 /**
- * Points the node's driver at its BMC (address, credentials, deploy images) and checks that
- * Ironic can use power and management. The node is past `manage`, which verified the password it
- * holds: a masked one is left alone.
+ * Points the node's driver at its BMC (address, credentials, deploy images), has Ironic verify
+ * the credentials (`manage` from `enroll`: a wrong password fails here with Ironic's message) and
+ * checks that Ironic can use power and management. A node already past `manage` holds a verified
+ * password: a masked one is left alone.
  */
 async function configureBmc(deps: IronicDeps, d: DevicePlan): Promise<void> {
   return guarded(async () => {
     const client = ironicFor(deps, d);
-    const node = await client.getNode(nodeRef(d));
+    let node = await client.getNode(nodeRef(d));
+    if (node.provision_state === "enroll" || node.provision_state === "verifying") node = await manage(deps, d, node);
     const patch = driverInfoPatch(node.driver_info, await driverInfoOf(deps, d));
     if (patch.length) await client.patchNode(node.uuid, patch);
     const validation = await client.validateNode(node.uuid);

@@ -13,10 +13,14 @@ export async function enrolWorkflow(input: JobWorkflowInput<"ENROL">): Promise<J
   if (!plan) return skipped(steps, "job no longer active");
   const { devices, site } = plan;
   await steps.run("netbox-check", (tick) => eachDevice(devices, tick, (d) => quick.netboxCheckStaged(d)));
+  // The BMC check came later as a step of its own: `bmc-configure` brings the node to `manageable`,
+  // which is where Ironic verifies the BMC credentials, so a wrong password fails that step.
+  // An enrolment that started before keeps its order (manage inside ironic-enroll, BMC last).
+  const bmcFirst = patched("enrol-bmc-verifies");
   const nodes = await steps.run(
     "ironic-enroll",
-    (tick) => eachDevice(devices, tick, (d) => waiting.ironicEnroll(d)),
-    (uuids) => `node(s) ${uuids.join(", ")} manageable`.slice(0, MESSAGE_MAX),
+    (tick) => eachDevice(devices, tick, (d) => (bmcFirst ? quick.ironicRegister(d) : waiting.ironicEnroll(d))),
+    (uuids) => `node(s) ${uuids.join(", ")} ${bmcFirst ? "enrolled" : "manageable"}`.slice(0, MESSAGE_MAX),
   );
   const enrolled = devices.map((d, i) => ({ ...d, ironicNodeUuid: nodes[i]! }));
   // Ports came later: an enrolment that started without them replays without them.
@@ -30,8 +34,14 @@ export async function enrolWorkflow(input: JobWorkflowInput<"ENROL">): Promise<J
       },
     );
   else steps.skip("ironic-ports", "this enrolment started before Fleet Manager created Ironic ports");
+  // Verifying the BMC waits on Ironic's `verifying`: `waiting`. Before, only a validation: `quick`.
+  const configureBmc = () =>
+    steps.run("bmc-configure", (tick) =>
+      eachDevice(enrolled, tick, (d) => (bmcFirst ? waiting : quick).configureBmc(d)),
+    );
+  if (bmcFirst) await configureBmc();
   await steps.run("ironic-inspect", (tick) => eachDevice(enrolled, tick, (d) => waiting.ironicInspect(d)));
-  await steps.run("bmc-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureBmc(d)));
+  if (!bmcFirst) await configureBmc();
   const { configureDhcp, platformClass: requestedClass, tags = [] } = input.params;
   const dhcp = configureDhcp !== false && site.configureDhcp;
   if (dhcp) await steps.run("dhcp-configure", (tick) => eachDevice(enrolled, tick, (d) => quick.configureDhcp(d)));

@@ -45,6 +45,8 @@ describe("workflow replay of committed histories", () => {
         "enrol-port-mac-taken.json",
         "image-node-succeeded.json",
         "image-node-deploy-failed.json",
+        "enrol-bmc-verified.json",
+        "enrol-bmc-wrong-password.json",
       ]),
     );
   });
