@@ -206,7 +206,7 @@ describe("jobs", { timeout: 120_000 }, () => {
   const create = (name: string, ...more: string[]) =>
     e.fleetctl(["api", "job", "create", "--kind", "REPAIR", "--device", name, "--param", "ticket=OPS-1", ...more]);
 
-  it("a created job that nothing picked up is cancelled at once", async () => {
+  it("a job created, waited for and cancelled: the wait ends with the cancelled code", async () => {
     await e.fleetctl(["api", "login", "--scope", "operate"]);
     const created = await create(freshDevice(), "-o", "json");
     expect(created.code, created.stderr).toBe(0);
@@ -220,13 +220,30 @@ describe("jobs", { timeout: 120_000 }, () => {
       ),
     );
 
+    // Someone waits for it; the job is cancelled while they wait (nothing picked it up: at once).
+    let seen = "";
+    const waiting = e.fleetctl(["api", "job", "wait", job.name, "--interval", "200ms"], {
+      onStdout: (text) => (seen = text),
+    });
+    await eventually(async () => expect(seen).toContain(`job ${job.name} PENDING 0%`), 30_000);
     const cancelled = await e.fleetctl(["api", "job", "cancel", job.name, "-o", "json"]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: job.id, status: "CANCELLED" });
-    // Waiting on it now ends at once with the cancelled code.
-    const waited = await e.fleetctl(["api", "job", "wait", job.id]);
+    const waited = await waiting;
     expect(waited.code).toBe(11);
     expect(waited.stdout).toContain(`job ${job.name} CANCELLED`);
+  });
+
+  it("job list shows the newest job first; --order asc the oldest", async () => {
+    await e.fleetctl(["api", "login", "--scope", "operate"]);
+    const older = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
+    const newer = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
+    const desc = await e.fleetctl(["api", "job", "list", "--all", "-o", "name"]);
+    expect(desc.code, desc.stderr).toBe(0);
+    const newestFirst = desc.stdout.trimEnd().split("\n");
+    expect(newestFirst.slice(0, 2)).toEqual([`job/${newer.name}`, `job/${older.name}`]);
+    const asc = await e.fleetctl(["api", "job", "list", "--all", "--order", "asc", "-o", "name"]);
+    expect(asc.stdout.trimEnd().split("\n")).toEqual([...newestFirst].reverse());
   });
 
   it("wait follows the steps a workflow agent reports, on a pipe in plain lines, and exits by outcome", async () => {
