@@ -7,6 +7,7 @@
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import type { Device, DeviceList, Job } from "@fm/domain";
 import { WORKFLOW_STEPS } from "@fm/domain/workflows";
 import { clientToken, hubApi } from "@fm/test-support/process";
@@ -316,6 +317,15 @@ describe("jobs", { timeout: 120_000 }, () => {
       expect(r.stdout).toContain(`job ${job.name} ${outcome}`);
       if (outcome === "FAILED") expect(r.stdout).toContain(`error in ${step}: BMC unreachable`);
       expect(r.stdout + r.stderr).not.toContain("\u001b["); // no bar and no colour on a pipe
+
+      // job get: the job, its steps and its error, as a table and as YAML.
+      const got = await e.fleetctl(["api", "job", "get", job.name]);
+      expect(got.code, got.stderr).toBe(0);
+      expect(got.stdout).toMatch(new RegExp(`^NAME\\s+KIND\\s+STATUS.*\n${job.name}\\s+UNENROL\\s+${outcome}\\s`));
+      expect(got.stdout).toMatch(new RegExp(`\nSTEPS\n\\s+${step}\\s+`));
+      if (outcome === "FAILED") expect(got.stdout).toContain(`error in ${step}: BMC unreachable\n`);
+      const asYaml = await e.fleetctl(["api", "job", "get", job.id, "-o", "yaml"]);
+      expect(parseYaml(asYaml.stdout)).toEqual((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body);
     }
   });
 
