@@ -81,6 +81,51 @@ describe("openstack auth", { timeout: 120_000 }, () => {
     expect(r.stderr).toBe("error: the 1Password CLI (op) is not installed\n");
   });
 
+  it("without a clouds file, reads the document from the operators' vault, else from the runtime vault", async () => {
+    // A stand-in for the 1Password CLI, which cannot run here: `op document get <item> --vault
+    // <vault>` prints the document, or an error on stderr and exits 1 (1Password CLI 2.x,
+    // https://developer.1password.com/docs/cli/reference/management-commands/document/#document-get).
+    const bin = join(home, "fake-op");
+    const vaults = join(home, "op-vaults");
+    await mkdir(bin, { recursive: true });
+    await writeFile(
+      join(bin, "op"),
+      `#!/bin/sh
+[ "$1 $2 $4" = "document get --vault" ] || { echo "[ERROR] unexpected arguments: $*" >&2; exit 2; }
+[ -f "$OP_VAULTS/$5/$3" ] && exec cat "$OP_VAULTS/$5/$3"
+echo "[ERROR] '$3' isn't an item in the '$5' vault." >&2
+exit 1
+`,
+      { mode: 0o755 },
+    );
+    const standalone = (port: number) =>
+      `clouds:\n  ironic:\n    auth_type: none\n    baremetal_endpoint_override: http://127.0.0.1:${port}\n`;
+    const store = async (vault: string, item: string, text: string) => {
+      await mkdir(join(vaults, vault), { recursive: true });
+      await writeFile(join(vaults, vault, item), text);
+    };
+    await store("Fleet Manager sys9-lab-operators prod", "openstack-overcloud", standalone(6385));
+    await store("Fleet Manager sys9-lab prod", "openstack-undercloud", standalone(6386));
+    const withOp = { PATH: `${bin}:${process.env.PATH}`, OP_VAULTS: vaults };
+
+    const operators = await fleetctl(["openstack", "auth", "-d", "sys9-lab", "-e", "prod"], withOp);
+    expect(operators.code, operators.stderr).toBe(0);
+    expect(operators.stdout).toContain("export OS_ENDPOINT='http://127.0.0.1:6385'\n");
+
+    const runtime = await fleetctl(
+      ["openstack", "auth", "-d", "sys9-lab", "-e", "prod", "--instance", "undercloud"],
+      withOp,
+    );
+    expect(runtime.code, runtime.stderr).toBe(0);
+    expect(runtime.stdout).toContain("export OS_ENDPOINT='http://127.0.0.1:6386'\n");
+
+    const none = await fleetctl(["openstack", "auth", "-d", "sys8-none", "-e", "stg"], withOp);
+    expect(none).toMatchObject({ code: 1, stdout: "" });
+    expect(none.stderr).toContain("no clouds document openstack-overcloud in 1Password");
+    expect(none.stderr).toContain("'Fleet Manager sys8-none-operators stg'");
+    expect(none.stderr).toContain("'Fleet Manager sys8-none stg'");
+  });
+
   it("a broken clouds file is an error naming the field, never printing the secret", async () => {
     const file = join(home, "broken.yaml");
     await writeFile(

@@ -5,7 +5,7 @@
  * progress bar on a terminal (a pseudo-terminal from script(1)).
  */
 import { spawnSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InventoryEvent, Job, Site, SlurmBootstrapConfig } from "@fm/domain";
@@ -51,6 +51,13 @@ afterAll(async () => {
   await e?.stop();
   await nb?.stop();
 }, 60_000);
+
+/** A shell command run on a pseudo-terminal (script(1)); its stdout is what the terminal showed. */
+const onTerminal = (cmd: string, env: Record<string, string> = {}) =>
+  spawnSync("script", ["-qec", cmd, "/dev/null"], {
+    env: { PATH: process.env.PATH, TERM: "xterm", HOME: e.home, XDG_CONFIG_HOME: join(e.home, "config"), ...env },
+    encoding: "utf8",
+  });
 
 const json = async <T>(args: string[]): Promise<T> => {
   const r = await e.fleetctl([...args, "-o", "json"]);
@@ -320,14 +327,31 @@ describe("resources", { timeout: 120_000 }, () => {
       "--param",
       "ticket=T-1",
     ]);
-    const home = { HOME: e.home, XDG_CONFIG_HOME: join(e.home, "config") };
     const cmd = `"${process.execPath}" "${BIN}" api job wait ${job.id} --timeout 2s --interval 500ms`;
-    const r = spawnSync("script", ["-qec", cmd, "/dev/null"], {
-      env: { PATH: process.env.PATH, TERM: "xterm", ...home },
-      encoding: "utf8",
-    });
+    const r = onTerminal(cmd);
     expect(r.status).toBe(12);
     expect(r.stdout).toMatch(/[█░]+ 0% \| PENDING \| -/);
     expect(r.stdout).toContain(`job ${job.name} PENDING 0%`);
+
+    // stdout to a file (or `| tee`) while stderr stays on the terminal: the plain lines go to the
+    // file, and no bar is drawn.
+    const log = join(e.home, "wait.log");
+    const redirected = onTerminal(`${cmd} > "${log}"`);
+    expect(redirected.status).toBe(12);
+    expect(redirected.stdout).not.toMatch(/[█░]/);
+    const lines = await readFile(log, "utf8");
+    expect(lines).toContain(`job ${job.name} PENDING 0%\n`);
+    expect(lines).toContain("stopped waiting");
+  });
+
+  it("a table on a terminal is coloured, and NO_COLOR turns the colour off", () => {
+    const cmd = `"${process.execPath}" "${BIN}" api device list --site stavanger --limit 5`;
+    const coloured = onTerminal(cmd);
+    expect(coloured.status, coloured.stdout).toBe(0);
+    expect(coloured.stdout).toContain("\u001b[39m"); // the end of a coloured cell
+    const plain = onTerminal(cmd, { NO_COLOR: "1" });
+    expect(plain.status, plain.stdout).toBe(0);
+    expect(plain.stdout).toMatch(/^NAME\s+SITE\s+STATUS\s+CORDONED/);
+    expect(plain.stdout).not.toContain("\u001b[");
   });
 });

@@ -7,6 +7,7 @@
 import { readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import type { Device, DeviceList, Job } from "@fm/domain";
 import { WORKFLOW_STEPS } from "@fm/domain/workflows";
 import { clientToken, hubApi } from "@fm/test-support/process";
@@ -206,7 +207,7 @@ describe("jobs", { timeout: 120_000 }, () => {
   const create = (name: string, ...more: string[]) =>
     e.fleetctl(["api", "job", "create", "--kind", "REPAIR", "--device", name, "--param", "ticket=OPS-1", ...more]);
 
-  it("a created job that nothing picked up is cancelled at once", async () => {
+  it("a job created, waited for and cancelled: the wait ends with the cancelled code", async () => {
     await e.fleetctl(["api", "login", "--scope", "operate"]);
     const created = await create(freshDevice(), "-o", "json");
     expect(created.code, created.stderr).toBe(0);
@@ -220,13 +221,30 @@ describe("jobs", { timeout: 120_000 }, () => {
       ),
     );
 
+    // Someone waits for it; the job is cancelled while they wait (nothing picked it up: at once).
+    let seen = "";
+    const waiting = e.fleetctl(["api", "job", "wait", job.name, "--interval", "200ms"], {
+      onStdout: (text) => (seen = text),
+    });
+    await eventually(async () => expect(seen).toContain(`job ${job.name} PENDING 0%`), 30_000);
     const cancelled = await e.fleetctl(["api", "job", "cancel", job.name, "-o", "json"]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: job.id, status: "CANCELLED" });
-    // Waiting on it now ends at once with the cancelled code.
-    const waited = await e.fleetctl(["api", "job", "wait", job.id]);
+    const waited = await waiting;
     expect(waited.code).toBe(11);
     expect(waited.stdout).toContain(`job ${job.name} CANCELLED`);
+  });
+
+  it("job list shows the newest job first; --order asc the oldest", async () => {
+    await e.fleetctl(["api", "login", "--scope", "operate"]);
+    const older = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
+    const newer = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
+    const desc = await e.fleetctl(["api", "job", "list", "--all", "-o", "name"]);
+    expect(desc.code, desc.stderr).toBe(0);
+    const newestFirst = desc.stdout.trimEnd().split("\n");
+    expect(newestFirst.slice(0, 2)).toEqual([`job/${newer.name}`, `job/${older.name}`]);
+    const asc = await e.fleetctl(["api", "job", "list", "--all", "--order", "asc", "-o", "name"]);
+    expect(asc.stdout.trimEnd().split("\n")).toEqual([...newestFirst].reverse());
   });
 
   it("wait follows the steps a workflow agent reports, on a pipe in plain lines, and exits by outcome", async () => {
@@ -299,6 +317,15 @@ describe("jobs", { timeout: 120_000 }, () => {
       expect(r.stdout).toContain(`job ${job.name} ${outcome}`);
       if (outcome === "FAILED") expect(r.stdout).toContain(`error in ${step}: BMC unreachable`);
       expect(r.stdout + r.stderr).not.toContain("\u001b["); // no bar and no colour on a pipe
+
+      // job get: the job, its steps and its error, as a table and as YAML.
+      const got = await e.fleetctl(["api", "job", "get", job.name]);
+      expect(got.code, got.stderr).toBe(0);
+      expect(got.stdout).toMatch(new RegExp(`^NAME\\s+KIND\\s+STATUS.*\n${job.name}\\s+UNENROL\\s+${outcome}\\s`));
+      expect(got.stdout).toMatch(new RegExp(`\nSTEPS\n\\s+${step}\\s+`));
+      if (outcome === "FAILED") expect(got.stdout).toContain(`error in ${step}: BMC unreachable\n`);
+      const asYaml = await e.fleetctl(["api", "job", "get", job.id, "-o", "yaml"]);
+      expect(parseYaml(asYaml.stdout)).toEqual((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body);
     }
   });
 

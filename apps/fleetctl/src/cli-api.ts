@@ -11,6 +11,10 @@ const slurm = () => import("./commands/slurm-configs.ts");
 const machineClients = () => import("./commands/clients.ts");
 const misc = () => import("./commands/feed.ts");
 
+/** Lists people read newest first: the hub's `order`, descending unless asked (as the web UI shows them). */
+const orderOption = () =>
+  new Option("--order <order>", "desc: newest first; asc: oldest first").choices(["desc", "asc"]).default("desc");
+
 const AGENTS = ["openstack", "slurm", "netbox", "health-status", "workflow", "temporal-worker"];
 
 export function addApiCommands(api: Command): void {
@@ -172,6 +176,7 @@ function addDeviceCommands(device: Command): void {
   withOutput(withPaging(device.command("history").description("every change of a device's tracked fields")))
     .argument("<device>", "name or id")
     .option("--field <field>", "only this field (provisionState, cordoned, ...)")
+    .addOption(orderOption())
     .action(lazy(devices, "history"));
   examples(
     withOutput(
@@ -203,6 +208,7 @@ function addJobCommands(job: Command): void {
     .option("--site <slug|id>", "site")
     .option("--device <device>", "jobs that include this device (name or id)")
     .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))
+    .addOption(orderOption())
     .action(lazy(jobs, "list"));
   withOutput(job.command("get").description("a job with its steps").argument("<job>", "id or name")).action(
     lazy(jobs, "get"),

@@ -1,7 +1,8 @@
 /**
  * `job wait`: follows a job until it ends, asking the hub every --interval. On a terminal, a
- * progress bar on stderr and each step's change printed above it; on a pipe, one plain line on
- * stdout per change (what a CI log keeps). The exit code says how it ended (exit-codes.ts).
+ * progress bar on stderr and each step's change printed above it; when stdout is a pipe or a
+ * file, one plain line on stdout per change (what a CI log keeps) and no bar. The exit code
+ * says how it ended (exit-codes.ts).
  */
 import type { HubClient } from "@fm/clients";
 import { TERMINAL_JOB_STATUSES, type Job } from "@fm/domain";
@@ -46,7 +47,9 @@ export async function waitForJob(ctx: Ctx, hub: HubClient, first: Job, out: Outp
   const timeoutMs = ctx.opts.timeout === undefined ? undefined : parseDuration(String(ctx.opts.timeout), "--timeout");
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   const live = out.format === "table" || out.format === "wide";
-  const tty = live && Boolean(process.stderr.isTTY);
+  // The bar only when both streams are a terminal: with stdout piped or redirected (`| tee log`),
+  // the lines go there, plain, and no bar is drawn.
+  const tty = live && Boolean(process.stderr.isTTY) && Boolean(process.stdout.isTTY);
   const bar = tty ? await progressBar(first) : undefined;
   const say = (lines: string[]) => {
     if (!live) return;

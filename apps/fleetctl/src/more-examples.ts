@@ -1,11 +1,41 @@
 /**
- * Examples for the commands whose definition does not carry its own, added to their --help by
- * path after the tree is built, so every command's help ends with at least one.
+ * Examples for the commands whose definition does not carry its own (groups included), added to
+ * their --help by path after the tree is built, so every command's help ends with at least one.
  */
 import type { Command } from "commander";
 import { examples } from "./command-kit.ts";
 
 const EXAMPLES: Record<string, string[]> = {
+  api: ["fleetctl api login --scope read-only", "fleetctl api device list --format count", "fleetctl api job list"],
+  "api site": ["fleetctl api site list", "fleetctl api site get keflavik -o yaml"],
+  "api device": [
+    "fleetctl api device list --site keflavik --cordoned true",
+    'fleetctl api device cordon kef-gpu-0042 --reason "bad DIMM, ticket OPS-123"',
+  ],
+  "api job": [
+    "fleetctl api job list --active true",
+    "fleetctl api job create --kind BURN_IN --device kef-gpu-0042 --wait",
+    "fleetctl api job cancel enrol-brisk-falcon-3fa2",
+  ],
+  "api satellite": [
+    "fleetctl api satellite create sys1-ice2 --site keflavik --env prod -o json > secrets.json",
+    "fleetctl api satellite rotate-secret sys1-ice2 --agent slurm -o json",
+  ],
+  "api client": ["fleetctl api client list", "fleetctl api client create matrix-prod --scope read-only -o json"],
+  "api slurm-config": [
+    "fleetctl api slurm-config list --site keflavik",
+    "fleetctl api slurm-config create --site keflavik --role gpu-node --image ubuntu-24.04 --flavor gpu.h100.8 --user-data-file ./cloud-init.yaml",
+  ],
+  "api discrepancy": ["fleetctl api discrepancy summary", "fleetctl api discrepancy list --site keflavik"],
+  "api feed": ["fleetctl api feed tail --follow"],
+  config: [
+    "fleetctl config set-profile stg --hub https://api.stg.fleet.example.com --env stg --issuer https://login.example.com --client-id fleetctl",
+    "fleetctl config use stg",
+    "fleetctl config list",
+  ],
+  openstack: ['eval "$(fleetctl openstack auth --deployment sys1-ice2 --env prod)"'],
+  netbox: ["NETBOX_URL=https://netbox.example.com NETBOX_TOKEN=... fleetctl netbox check --site iad1"],
+  fleet: ["fleetctl fleet plan --spec fleet.yaml", "fleetctl fleet preflight --spec fleet.yaml"],
   "api logout": ["fleetctl api logout --profile prod"],
   "api whoami": ["fleetctl api whoami", "fleetctl api whoami -o json | jq -r .scopes[]"],
   "api token": ['curl -H "Authorization: Bearer $(fleetctl api token)" "$HUB/api/v1/sites/"'],

@@ -115,7 +115,7 @@ export async function history(ctx: Ctx): Promise<void> {
     async (p) =>
       (
         await hub.request("GET", `/api/v1/devices/${id}/history/`, DeviceHistoryListSchema, {
-          query: { ...p, field: ctx.opts.field as string | undefined },
+          query: { ...p, field: ctx.opts.field as string | undefined, order: ctx.opts.order as string | undefined },
         })
       ).body,
   );

@@ -42,6 +42,7 @@ export async function list(ctx: Ctx): Promise<void> {
     site: o.site as string | undefined,
     device: o.device as string | undefined,
     active: o.active as string | undefined,
+    order: o.order as string | undefined,
   };
   const checked = JobListQuerySchema.safeParse({ ...query, device: undefined });
   if (!checked.success) throw usageFromIssues(checked.error.issues);

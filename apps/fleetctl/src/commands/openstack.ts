@@ -4,9 +4,12 @@
  *
  * The clouds.yaml is, in order: --clouds-file; the file
  * `$FLEETCTL_CLOUDS_DIR/<env>/<deployment>/<instance>-clouds.yaml` (default dir
- * `<config dir>/clouds`); else the 1Password document `openstack-<instance>` in the vault
- * `Fleet Manager <deployment> <env>` (the rollout guide's names), read with `op document get`,
- * never written to disk but a private temporary file removed at once.
+ * `<config dir>/clouds`); else the 1Password document `openstack-<instance>`, read with
+ * `op document get`, never written to disk but a private temporary file removed at once. The
+ * document is looked for in the site operators' vault `Fleet Manager <deployment>-operators <env>`
+ * (the one the runbook has operators sign in to), then in the runtime vault
+ * `Fleet Manager <deployment> <env>` (where the rollout guide stores it): each person reads it
+ * from the vault their group can open.
  *
  * Variables (python-openstackclient and the standalone `baremetal` CLI read them; every OS_<KEY>
  * is clouds.yaml's <key>):
@@ -62,6 +65,9 @@ const exists = (f: string) =>
     () => false,
   );
 
+/** `op` ran and refused (no such vault or item, no access, not signed in). */
+class OpRefused extends CliError {}
+
 /** `op document get` (1Password CLI), its output kept in memory. */
 function opDocument(item: string, vault: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -76,9 +82,29 @@ function opDocument(item: string, vault: string): Promise<string> {
     p.on("exit", (code) =>
       code === 0
         ? resolve(Buffer.concat(out).toString("utf8"))
-        : reject(new CliError(`op document get ${item} --vault '${vault}' failed: ${err.trim().split("\n")[0]}`)),
+        : reject(new OpRefused(`op document get ${item} --vault '${vault}' failed: ${err.trim().split("\n")[0]}`)),
     );
   });
+}
+
+/** The vaults a deployment's clouds document is looked for in, in order. */
+const opVaults = (deployment: string, env: string): string[] => [
+  `Fleet Manager ${deployment}-operators ${env}`,
+  `Fleet Manager ${deployment} ${env}`,
+];
+
+/** The document from the first vault that gives it; when none does, every vault's answer. */
+async function fromVaults(item: string, vaults: string[]): Promise<string> {
+  const failures: string[] = [];
+  for (const vault of vaults) {
+    try {
+      return await opDocument(item, vault);
+    } catch (err) {
+      if (!(err instanceof OpRefused)) throw err;
+      failures.push(err.message);
+    }
+  }
+  throw new CliError(`no clouds document ${item} in 1Password:\n  ${failures.join("\n  ")}`);
 }
 
 export async function auth(ctx: Ctx): Promise<void> {
@@ -102,7 +128,7 @@ export async function deploymentCloud(ctx: Ctx): Promise<Cloud> {
   try {
     if (given || (await exists(local))) cloud = loadCloud(given ?? local, cloudName);
     else {
-      const text = await opDocument(`openstack-${instance}`, `Fleet Manager ${deployment} ${env}`);
+      const text = await fromVaults(`openstack-${instance}`, opVaults(deployment!, env!));
       const tmp = await mkdtemp(join(tmpdir(), "fleetctl-"));
       try {
         const file = join(tmp, "clouds.yaml");
