@@ -253,6 +253,28 @@ export const deviceRepo = {
     return fullRows(db, ids, true);
   },
   /**
+   * Locks the devices (in id order, as lockByIds) and answers those observed through `field`
+   * after `at`. Only a job's report stamps a device later than a push accepted afterwards (the
+   * hub refuses pushes older than the site's last one): a workflow that activated a device in
+   * NetBox, or made its Ironic node, after the agent read its source. Such a push must not undo
+   * what the job recorded; the agent's next push, observed after, brings the source's word.
+   */
+  async lockObservedAfter(
+    db: Db,
+    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
+    ids: string[],
+    at: Date,
+  ): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const column = snakeCase(field);
+    const rows = await db.$queryRawUnsafe<{ id: string; newer: boolean | null }[]>(
+      `SELECT id, ${column} > $2 AS newer FROM devices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+      ids,
+      at,
+    );
+    return new Set(rows.filter((r) => r.newer).map((r) => r.id));
+  },
+  /**
    * One UPDATE for many devices: each row's `values` for the given columns, plus version + 1
    * and updated_at. Values travel as one JSON document (jsonb_to_recordset), so 10,000
    * devices are one statement and one round trip instead of 10,000.
@@ -300,7 +322,8 @@ export const deviceRepo = {
     const column = snakeCase(field);
     if (ids.length)
       await db.$executeRawUnsafe(
-        `UPDATE devices SET ${column} = $1 WHERE id = ANY($2::uuid[]) AND ${column} IS DISTINCT FROM $1`,
+        // Never backwards: a job that observed a device after this push keeps its (later) stamp.
+        `UPDATE devices SET ${column} = $1 WHERE id = ANY($2::uuid[]) AND (${column} IS NULL OR ${column} < $1)`,
         at,
         ids,
       );

@@ -203,12 +203,18 @@ export async function applyAnnotations(
     if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
     else result.unchanged++;
   }
-  const missing = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
+  const vanished = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
   // Full rows for the devices that change, locked: their status is derived from every field,
   // and their representation after the change is built from them.
   const full = new Map(
-    (await deviceRepo.lockByIds(tx, [...entries.map((e) => e.id), ...missing.map((d) => d.id)])).map((r) => [r.id, r]),
+    (await deviceRepo.lockByIds(tx, [...entries.map((e) => e.id), ...vanished.map((d) => d.id)])).map((r) => [r.id, r]),
   );
+  // A device a job observed after this push's moment keeps what the job recorded (see
+  // deviceRepo.lockObservedAfter): an ENROL's new Ironic node is not cleared by a list read before it.
+  const newer = (id: string) => (full.get(id)![adapter.observedField] ?? 0) > observedAt;
+  const missing = vanished.filter((d) => !newer(d.id));
+  const changing = entries.filter((e) => !newer(e.id));
+  result.unchanged += entries.length - changing.length;
   // Missing first: a node UUID a vanished device held may now belong to another device.
   const cleared = clearedOf(adapter.columns);
   await devices.applyMany(
@@ -222,11 +228,11 @@ export async function applyAnnotations(
   result.updated = await devices.applyMany(
     tx,
     ctx,
-    entries.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })),
+    changing.map((e) => ({ current: { ...full.get(e.id)!, [adapter.observedField]: observedAt }, changes: e.changes })),
     source,
     adapter.columns,
   );
-  result.unchanged += entries.length - result.updated;
+  result.unchanged += changing.length - result.updated;
   await deviceRepo.markObserved(tx, adapter.observedField, [...seen], observedAt);
   return result;
 }

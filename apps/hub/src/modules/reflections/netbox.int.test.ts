@@ -343,3 +343,74 @@ describe("NetBox names moving between devices", () => {
     expect(now.get(1022)).toMatchObject({ name: name(22), netbox: { missing: true } });
   });
 });
+
+// Last in this file: its pushes carry the real time, which the pushes above (an hour's worth of
+// made-up seconds in the past) would then be refused as older than.
+describe("a push read before a job's own observation of a device", () => {
+  it("does not undo what the job recorded (NetBox status, Ironic node); the next push, read after, does", async () => {
+    const sat = await api<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>(
+      "/api/v1/satellites/",
+      { method: "POST", body: JSON.stringify({ name: "sys9-osl2", siteIds: [siteId], environment: "dev" }) },
+    );
+    const token = (agent: string) => {
+      const s = sat.body.secrets.find((x) => x.agent === agent)!;
+      return clientToken(hub.url, s.clientId, s.clientSecret);
+    };
+    const [nb, openstack, workflow, worker] = await Promise.all(
+      ["netbox", "openstack", "workflow", "temporal-worker"].map(token),
+    );
+    const putAt = (source: string, items: unknown[], at: Date, by: string) =>
+      fetch(`${hub.url}/api/v1/sites/${siteId}/reflections/${source}/`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", ...bearer(by) },
+        body: JSON.stringify({ observedAt: at.toISOString(), complete: true, items }),
+      });
+    const device = async (id: string) => (await api<Device>(`/api/v1/devices/${id}/`)).body;
+
+    expect((await putAt("netbox", [tray(40)], new Date(), nb)).status).toBe(200);
+    const id = (await devices()).find((d) => d.name === tray(40).name)!.id;
+    const job = (
+      await api<{ id: string }>("/api/v1/jobs/", {
+        method: "POST",
+        body: JSON.stringify({ kind: "ENROL", deviceIds: [id] }),
+      })
+    ).body;
+    const report = (body: unknown, by: string) =>
+      api(`/api/v1/jobs/${job.id}/report/`, { method: "POST", body: JSON.stringify(body), headers: bearer(by) });
+    expect((await report({ status: "SUBMITTED", workflowId: job.id }, workflow)).status).toBe(200);
+
+    // The agents read NetBox and Ironic now: the device still staged, its node not made yet.
+    const readBefore = new Date();
+    await new Promise((r) => setTimeout(r, 20));
+    // The ENROL then activates the device in NetBox, makes its Ironic node and reports both.
+    const nodeUuid = "0190a5b4-0000-7000-8000-00000000e401";
+    const observation = {
+      deviceId: id,
+      netbox: { status: "active" },
+      ironic: {
+        instance: "overcloud",
+        nodeUuid,
+        provisionState: "available",
+        targetProvisionState: null,
+        powerState: "power off",
+        maintenance: false,
+        lastError: null,
+      },
+    };
+    expect((await report({ devices: [observation] }, worker)).status).toBe(200);
+    // The pushes of what the agents read before arrive after the report: accepted (newer than
+    // the site's last push), but the job's newer word on this device stands.
+    expect((await putAt("netbox", [tray(40)], readBefore, nb)).status).toBe(200);
+    expect((await putAt("ironic-overcloud", [], readBefore, openstack)).status).toBe(200);
+    expect(await device(id)).toMatchObject({
+      netbox: { status: "active" },
+      ironic: { nodeUuid, provisionState: "available" },
+    });
+
+    // What the agents read after the job is the sources' word, even where it disagrees.
+    const readAfter = new Date();
+    expect((await putAt("netbox", [tray(40)], readAfter, nb)).status).toBe(200);
+    expect((await putAt("ironic-overcloud", [], readAfter, openstack)).status).toBe(200);
+    expect(await device(id)).toMatchObject({ netbox: { status: "staged" }, ironic: { nodeUuid: null } });
+  });
+});

@@ -270,8 +270,20 @@ export async function applyNetbox(
   // Narrow read of every device of the site: what matching and comparing need. Full rows (with
   // relations) are read only for the devices that change.
   const existing = await reflectionRepo.netboxDevices(tx, siteId);
-  const { toCreate, toUpdate, seen } = plan(items, existing, refs, observedAt, result);
-  const missing = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
+  const planned = plan(items, existing, refs, observedAt, result);
+  const { toCreate, seen } = planned;
+  const vanished = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
+  // Devices a job observed in NetBox after this push's moment (an ENROL's activation) keep
+  // what the job recorded (see lockObservedAfter).
+  const newer = await deviceRepo.lockObservedAfter(
+    tx,
+    "netboxObservedAt",
+    [...vanished, ...planned.toUpdate.map((u) => u.current)].map((d) => d.id),
+    observedAt,
+  );
+  const missing = vanished.filter((d) => !newer.has(d.id));
+  const toUpdate = planned.toUpdate.filter((u) => !newer.has(u.current.id));
+  result.unchanged += planned.toUpdate.length - toUpdate.length;
   result.missing = missing.length;
   result.updated = await applyUpdates(tx, ctx, devices, missing, toUpdate);
   result.unchanged += toUpdate.length - result.updated;
