@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNode, startIronic, type IronicPeer } from "@fm/test-support/ironic";
 import { REPO_ROOT } from "@fm/test-support/process";
 import { buildFleetctl } from "../scripts/build-fleetctl.ts";
 import { BIN, run } from "./fleetctl-env.ts";
@@ -72,6 +73,30 @@ describe("openstack auth", { timeout: 120_000 }, () => {
       code: 0,
       stdout:
         "unset OS_CLOUD\nexport OS_AUTH_TYPE='none'\nexport OS_ENDPOINT='http://127.0.0.1:6385'\nexport OS_INTERFACE='public'\n",
+    });
+  });
+
+  describe("against a real Ironic", () => {
+    let ironic: IronicPeer;
+    beforeAll(async () => {
+      ironic = await startIronic();
+    }, 180_000);
+    afterAll(() => ironic?.stop());
+
+    it("the eval'd variables are all `openstack baremetal node list` needs (python-openstackclient)", async () => {
+      const node = await createNode(ironic.url, { name: "lab-gpu-0001" });
+      const file = join(home, "lab.yaml");
+      await writeFile(
+        file,
+        `clouds:\n  ironic:\n    auth_type: none\n    baremetal_endpoint_override: ${ironic.url}\n`,
+      );
+      // bash() passes only PATH and HOME: every OS_* variable the client sees comes from the eval.
+      const r = bash(
+        `eval "$(fleetctl openstack auth -d lab -e dev --clouds-file ${file})" && openstack baremetal node list -f json -c UUID -c Name -c "Provisioning State"`,
+      );
+      expect(r.stderr).not.toMatch(/error|Traceback/i);
+      expect(r.status).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual([{ UUID: node.uuid, Name: "lab-gpu-0001", "Provisioning State": "enroll" }]);
     });
   });
 
