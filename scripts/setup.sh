@@ -11,6 +11,7 @@
 #    daemon answers, and the Node.js base image built from Debian's archive (scripts/peers/docker.sh)
 #  - Prometheus, promtool and the blackbox exporter (Debian), which the alert tests run
 #  - Chromium (Debian), which the web UI's browser tests drive through playwright-core
+#  - zsh (Debian), for the test of fleetctl's zsh completion
 #  - a PostgreSQL for the tests on 127.0.0.1:5432: the machine's cluster is started if it
 #    is installed but stopped. Without one, the test setup falls back to an embedded
 #    PostgreSQL of its own (see apps/hub/src/testing/global-setup.ts).
@@ -40,6 +41,15 @@ scripts/peers/s3.sh install
 scripts/peers/docker.sh install
 scripts/peers/prometheus.sh install
 scripts/peers/chromium.sh install
+
+# zsh, which the test of fleetctl's zsh completion script runs (Debian's package, ~2 MB).
+if ! command -v zsh >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo=()
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo=(sudo)
+  echo "setup: installing zsh"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -q update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 -q install -y --no-install-recommends zsh
+fi
 
 if [ -z "${TEST_DATABASE_URL:-}" ] && command -v pg_isready >/dev/null 2>&1; then
   if ! pg_isready -q -h 127.0.0.1 -p 5432; then

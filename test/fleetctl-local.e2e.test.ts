@@ -178,10 +178,30 @@ describe("completion", { timeout: 120_000 }, () => {
     expect(complete("fleetctl --profile prod api job wa")).toEqual(["wait"]);
   });
 
-  it("zsh gets the same function through bashcompinit", async () => {
-    const r = await fleetctl(["completion", "zsh"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^#compdef fleetctl\nautoload -U \+X bashcompinit && bashcompinit\n/);
+  it("zsh completes the same through bashcompinit, the function called as zsh's completion calls it", () => {
+    const r = spawnSync(
+      "zsh",
+      [
+        "-f",
+        "-c",
+        // As _bash_complete (zsh's bashcompinit) sets them for `compgen -F`: COMP_WORDS a zsh
+        // array, COMP_CWORD the current word's 0-based index, the function run under sh emulation.
+        `fleetctl() { "${process.execPath}" "${BIN}" "$@"; }
+         autoload -U +X compinit && compinit -u
+         source <(fleetctl completion zsh)
+         zc() { local -a COMP_WORDS=("$@"); local COMP_CWORD=$(( $# - 1 )); compgen -F _fleetctl -- "\${@[-1]}"; print -- "--end--"; }
+         zc fleetctl api dev; zc fleetctl api device list --na; zc fleetctl --profile prod api job wa`,
+      ],
+      { env: { PATH: process.env.PATH, ...env() }, encoding: "utf8" },
+    );
+    expect(r.stderr).toBe("");
+    const [dev, na, wa] = r.stdout.split("--end--\n").map((out) => out.split("\n").filter(Boolean));
+    // zsh's compsys filters by the typed prefix itself (bashcompinit's compgen leaves it to
+    // compadd): after that filter, the same words as bash.
+    expect(dev!.filter((w) => w.startsWith("dev"))).toEqual(["device", "devices"]);
+    expect(dev).toContain("job"); // the candidates of `fleetctl api`, not another level's
+    expect(na!.filter((w) => w.startsWith("--na"))).toEqual(["--name", "--name-exact"]);
+    expect(wa!.filter((w) => w.startsWith("wa"))).toEqual(["wait"]);
   });
 });
 

@@ -24,22 +24,24 @@ export function bashCompletion(program: Command = buildProgram()): string {
   walk(program, [], nodes);
   const globals = ["--profile", "-p", "--hub"];
   const cases = nodes
-    .map((n) => `    "${n.path}") words="${[...n.words, ...(n.path ? globals : [])].join(" ")}" ;;`)
+    .map((n) => `    "${n.path}") cands="${[...n.words, ...(n.path ? globals : [])].join(" ")}" ;;`)
     .join("\n");
+  // No local named path or words: in zsh (bashcompinit) they are special (path is tied to PATH,
+  // words is the completion system's own).
   return `# fleetctl completion for bash (source it, or put it in bash-completion's directory)
 _fleetctl() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" path="" w i words
+  local cur="\${COMP_WORDS[COMP_CWORD]}" cmd="" w i cands
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
     [[ "$w" == -* ]] && continue
     case "\${COMP_WORDS[i-1]}" in -*) [[ " \${_fleetctl_valued} " == *" \${COMP_WORDS[i-1]} "* ]] && continue ;; esac
-    path="\${path:+$path }$w"
+    cmd="\${cmd:+$cmd }$w"
   done
-  case "$path" in
+  case "$cmd" in
 ${cases}
-    *) words="" ;;
+    *) cands="" ;;
   esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  COMPREPLY=($(compgen -W "$cands" -- "$cur"))
 }
 _fleetctl_valued="${valuedOptions(program).join(" ")}"
 complete -o default -F _fleetctl fleetctl
