@@ -178,16 +178,19 @@ export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });
 export type DeviceList = z.infer<typeof DeviceListSchema>;
 
 /**
- * A device as a table of many shows it (NetBox's `brief`): its name, site and states, each the
- * same value as in the full representation read at the same moment.
+ * A device as a table of many shows it (NetBox's `brief`): its name, site, serial and states,
+ * and when it last changed (the fields the list sorts by), each the same value as in the full
+ * representation read at the same moment.
  */
 export const DeviceBriefSchema = DeviceSchema.pick({
   id: true,
   name: true,
   site: true,
+  serial: true,
   operationalStatus: true,
   stale: true,
   cordoned: true,
+  updatedAt: true,
 })
   .extend({
     netboxStatus: NetboxDeviceStatus.describe("netbox.status of the full representation"),

@@ -23,7 +23,6 @@ const BRIEF_SELECT = {
   ironicProvisionState: true,
   operationalStatus: true,
   cordoned: true,
-  // Not shown: the sort values a page's cursor carries.
   serial: true,
   updatedAt: true,
   netboxObservedAt: true,
