@@ -67,7 +67,10 @@ try {
     const { context, page } = await env.loggedIn(USERS.admin);
     const shots: [string, string][] = [
       ["overview", "/ui/"],
-      ["devices", "/ui/devices?site=keflavik&cols=site,operationalStatus,netboxStatus,provisionState,cordoned,stale"],
+      [
+        "devices",
+        "/ui/devices?site=keflavik&sort=name&cols=site,serial,operationalStatus,netboxStatus,provisionState,cordoned",
+      ],
       ["device", `/ui/devices/${devices[0]!.id}`],
       ["jobs", "/ui/jobs"],
       ["job", `/ui/jobs/${job.body.id}`],

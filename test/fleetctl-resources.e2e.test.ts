@@ -288,7 +288,10 @@ describe("resources", { timeout: 120_000 }, () => {
     const names = async (args: string[]) => {
       const r = await e.fleetctl(["api", "device", "list", ...args, "-o", "name"]);
       expect(r.code, r.stderr).toBe(0);
-      return r.stdout.trim().split("\n");
+      return r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.replace(/^device\//, ""));
     };
     const hub = async (qs: string) =>
       (await e.api<{ items: { name: string }[] }>(`/api/v1/devices/?${qs}&limit=1000&brief=true`)).body.items.map(
