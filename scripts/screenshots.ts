@@ -83,6 +83,8 @@ try {
         `history.pushState(null, "", ${JSON.stringify(path)}); window.dispatchEvent(new PopStateEvent("popstate"))`,
       );
       await page.getByRole("heading", { level: 1 }).first().waitFor();
+      // A view changed by pushState loads nothing the load state sees: wait for its data instead.
+      await page.locator('p[aria-busy="true"]').first().waitFor({ state: "detached" });
       await page.waitForLoadState("networkidle");
       await page.screenshot({ path: join(OUT, `${name}.png`) });
       console.log(`docs/screenshots/${name}.png`);
