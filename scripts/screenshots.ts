@@ -67,7 +67,10 @@ try {
     const { context, page } = await env.loggedIn(USERS.admin);
     const shots: [string, string][] = [
       ["overview", "/ui/"],
-      ["devices", "/ui/devices?site=keflavik&cols=site,operationalStatus,netboxStatus,provisionState,cordoned,stale"],
+      [
+        "devices",
+        "/ui/devices?site=keflavik&sort=name&cols=site,serial,operationalStatus,netboxStatus,provisionState,cordoned",
+      ],
       ["device", `/ui/devices/${devices[0]!.id}`],
       ["jobs", "/ui/jobs"],
       ["job", `/ui/jobs/${job.body.id}`],
@@ -80,6 +83,8 @@ try {
         `history.pushState(null, "", ${JSON.stringify(path)}); window.dispatchEvent(new PopStateEvent("popstate"))`,
       );
       await page.getByRole("heading", { level: 1 }).first().waitFor();
+      // A view changed by pushState loads nothing the load state sees: wait for its data instead.
+      await page.locator('p[aria-busy="true"]').first().waitFor({ state: "detached" });
       await page.waitForLoadState("networkidle");
       await page.screenshot({ path: join(OUT, `${name}.png`) });
       console.log(`docs/screenshots/${name}.png`);

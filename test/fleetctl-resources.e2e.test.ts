@@ -291,6 +291,29 @@ describe("resources", { timeout: 120_000 }, () => {
     expect((await follow).code).toBeNull(); // still following when stopped
   });
 
+  it("device list --sort pages in the hub's order, descending with '-'; a sort the API lacks is a usage error", async () => {
+    const names = async (args: string[]) => {
+      const r = await e.fleetctl(["api", "device", "list", ...args, "-o", "name"]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.replace(/^device\//, ""));
+    };
+    const hub = async (qs: string) =>
+      (await e.api<{ items: { name: string }[] }>(`/api/v1/devices/?${qs}&limit=1000&brief=true`)).body.items.map(
+        (d) => d.name,
+      );
+    const descending = await hub("site=keflavik&sort=-name");
+    expect(descending.length).toBeGreaterThan(5);
+    expect(await names(["--site", "keflavik", "--sort=-name", "--all"])).toEqual(descending);
+    expect(descending).not.toEqual(await hub("site=keflavik"));
+    expect(await names(["--sort", "updatedAt", "--limit", "5"])).toEqual((await hub("sort=updatedAt")).slice(0, 5));
+    const bad = await e.fleetctl(["api", "device", "list", "--sort", "rack"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--sort");
+  });
+
   it("discrepancy summary and list answer with the hub's figures", async () => {
     const summary = await json<{ total: number; byKind: Record<string, number> }>(["api", "discrepancy", "summary"]);
     expect(summary.byKind).toHaveProperty("unobserved");

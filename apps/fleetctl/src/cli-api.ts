@@ -162,10 +162,16 @@ function addDeviceCommands(device: Command): void {
       .option("--tag <tag>", "one of its tags")
       .option("--burn-in <outcome>", "the last burn-in's outcome: passed, failed or none")
       .option("--updated-since <time>", "changed at or after this RFC 3339 time")
+      // Checked against the API's own list of sorts with the other filters (a usage error, exit 2).
+      .option(
+        "--sort <field>",
+        "sort on the hub by name, serial, operationalStatus or updatedAt; '-' first for descending (--sort=-name)",
+      )
       .option("--brief", "-o json/yaml: the brief representation (names and states only)")
       .action(lazy(devices, "list")),
     [
       "fleetctl api device list --format count",
+      "fleetctl api device list --site keflavik --sort=-updatedAt --limit 20",
       "fleetctl api device list --name-exact kef-gpu-0042 --format json",
       "fleetctl api device list --site keflavik --operational-status FAILED -o wide",
     ],

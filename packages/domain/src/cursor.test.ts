@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { BadRequest } from "./errors.ts";
 import { base64DecodedLength, decodeBase64Url, encodeBase64Url } from "./base64url.ts";
-import { decodeCursor, decodeSequenceCursor, encodeCursor, encodeSequenceCursor } from "./cursor.ts";
+import {
+  decodeCursor,
+  decodeListCursor,
+  decodeSequenceCursor,
+  encodeCursor,
+  encodeListCursor,
+  encodeSequenceCursor,
+  filterFingerprint,
+} from "./cursor.ts";
 import { SiteCreateSchema, SitePatchSchema } from "./sites.ts";
 
 describe("cursors", () => {
@@ -62,4 +70,53 @@ describe("site schemas", () => {
     expect(SitePatchSchema.safeParse({}).success).toBe(false);
     expect(SitePatchSchema.parse({ region: null })).toEqual({ region: null });
   });
+});
+
+describe("list cursors (sorted lists)", () => {
+  const id = "0190a5b4-1234-7abc-8def-0123456789ab";
+  const byName = { sort: "-name", filters: filterFingerprint({ site: "lon1", cordoned: true }) };
+
+  it("round-trip the last row's id and sort value, null included", () => {
+    expect(decodeListCursor(encodeListCursor({ after: id, value: "gpu-007" }, byName), byName)).toEqual({
+      after: id,
+      value: "gpu-007",
+    });
+    expect(decodeListCursor(encodeListCursor({ after: id, value: null }, byName), byName)).toEqual({
+      after: id,
+      value: null,
+    });
+  });
+
+  it("fingerprint the filters whatever their order, ignoring absent ones", () => {
+    expect(filterFingerprint({ cordoned: true, site: "lon1", name: undefined })).toBe(byName.filters);
+    expect(filterFingerprint({ cordoned: false, site: "lon1" })).not.toBe(byName.filters);
+  });
+
+  it.each([
+    ["another sort", { ...byName, sort: "name" }],
+    ["id order", { ...byName, sort: "id" }],
+    ["other filters", { ...byName, filters: filterFingerprint({ site: "lon1" }) }],
+  ])("refuse a cursor used with %s as a 400 naming cursor", (_, other) => {
+    const c = encodeListCursor({ after: id, value: "gpu-007" }, byName);
+    expect(() => decodeListCursor(c, other)).toThrow(
+      expect.objectContaining({
+        status: 400,
+        code: "cursor_mismatch",
+        errors: [expect.objectContaining({ path: "cursor" })],
+      }),
+    );
+  });
+
+  it("take a plain id cursor in id order only", () => {
+    const idOrder = { sort: "id", filters: filterFingerprint({}) };
+    expect(decodeListCursor(encodeCursor(id), idOrder)).toEqual({ after: id });
+    expect(() => decodeListCursor(encodeCursor(id), byName)).toThrow(BadRequest);
+  });
+
+  it.each(["", "garbage", encodeBase64Url('{"after":"x"}'), encodeBase64Url(`{"after":"${id}","s":"-name","v":3}`)])(
+    "reject %j as a 400",
+    (c) => {
+      expect(() => decodeListCursor(c, byName)).toThrow(BadRequest);
+    },
+  );
 });

@@ -68,3 +68,75 @@ export function decodeSequenceCursor(cursor: string): bigint {
   if (!/^\d{1,18}$/.test(raw)) throw invalidCursor();
   return BigInt(raw);
 }
+
+/**
+ * Cursors over a list that may be sorted by a field (the device list): the last row's id and
+ * its sort value, with the sort and a fingerprint of the filters that page ran under. The next
+ * page is every row after (value, id) in that order, so the cursor is exact whatever is
+ * written meanwhile, and it means nothing under another sort or other filters: such a use is a
+ * 400 naming `cursor` instead of a page silently starting somewhere else.
+ */
+export interface ListPosition {
+  after: string;
+  /** The last row's sort value as text (a timestamp in RFC 3339); null for a null; absent in id order. */
+  value?: string | null;
+}
+export interface ListShape {
+  /** The sort as the query spelled it (`-name`), or `id` for the default id order. */
+  sort: string;
+  /** filterFingerprint() of the query's filters. */
+  filters: string;
+}
+
+export function encodeListCursor(pos: ListPosition, shape: ListShape): string {
+  return encodeBase64Url(JSON.stringify({ after: pos.after, v: pos.value, s: shape.sort, f: shape.filters }));
+}
+
+export function decodeListCursor(cursor: string, shape: ListShape): ListPosition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decodeBase64Url(cursor));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!parsed || typeof parsed !== "object" || !("after" in parsed) || typeof parsed.after !== "string")
+    throw invalidCursor();
+  if (!UUID_RE.test(parsed.after)) throw invalidCursor();
+  const after = parsed.after.toLowerCase();
+  // A cursor issued before lists carried their shape: id order, as it was then.
+  if (!("s" in parsed)) {
+    if (shape.sort === "id") return { after };
+    throw cursorMismatch();
+  }
+  const p = parsed as { s?: unknown; f?: unknown; v?: unknown };
+  if (p.s !== shape.sort || p.f !== shape.filters) throw cursorMismatch();
+  if (shape.sort === "id") return { after };
+  if (p.v !== null && (typeof p.v !== "string" || p.v.length > 512)) throw invalidCursor();
+  return { after, value: p.v };
+}
+
+const cursorMismatch = () =>
+  new BadRequest(
+    "cursor_mismatch",
+    "The cursor belongs to a list with another sort or other filters: start again without a cursor",
+    { errors: [{ path: "cursor", message: "issued for another sort or other filters" }] },
+  );
+
+/**
+ * A short fingerprint of a list's filters (the defined values, by key): the same filters
+ * spelled in any order give the same text. FNV-1a, 32 bits: it tells a mistaken reuse, it
+ * guards nothing secret (the cursor is the client's own).
+ */
+export function filterFingerprint(filters: Record<string, unknown>): string {
+  const text = JSON.stringify(
+    Object.entries(filters)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(36);
+}

@@ -76,7 +76,41 @@ export type Device = z.infer<typeof DeviceSchema>;
 
 const bool = z.enum(["true", "false"]).transform((v) => v === "true");
 
+/**
+ * What the device list sorts by: a field, ascending, or with a leading `-` descending (the
+ * `ordering` parameter of NetBox and Django REST framework). Each is read through an index on
+ * (field, id) and (site, field, id), so a sorted page costs what an unsorted one does. Ties run
+ * in id order (the same direction), which makes the order total and the cursor exact. The one
+ * nullable field, `serial`, sorts as PostgreSQL does: nulls after every value ascending, before
+ * every value descending. `operationalStatus` sorts by the stored status in the enum's order
+ * (AVAILABLE … UNKNOWN); a stale device is read as STALE but sorts by its stored status.
+ */
+export const DEVICE_SORT_FIELDS = ["name", "serial", "operationalStatus", "updatedAt"] as const;
+export type DeviceSortField = (typeof DEVICE_SORT_FIELDS)[number];
+export const DEVICE_SORTS = [
+  "name",
+  "-name",
+  "serial",
+  "-serial",
+  "operationalStatus",
+  "-operationalStatus",
+  "updatedAt",
+  "-updatedAt",
+] as const satisfies readonly (DeviceSortField | `-${DeviceSortField}`)[];
+export const DeviceSort = z
+  .enum(DEVICE_SORTS)
+  .describe("Sort field, `-` first for descending (ties in id order); absent: id order (oldest first)");
+export type DeviceSort = z.infer<typeof DeviceSort>;
+
+/** The field and direction of a sort value. */
+export function parseDeviceSort(sort: DeviceSort): { field: DeviceSortField; desc: boolean } {
+  return sort.startsWith("-")
+    ? { field: sort.slice(1) as DeviceSortField, desc: true }
+    : { field: sort as DeviceSortField, desc: false };
+}
+
 export const DeviceListQuerySchema = PageQuery.extend({
+  sort: DeviceSort.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),
   role: z.string().max(100).optional().describe("Device role slug"),
   deviceClass: DeviceClass.optional(),
@@ -99,20 +133,64 @@ export const DeviceListQuerySchema = PageQuery.extend({
     .describe("true: each item is a DeviceBrief (name, site and states only), for tables of many devices"),
 });
 export type DeviceListQuery = z.infer<typeof DeviceListQuerySchema>;
+
+/** What device counts can be grouped by: the site, the operational status as the list reads it. */
+export const DEVICE_COUNT_GROUPS = ["site", "operationalStatus"] as const;
+export type DeviceCountGroup = (typeof DEVICE_COUNT_GROUPS)[number];
+const GROUP_LIST = new RegExp(`^(${DEVICE_COUNT_GROUPS.join("|")})(,(${DEVICE_COUNT_GROUPS.join("|")}))*$`);
+
+/** The list's filters, and how to group the counts (none: the total only). */
+export const DeviceCountQuerySchema = DeviceListQuerySchema.omit({
+  limit: true,
+  cursor: true,
+  sort: true,
+  brief: true,
+}).extend({
+  groupBy: z
+    .string()
+    .max(100)
+    .regex(GROUP_LIST, `a comma-separated list of ${DEVICE_COUNT_GROUPS.join(", ")}`)
+    .transform((v) => [...new Set(v.split(","))] as DeviceCountGroup[])
+    .optional()
+    .describe(`Comma-separated: ${DEVICE_COUNT_GROUPS.join(", ")}`),
+});
+export type DeviceCountQuery = z.infer<typeof DeviceCountQuerySchema>;
+
+/**
+ * Exact numbers of the devices matching the list's filters, in total and per group: the same
+ * devices the list would page through, each counted under the operational status it reads
+ * (STALE for a stale device unless quarantined). Groups without a device are absent.
+ */
+export const DeviceCountsSchema = z
+  .object({
+    total: z.number().int(),
+    groups: z.array(
+      z.object({
+        site: z.object({ id: Uuid, slug: z.string() }).optional().describe("Present when grouped by site"),
+        operationalStatus: OperationalStatus.optional().describe("Present when grouped by operationalStatus"),
+        count: z.number().int(),
+      }),
+    ),
+  })
+  .meta({ id: "DeviceCounts" });
+export type DeviceCounts = z.infer<typeof DeviceCountsSchema>;
 export const DeviceListSchema = listOf(DeviceSchema).meta({ id: "DeviceList" });
 export type DeviceList = z.infer<typeof DeviceListSchema>;
 
 /**
- * A device as a table of many shows it (NetBox's `brief`): its name, site and states, each the
- * same value as in the full representation read at the same moment.
+ * A device as a table of many shows it (NetBox's `brief`): its name, site, serial and states,
+ * and when it last changed (the fields the list sorts by), each the same value as in the full
+ * representation read at the same moment.
  */
 export const DeviceBriefSchema = DeviceSchema.pick({
   id: true,
   name: true,
   site: true,
+  serial: true,
   operationalStatus: true,
   stale: true,
   cordoned: true,
+  updatedAt: true,
 })
   .extend({
     netboxStatus: NetboxDeviceStatus.describe("netbox.status of the full representation"),

@@ -41,6 +41,11 @@ export interface TestIssuer {
   slowDownNext(polls: number): void;
   /** The next `polls` device token requests answer HTTP 429 (a rate limiter in front of the issuer). */
   throttleNext(polls: number): void;
+  /**
+   * The next `requests` token requests answer HTTP 503 with no OAuth body, as a load balancer in
+   * front of an issuer that is restarting does: a failure that is nobody's refusal.
+   */
+  unavailableNext(requests: number): void;
   /** Token requests the issuer received and its answers, for tests to check what a client sent. */
   readonly tokenRequests: ReadonlyArray<TokenRequestSeen>;
   close(): Promise<void>;
@@ -97,6 +102,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
   });
 
   const corsOrigins = new Set(options.corsOrigins ?? []);
+  let unavailable = 0;
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? "/", issuer);
     const route = `${req.method} ${url.pathname}`;
@@ -116,6 +122,11 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     if (route === "GET /jwks") return json(res, 200, { keys: [jwk] });
     if (route === "GET /authorize") return flows.authorize(url.searchParams, res);
     if (route === "GET /device") return flows.devicePage(url.searchParams, res);
+    if (route === "POST /token" && unavailable > 0) {
+      unavailable--;
+      res.writeHead(503, { "content-type": "text/html" }).end("<h1>503 Service Unavailable</h1>");
+      return;
+    }
     if (route === "POST /token" || route === "POST /device_authorization") {
       if (!/^application\/x-www-form-urlencoded\b/.test(req.headers["content-type"] ?? ""))
         return json(res, 400, { error: "invalid_request", error_description: "expected a form body" });
@@ -141,6 +152,9 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     denyDevice: flows.denyDevice,
     slowDownNext: flows.slowDownNext,
     throttleNext: flows.throttleNext,
+    unavailableNext: (n) => {
+      unavailable = n;
+    },
     tokenRequests: flows.tokenRequests,
     close: () =>
       new Promise<void>((r) => {

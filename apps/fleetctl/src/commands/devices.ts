@@ -51,6 +51,7 @@ async function deviceQuery(ctx: Ctx, resolveSite: (s: string) => Promise<string>
     tag: o.tag as string | undefined,
     burnIn: o.burnIn as string | undefined,
     updatedSince: o.updatedSince as string | undefined,
+    sort: o.sort as string | undefined,
   };
   const checked = DeviceListQuerySchema.safeParse(query);
   if (!checked.success) throw usageFromIssues(checked.error.issues);

@@ -45,3 +45,30 @@ export async function keysetRows<W extends object, R, K = string>(
   ]);
   return { rows, count };
 }
+
+/**
+ * keysetRows for a list ordered by a field before its id (a sorted device list): the caller
+ * gives the ORDER BY and the condition selecting the rows after the cursor in that order.
+ */
+export interface OrderedPage<W, O> {
+  /** The rows after the cursor, in the list's order; undefined on the first page. */
+  after: W | undefined;
+  orderBy: O;
+  limit: number;
+}
+
+export async function orderedKeysetRows<W extends object, R, O>(
+  source: {
+    findMany(args: { where: W; orderBy: O; take: number }): PromiseLike<R[]>;
+    count(args: { where: W }): PromiseLike<number>;
+  },
+  where: W,
+  page: OrderedPage<W, O>,
+): Promise<RowPage<R>> {
+  const beyond = page.after === undefined ? where : ({ AND: [where, page.after] } as W);
+  const [rows, count] = await Promise.all([
+    source.findMany({ where: beyond, orderBy: page.orderBy, take: page.limit + 1 }),
+    source.count({ where }),
+  ]);
+  return { rows, count };
+}

@@ -1,7 +1,9 @@
 /**
- * Devices: the hub filters and pages (keyset, `cursor`), the URL holds every filter, the page's
- * cursor and the chosen columns, so a view can be shared as a link. Rows are the brief
- * representation (names, site, states), the shape the API offers for tables of many devices.
+ * Devices: the hub filters, sorts and pages (keyset, `cursor`), the URL holds every filter, the
+ * sort, the page's cursor and the chosen columns, so a view can be shared as a link. Rows are
+ * the brief representation (names, site, states), the shape the API offers for tables of many
+ * devices. A sortable column's header is a button (Enter or Space): ascending, descending, then
+ * back to the hub's default order; the header's aria-sort says which.
  */
 import { useMemo, useState, type FormEvent } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
@@ -14,10 +16,15 @@ import {
 } from "@tanstack/react-table";
 import {
   DEVICE_CLASSES,
+  DEVICE_SORTS,
+  DEVICE_SORT_FIELDS,
   NETBOX_DEVICE_STATUSES,
   OPERATIONAL_STATUSES,
+  parseDeviceSort,
   type DeviceBrief,
   type DeviceBriefList,
+  type DeviceSort,
+  type DeviceSortField,
   type SiteList,
 } from "@fm/domain";
 import { api, query } from "../api.ts";
@@ -45,6 +52,7 @@ const COLUMNS: ColumnDef<DeviceBrief>[] = [
     enableHiding: false,
   },
   { id: "site", header: "Site", accessorFn: (d) => d.site.slug },
+  { id: "serial", header: "Serial", accessorFn: (d) => d.serial ?? "—" },
   {
     id: "operationalStatus",
     header: "Operational status",
@@ -54,9 +62,23 @@ const COLUMNS: ColumnDef<DeviceBrief>[] = [
   { id: "provisionState", header: "Provision state", accessorFn: (d) => d.provisionState ?? "—" },
   { id: "cordoned", header: "Cordoned", accessorFn: (d) => (d.cordoned ? "yes" : "no") },
   { id: "stale", header: "Stale", accessorFn: (d) => (d.stale ? "yes" : "no") },
+  { id: "updatedAt", header: "Updated", accessorFn: (d) => new Date(d.updatedAt).toLocaleString() },
 ];
 const HIDEABLE = COLUMNS.filter((c) => c.enableHiding !== false).map((c) => [c.id!, String(c.header)] as const);
 const DEFAULT_COLUMNS = ["site", "operationalStatus", "netboxStatus", "provisionState", "cordoned"];
+
+const isSortField = (id: string): id is DeviceSortField => (DEVICE_SORT_FIELDS as readonly string[]).includes(id);
+/** The sort a URL holds; one the hub does not offer is left out rather than sent to a 400. */
+const sortOf = (search: URLSearchParams): DeviceSort | undefined => {
+  const s = search.get("sort");
+  return s && (DEVICE_SORTS as readonly string[]).includes(s) ? (s as DeviceSort) : undefined;
+};
+/** A header's next sort: ascending, then descending, then the default order. */
+const nextSort = (field: DeviceSortField, current: DeviceSort | undefined): DeviceSort | undefined => {
+  const now = current && parseDeviceSort(current);
+  if (!now || now.field !== field) return field;
+  return now.desc ? undefined : (`-${field}` as DeviceSort);
+};
 
 export function Devices({ search }: { search: URLSearchParams }) {
   useTitle("Devices");
@@ -67,9 +89,11 @@ export function Devices({ search }: { search: URLSearchParams }) {
   const cursor = search.get("cursor") ?? undefined;
   const page = Number(search.get("page") ?? "1") || 1;
   const shown = search.get("cols")?.split(",").filter(Boolean) ?? DEFAULT_COLUMNS;
+  const sort = sortOf(search);
+  const sorted = sort && parseDeviceSort(sort);
 
   const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
-  const path = `/api/v1/devices${query({ ...filters, cursor, limit: PAGE_SIZE, brief: true })}`;
+  const path = `/api/v1/devices${query({ ...filters, sort, cursor, limit: PAGE_SIZE, brief: true })}`;
   const devices = useQuery({
     queryKey: ["devices", path],
     queryFn: () => api<DeviceBriefList>(path),
@@ -127,11 +151,30 @@ export function Devices({ search }: { search: URLSearchParams }) {
               <thead>
                 {table.getHeaderGroups().map((g) => (
                   <tr key={g.id}>
-                    {g.headers.map((h) => (
-                      <th key={h.id} scope="col">
-                        {flexRender(h.column.columnDef.header, h.getContext())}
-                      </th>
-                    ))}
+                    {g.headers.map((h) => {
+                      const label = flexRender(h.column.columnDef.header, h.getContext());
+                      if (!isSortField(h.id))
+                        return (
+                          <th key={h.id} scope="col">
+                            {label}
+                          </th>
+                        );
+                      const dir = sorted?.field === h.id ? (sorted.desc ? "descending" : "ascending") : "none";
+                      return (
+                        <th key={h.id} scope="col" aria-sort={dir}>
+                          <button
+                            type="button"
+                            className="sort"
+                            onClick={() => update({ sort: nextSort(h.id as DeviceSortField, sort) })}
+                          >
+                            {label}
+                            <span aria-hidden="true" className="sort-mark">
+                              {dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : " ↕"}
+                            </span>
+                          </button>
+                        </th>
+                      );
+                    })}
                   </tr>
                 ))}
               </thead>

@@ -1,6 +1,6 @@
 /** Fleet overview: devices by operational status per site, each site's sources and silence, open discrepancies. */
-import { useQueries, useQuery } from "@tanstack/react-query";
-import { OPERATIONAL_STATUSES, type DeviceBriefList, type DiscrepancySummary, type SiteList } from "@fm/domain";
+import { useQuery } from "@tanstack/react-query";
+import { OPERATIONAL_STATUSES, type DeviceCounts, type DiscrepancySummary, type SiteList } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { Link, useTitle } from "../router.tsx";
 import { Badge, ErrorNote, Loading, Section, age, Scroll } from "../ui.tsx";
@@ -12,21 +12,16 @@ export function Overview() {
     queryKey: ["discrepancies-summary"],
     queryFn: () => api<DiscrepancySummary>("/api/v1/discrepancies/summary"),
   });
-  const slugs = sites.data?.items.map((s) => s.slug) ?? [];
-  // One count per (site, status): the list's exact count with a single brief item.
-  const counts = useQueries({
-    queries: slugs.flatMap((site) =>
-      OPERATIONAL_STATUSES.map((status) => ({
-        queryKey: ["device-count", site, status],
-        queryFn: () =>
-          api<DeviceBriefList>(`/api/v1/devices${query({ site, operationalStatus: status, limit: 1, brief: true })}`),
-        select: (d: DeviceBriefList) => d.count,
-      })),
-    ),
+  // Every (site, status) count in one request, each the number the devices list shows for it.
+  const counts = useQuery({
+    queryKey: ["device-counts", "site,operationalStatus"],
+    queryFn: () => api<DeviceCounts>(`/api/v1/devices/counts${query({ groupBy: "site,operationalStatus" })}`),
+    select: (d) => new Map(d.groups.map((g) => [`${g.site!.id} ${g.operationalStatus!}`, g.count])),
   });
   if (sites.error) return <ErrorNote error={sites.error} />;
   if (!sites.data) return <Loading />;
-  const count = (i: number, j: number) => counts[i * OPERATIONAL_STATUSES.length + j]?.data;
+  const count = (siteId: string, status: string) =>
+    counts.data ? (counts.data.get(`${siteId} ${status}`) ?? 0) : undefined;
   const openBySite = new Map(discrepancies.data?.sites.map((s) => [s.slug, s.total]));
 
   return (
@@ -49,11 +44,11 @@ export function Overview() {
               </tr>
             </thead>
             <tbody>
-              {sites.data.items.map((site, i) => (
+              {sites.data.items.map((site) => (
                 <tr key={site.id}>
                   <th scope="row">{site.name}</th>
-                  {OPERATIONAL_STATUSES.map((status, j) => {
-                    const n = count(i, j);
+                  {OPERATIONAL_STATUSES.map((status) => {
+                    const n = count(site.id, status);
                     return (
                       <td key={status} className="num">
                         {n === undefined ? (
@@ -73,6 +68,7 @@ export function Overview() {
             </tbody>
           </table>
         </Scroll>
+        {counts.error ? <ErrorNote error={counts.error} /> : null}
       </Section>
       <Section title="Sites and their sources">
         <Scroll label="Sites and their sources">

@@ -1,10 +1,10 @@
-import { Conflict, type DeviceListQuery } from "@fm/domain";
+import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
 import { lockRow } from "../../db/lock.ts";
-import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
+import { keysetRows, orderedKeysetRows, type OrderedPage, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -23,6 +23,8 @@ const BRIEF_SELECT = {
   ironicProvisionState: true,
   operationalStatus: true,
   cordoned: true,
+  serial: true,
+  updatedAt: true,
   netboxObservedAt: true,
   ironicObservedAt: true,
   slurmObservedAt: true,
@@ -56,12 +58,12 @@ export function freshWhere(threshold: Date): Prisma.DeviceWhereInput {
   };
 }
 
-export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site"> {
+export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" | "site" | "sort"> {
   siteId?: string | undefined;
 }
 
 /** Query keys that do not narrow which devices a list holds. */
-const NOT_FILTERS = new Set(["siteId", "site", "limit", "cursor", "brief"]);
+const NOT_FILTERS = new Set(["siteId", "site", "limit", "cursor", "brief", "sort"]);
 
 /**
  * The scope whose count `site_device_counts` holds (a site, or the fleet), when the filter is
@@ -155,6 +157,15 @@ async function fullRows(db: Db, ids: string[], lock: boolean): Promise<DeviceRow
   return rows;
 }
 
+/** fullRows in the order of `ids` (a sorted page's), not in id order. */
+async function fullRowsInOrder(db: Db, ids: string[]): Promise<DeviceRow[]> {
+  const byId = new Map((await fullRows(db, ids, false)).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** A page of the device list: its order, and the rows after the cursor in that order. */
+export type DevicePage = OrderedPage<Prisma.DeviceWhereInput, Prisma.DeviceOrderByWithRelationInput[]>;
+
 /**
  * Refreshes the planner's statistics of the device tables after a bulk write (a first NetBox
  * load, demo data): autovacuum gets there eventually, and until then a site-filtered page of
@@ -173,17 +184,16 @@ export const deviceRepo = {
   async list(
     db: Db,
     where: Prisma.DeviceWhereInput,
-    page: PageRequest,
+    page: DevicePage,
     wholeSite?: { siteId: string | undefined },
   ): Promise<RowPage<DeviceRow>> {
-    return keysetRows(
+    return orderedKeysetRows(
       {
         // The page's ids through the filter, then their full rows in one plain statement.
         findMany: async (args) =>
-          fullRows(
+          fullRowsInOrder(
             db,
             (await db.device.findMany({ ...args, select: { id: true } })).map((r) => r.id),
-            false,
           ),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
       },
@@ -195,10 +205,10 @@ export const deviceRepo = {
   async listBrief(
     db: Db,
     where: Prisma.DeviceWhereInput,
-    page: PageRequest,
+    page: DevicePage,
     wholeSite?: { siteId: string | undefined },
   ): Promise<RowPage<DeviceBriefRow>> {
-    return keysetRows(
+    return orderedKeysetRows(
       {
         findMany: (args) => db.device.findMany({ ...args, select: BRIEF_SELECT }),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
@@ -206,6 +216,53 @@ export const deviceRepo = {
       where,
       page,
     );
+  },
+  /**
+   * Devices matching `where` per group, each under the status it reads: the stored status when
+   * fresh or quarantined, STALE otherwise (as deviceWhere filters). Two grouped statements
+   * instead of one per (site, status); bySite false: the site is left out of the groups.
+   */
+  async countGroups(
+    db: Db,
+    where: Prisma.DeviceWhereInput,
+    staleThreshold: Date,
+    by: { site: boolean; status: boolean },
+  ): Promise<{ siteId?: string; operationalStatus?: OperationalStatus; count: number }[]> {
+    const quarantined = { operationalStatus: "QUARANTINED" } as const;
+    const readsStored = { AND: [where, { OR: [freshWhere(staleThreshold), quarantined] }] };
+    const readsStale = { AND: [where, staleWhere(staleThreshold), { NOT: quarantined }] };
+    if (!by.status) {
+      if (!by.site) return [{ count: await db.device.count({ where }) }];
+      const rows = await db.device.groupBy({ by: ["siteId"], where, _count: { _all: true } });
+      return rows.map((r) => ({ siteId: r.siteId, count: r._count._all }));
+    }
+    const [stored, stale] = await Promise.all([
+      db.device.groupBy({
+        by: by.site ? ["siteId", "operationalStatus"] : ["operationalStatus"],
+        where: readsStored,
+        _count: { _all: true },
+      }),
+      by.site
+        ? db.device.groupBy({ by: ["siteId"], where: readsStale, _count: { _all: true } })
+        : db.device.count({ where: readsStale }).then((n) => (n ? [{ _count: { _all: n } }] : [])),
+    ]);
+    return [
+      ...stored.map((r) => ({
+        ...(by.site ? { siteId: (r as { siteId: string }).siteId } : {}),
+        operationalStatus: r.operationalStatus,
+        count: r._count._all,
+      })),
+      ...stale.map((r: { siteId?: string; _count: { _all: number } }) => ({
+        ...(r.siteId ? { siteId: r.siteId } : {}),
+        operationalStatus: "STALE" as const,
+        count: r._count._all,
+      })),
+    ];
+  },
+  /** The slugs of these sites, by id. */
+  async siteSlugs(db: Db, ids: string[]): Promise<Map<string, string>> {
+    const rows = await db.site.findMany({ where: { id: { in: [...new Set(ids)] } }, select: { id: true, slug: true } });
+    return new Map(rows.map((r) => [r.id, r.slug]));
   },
   /** Devices at a site, or in the fleet: kept by triggers in every writing transaction, so exact. */
   async countAt(db: Db, siteId: string | undefined): Promise<number> {

@@ -2,6 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import {
   DeviceBriefListSchema,
+  DeviceCountQuerySchema,
+  DeviceCountsSchema,
   DeviceHistoryListSchema,
   DeviceHistoryQuerySchema,
   DeviceListQuerySchema,
@@ -35,6 +37,19 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       reply.serializer(JSON.stringify);
       return page;
     },
+  );
+  r.get(
+    "/api/v1/devices/counts",
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags,
+        summary: "Exact device counts for the list's filters, grouped by site and/or operational status",
+        querystring: DeviceCountQuerySchema,
+        response: { 200: DeviceCountsSchema, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => service.counts(request.ctx, request.query),
   );
   r.get(
     "/api/v1/devices/:id",

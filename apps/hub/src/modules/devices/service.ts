@@ -1,10 +1,12 @@
-import { NotFound, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
+import { NotFound, OPERATIONAL_STATUSES, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
 import type {
   Device,
   DeviceHistoryEntry,
   DeviceHistoryList,
   DeviceHistoryQuery,
   DeviceBriefList,
+  DeviceCountQuery,
+  DeviceCounts,
   DeviceList,
   DeviceListQuery,
   DevicePatch,
@@ -27,6 +29,7 @@ import {
   type DeviceHistoryRow,
   type DeviceRow,
 } from "./repo.ts";
+import { deviceListPage } from "./sort.ts";
 import { TRACKED, storedStatus, toDevice, toDeviceBrief } from "./state.ts";
 
 export interface DeviceServiceDeps {
@@ -304,16 +307,46 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       const where = deviceWhere(filter, staleBefore);
       const wholeSite = wholeSiteOf(filter);
       if (query.brief)
-        return keysetList(
+        return deviceListPage(
           query,
           (page) => deviceRepo.listBrief(prisma, where, page, wholeSite),
           (row) => toDeviceBrief(row, staleBefore),
         );
-      return keysetList(
+      return deviceListPage(
         query,
         (page) => deviceRepo.list(prisma, where, page, wholeSite),
         (row) => toDevice(row, at, staleAfterMs),
       );
+    },
+
+    /** Exact counts of the devices the list would show for these filters, grouped as asked. */
+    async counts(_ctx: RequestContext, query: DeviceCountQuery): Promise<DeviceCounts> {
+      const { groupBy = [], ...filters } = query;
+      const siteId = filters.site ? await resolveSiteId(prisma, filters.site, "site") : undefined;
+      const staleBefore = new Date(now().getTime() - staleAfterMs);
+      const where = deviceWhere({ ...filters, siteId }, staleBefore);
+      const by = { site: groupBy.includes("site"), status: groupBy.includes("operationalStatus") };
+      const rows = await deviceRepo.countGroups(prisma, where, staleBefore, by);
+      const sites = by.site
+        ? await deviceRepo.siteSlugs(
+            prisma,
+            rows.map((r) => r.siteId!),
+          )
+        : new Map<string, string>();
+      const groups = rows
+        .filter((r) => r.count > 0)
+        .map((r) => ({
+          ...(by.site ? { site: { id: r.siteId!, slug: sites.get(r.siteId!) ?? "" } } : {}),
+          ...(by.status ? { operationalStatus: r.operationalStatus! } : {}),
+          count: r.count,
+        }))
+        .sort(
+          (a, b) =>
+            (a.site?.slug ?? "").localeCompare(b.site?.slug ?? "") ||
+            OPERATIONAL_STATUSES.indexOf(a.operationalStatus ?? "UNKNOWN") -
+              OPERATIONAL_STATUSES.indexOf(b.operationalStatus ?? "UNKNOWN"),
+        );
+      return { total: rows.reduce((n, r) => n + r.count, 0), groups: groupBy.length ? groups : [] };
     },
 
     /**

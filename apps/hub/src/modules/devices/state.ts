@@ -143,9 +143,11 @@ export function toDeviceBrief(d: DeviceBriefRow, staleBefore: Date): DeviceBrief
     id: d.id,
     name: d.name,
     site: d.site,
+    serial: d.serial,
     operationalStatus: stale && d.operationalStatus !== "QUARANTINED" ? "STALE" : d.operationalStatus,
     stale,
     cordoned: d.cordoned,
+    updatedAt: d.updatedAt.toISOString(),
     netboxStatus: d.netboxStatus,
     provisionState: d.ironicProvisionState,
   };
