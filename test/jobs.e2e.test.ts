@@ -396,7 +396,7 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await device(d.id)).ironic.provisionState).toBe("available");
   }, 120_000);
 
-  it("a kind no workflow runs yet (NODE_SWAP) fails at once with that message and touches nothing", async () => {
+  it("a NODE_SWAP whose spare the hub does not know fails at validate and touches nothing", async () => {
     const d = fresh();
     const before = await device(d.id);
     const job = await s.runJob({
@@ -404,13 +404,14 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
       deviceIds: [d.id],
       params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000099" },
     });
-    expect(job).toMatchObject({
-      status: "FAILED",
-      workflowId: null,
-      error: { message: expect.stringMatching(/No workflow runs NODE_SWAP jobs yet/) },
-    });
+    expect(job.status).toBe("FAILED");
+    expect(job.steps.slice(0, 3).map((st) => `${st.name}:${st.status}`)).toEqual([
+      "preflight:SUCCEEDED",
+      "validate:FAILED",
+      "bmc-macs:PENDING",
+    ]);
+    expect(job.error?.message).toMatch(/^validate: .*404/);
     expect((await device(d.id)).version).toBe(before.version);
-    expect(await workflowRuns(job.id)).toHaveLength(0);
   });
 
   it("the workflow agent lists jobs every 5 s unless told otherwise, and its store is `workflow`", async () => {

@@ -15,3 +15,12 @@ export {
 export type { NetboxWriteResult } from "./writes.ts";
 export { netboxReleaseAtLeast } from "./release.ts";
 export { checkNetboxSite, formatFindings, REQUIRED_CONTEXT_KEYS, type Finding, type Severity } from "./site-check.ts";
+export {
+  ensureInterfaceMac,
+  normalizeMac,
+  placeDevice,
+  placeOf,
+  setPrimaryMac,
+  type InterfaceMacResult,
+  type RackPlace,
+} from "./swap.ts";

@@ -313,6 +313,16 @@ export class NetboxClient {
     return parseObject(schema, res.body, "PATCH", apiPath, res.status, res.text);
   }
 
+  /**
+   * POSTs one new object (201). Sent once: a repeat would create a second object, so callers
+   * look before they create and a retry of theirs looks again.
+   */
+  async create<S extends z.ZodType>(path: string, schema: S, body: Record<string, unknown>): Promise<z.infer<S>> {
+    const apiPath = normalizePath(path);
+    const res = await this.request("POST", apiPath, z.unknown(), { body, idempotent: false });
+    return parseObject(schema, res.body, "POST", apiPath, res.status, res.text);
+  }
+
   // -------------------------------------------------------------------------------------------
   // Transport
   // -------------------------------------------------------------------------------------------
