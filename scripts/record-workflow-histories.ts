@@ -122,6 +122,18 @@ const ok: Activities = {
   }),
   slurmAwaitNode: async () => "IDLE",
   slurmResumeNode: async (d) => `${d.name} resumed (was idle+drain)`,
+  swapPlan: async (a) => ({
+    failed: a.failed,
+    spare: { ...device(3), deviceId: a.spareDeviceId, ironicNodeUuid: null },
+    target: { location: 1, rack: 2, position: 10, face: "front" },
+    moved: false,
+  }),
+  swapBmcMacs: async () => [
+    { id: "eth0", mac: "7C:FE:90:5A:00:01" },
+    { id: "eth1", mac: "7C:FE:90:5A:00:02" },
+  ],
+  swapNetboxMacs: async () => "2 frontend MAC(s): 2 created, 0 reused, 2 primary set",
+  swapNetboxRack: async (p) => `${p.spare.name} now at rack 2 U10 (front); ${p.failed.name} unracked, offline`,
 };
 
 const SCENARIOS: Scenario[] = [
@@ -357,6 +369,26 @@ const SCENARIOS: Scenario[] = [
     activities: {},
     cancelWhileWaiting: true,
     operator: { outcome: "repaired", note: null },
+  },
+  {
+    file: "node-swap-succeeded",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: { preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }) },
+  },
+  {
+    file: "node-swap-mac-forbidden",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: {
+      preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }),
+      swapNetboxMacs: async () => {
+        throw ApplicationFailure.nonRetryable(
+          "POST /api/dcim/mac-addresses/ -> 403: the NetBox token lacks dcim.add_macaddress",
+          "SourceRejected",
+        );
+      },
+    },
   },
 ];
 

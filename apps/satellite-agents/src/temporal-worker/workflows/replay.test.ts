@@ -32,6 +32,8 @@ describe("workflow replay of committed histories", () => {
         "burn-in-nvloom-no-region.json",
         "unenrol-succeeded.json",
         "unenrol-topology-sync.json",
+        "node-swap-succeeded.json",
+        "node-swap-mac-forbidden.json",
         "repair-repaired.json",
         "repair-operator-failed.json",
         "repair-retest-failed.json",
