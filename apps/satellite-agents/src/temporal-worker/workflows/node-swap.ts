@@ -28,7 +28,14 @@ export async function nodeSwapWorkflow(input: JobWorkflowInput<"NODE_SWAP">): Pr
   const failed = plan.devices[0]!;
   const swap = await steps.run(
     "validate",
-    () => quick.swapPlan({ failed, spareDeviceId: input.params.spareDeviceId }),
+    async () => {
+      if (plan.devices.length !== 1)
+        throw ApplicationFailure.nonRetryable(
+          `a node swap replaces one failed tray; this job names ${plan.devices.length} devices`,
+          "BadInput",
+        );
+      return quick.swapPlan({ failed, spareDeviceId: input.params.spareDeviceId });
+    },
     (p) =>
       p.moved
         ? `${p.spare.name} already holds ${p.failed.name}'s place in NetBox`
