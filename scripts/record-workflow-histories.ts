@@ -134,6 +134,7 @@ const ok: Activities = {
   ],
   swapNetboxMacs: async () => "2 frontend MAC(s): 2 created, 0 reused, 2 primary set",
   swapNetboxRack: async (p) => `${p.spare.name} now at rack 2 U10 (front); ${p.failed.name} unracked, offline`,
+  swapNetboxCables: async (p) => `${p.cables?.length ?? 0} cable(s) on ${p.spare.name}: 1 moved, 0 already there`,
 };
 
 const SCENARIOS: Scenario[] = [
@@ -375,6 +376,35 @@ const SCENARIOS: Scenario[] = [
     kind: "NODE_SWAP",
     params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
     activities: { preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }) },
+  },
+  {
+    file: "node-swap-cabled",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: {
+      preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }),
+      swapPlan: async (a) => ({
+        failed: a.failed,
+        spare: { ...device(3), deviceId: a.spareDeviceId },
+        target: { location: 1, rack: 2, position: 10, face: "front" },
+        moved: false,
+        cables: [
+          {
+            cableId: 7,
+            iface: "eth0",
+            end: "A",
+            far: [{ object_type: "dcim.interface", object_id: 900 }],
+            status: "connected",
+            type: "cat6",
+            label: "",
+            color: "",
+            length: null,
+            lengthUnit: null,
+            description: "",
+          },
+        ],
+      }),
+    },
   },
   {
     file: "node-swap-mac-forbidden",

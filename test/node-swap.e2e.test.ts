@@ -111,6 +111,7 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
       "hub-cordon:PENDING",
       "ironic-maintenance:PENDING",
       "netbox-rack:PENDING",
+      "netbox-cables:PENDING",
       "topology-sync:PENDING",
       "hub-record:PENDING",
     ]);
@@ -139,6 +140,7 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
       "hub-cordon:SUCCEEDED",
       "ironic-maintenance:SUCCEEDED",
       "netbox-rack:SUCCEEDED",
+      "netbox-cables:SKIPPED",
       "topology-sync:SUCCEEDED",
       "hub-record:SUCCEEDED",
     ]);

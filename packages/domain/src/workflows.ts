@@ -57,6 +57,7 @@ export const WORKFLOW_STEPS = {
     "hub-cordon",
     "ironic-maintenance",
     "netbox-rack",
+    "netbox-cables",
     "topology-sync",
     "hub-record",
   ],
@@ -183,6 +184,23 @@ export interface NodeSwapPlan {
   target: RackPlacePlan;
   /** NetBox already shows the rack move (a rerun after it). */
   moved: boolean;
+  /** The failed tray's cables, to move onto the spare (none: a cableless swap); absent in plans recorded before. */
+  cables?: CableMovePlan[];
+}
+
+/** A cable of the failed tray: its interface (by name), its end, its far end and what it keeps. */
+export interface CableMovePlan {
+  cableId: number;
+  iface: string;
+  end: "A" | "B";
+  far: { object_type: string; object_id: number }[];
+  status: string;
+  type: string | null;
+  label: string;
+  color: string;
+  length: number | null;
+  lengthUnit: string | null;
+  description: string;
 }
 
 /** The reason a NODE_SWAP cordons the failed tray and puts its Ironic node into maintenance with. */

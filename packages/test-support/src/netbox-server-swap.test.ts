@@ -175,3 +175,47 @@ describe("a device's rack place (PATCH location, rack, position, face)", () => {
     });
   });
 });
+
+describe("cables (POST /api/dcim/cables/, DELETE /api/dcim/cables/{id}/)", () => {
+  it("creates a cable between free interfaces (NetBox's representation), refuses a held interface, deletes one (204)", async () => {
+    const [a, b] = gpus().slice(8);
+    const ia = ifaceOf(a!.id, "ib0");
+    const ib = ifaceOf(b!.id, "ib0");
+    const made = await call("POST", "/api/dcim/cables/", {
+      a_terminations: [{ object_type: "dcim.interface", object_id: ia.id }],
+      b_terminations: [{ object_type: "dcim.interface", object_id: ib.id }],
+      status: "connected",
+      label: "swap-test",
+    });
+    expect(made.status).toBe(201);
+    expect(Object.keys(made.body).sort()).toEqual(Object.keys(netboxFixture("cable.json") as object).sort());
+    expect(made.body).toMatchObject({
+      a_terminations: [{ object_type: "dcim.interface", object_id: ia.id }],
+      b_terminations: [{ object_type: "dcim.interface", object_id: ib.id }],
+      label: "swap-test",
+      status: { value: "connected" },
+    });
+    const again = await call("POST", "/api/dcim/cables/", {
+      a_terminations: [{ object_type: "dcim.interface", object_id: ia.id }],
+      b_terminations: [{ object_type: "dcim.interface", object_id: ifaceOf(b!.id, "ib1").id }],
+    });
+    expect(again).toEqual({
+      status: 400,
+      body: { __all__: [`Duplicate termination found for dcim.interface ${ia.id}: cable ${made.body.id as number}`] },
+    });
+    expect(
+      (
+        await call("POST", "/api/dcim/cables/", {
+          a_terminations: [{ object_type: "dcim.interface", object_id: ia.id }],
+        })
+      ).body,
+    ).toEqual({ __all__: ["Must define A and B terminations when creating a new cable."] });
+    const res = await fetch(`${nb.url}/api/dcim/cables/${made.body.id as number}/`, {
+      method: "DELETE",
+      headers: { authorization: `Token ${TOKEN}` },
+    });
+    expect(res.status).toBe(204);
+    expect((await call("GET", `/api/dcim/cables/${made.body.id as number}/`)).status).toBe(404);
+    expect((await call("GET", `/api/dcim/interfaces/${ia.id}/`)).body.cable).toBeNull();
+  });
+});

@@ -16,7 +16,10 @@ export type { NetboxWriteResult } from "./writes.ts";
 export { netboxReleaseAtLeast } from "./release.ts";
 export { checkNetboxSite, formatFindings, REQUIRED_CONTEXT_KEYS, type Finding, type Severity } from "./site-check.ts";
 export {
+  cableMovesOf,
   ensureInterfaceMac,
+  moveCable,
+  type CableMove,
   normalizeMac,
   placeDevice,
   placeOf,

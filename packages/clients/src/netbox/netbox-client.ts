@@ -323,6 +323,16 @@ export class NetboxClient {
     return parseObject(schema, res.body, "POST", apiPath, res.status, res.text);
   }
 
+  /** DELETEs one object (204); one already gone (404) counts as deleted, so a retry is harmless. */
+  async delete(path: string, id: number): Promise<void> {
+    try {
+      await this.request("DELETE", `${normalizePath(path)}${id}/`, undefined, { idempotent: true });
+    } catch (err) {
+      if (err instanceof NetboxApiError && err.status === 404) return;
+      throw err;
+    }
+  }
+
   // -------------------------------------------------------------------------------------------
   // Transport
   // -------------------------------------------------------------------------------------------

@@ -12,11 +12,14 @@
  * - `netbox/dcim/api/serializers_/devices.py` `DeviceSerializer` `location`, `rack` (ids),
  *   `position` (decimal, U), `face` (choice, blank allowed), and `Device.clean()`.
  */
+import type { CableMovePlan, RackPlacePlan } from "@fm/domain/workflows";
 import type { NetboxClient } from "./netbox-client.ts";
 import {
+  NetboxCableSchema,
   NetboxDeviceSchema,
   NetboxInterfaceSchema,
   NetboxMacAddressSchema,
+  type NetboxCable,
   type NetboxDevice,
   type NetboxMacAddress,
 } from "./schemas.ts";
@@ -64,12 +67,7 @@ export async function setPrimaryMac(client: NetboxClient, interfaceId: number, m
 }
 
 /** Where a device sits: its location, rack, lowest unit and face (all null when unracked). */
-export interface RackPlace {
-  location: number | null;
-  rack: number | null;
-  position: number | null;
-  face: string | null;
-}
+export type RackPlace = RackPlacePlan;
 
 export const placeOf = (d: NetboxDevice): RackPlace => ({
   location: d.location?.id ?? null,
@@ -99,4 +97,79 @@ export async function placeDevice(
   if (!Object.keys(body).length) return false;
   await client.patch("dcim/devices", id, NetboxDeviceSchema, body);
   return true;
+}
+
+/**
+ * One cable of a failed tray, as a swap moves it onto the spare (`CableMovePlan` in
+ * @fm/domain/workflows). Shapes: `netbox/dcim/api/serializers_/cables.py` `CableSerializer` at
+ * v4.5.0 (`a_terminations`/`b_terminations` as `{object_type, object_id}`).
+ */
+export type CableMove = CableMovePlan;
+
+/** The cables on the failed tray's interfaces (`ifaces`: its interface ids by name), as moves. */
+export function cableMovesOf(cables: NetboxCable[], ifaces: Map<number, string>): CableMove[] {
+  return cables.flatMap((c) => {
+    const onA = c.a_terminations.find((t) => t.object_type === "dcim.interface" && ifaces.has(t.object_id));
+    const onB = c.b_terminations.find((t) => t.object_type === "dcim.interface" && ifaces.has(t.object_id));
+    const mine = onA ?? onB;
+    if (!mine) return [];
+    const far = (onA ? c.b_terminations : c.a_terminations).map((t) => ({
+      object_type: t.object_type,
+      object_id: t.object_id,
+    }));
+    return [
+      {
+        cableId: c.id,
+        iface: ifaces.get(mine.object_id)!,
+        end: onA ? ("A" as const) : ("B" as const),
+        far,
+        status: c.status.value,
+        type: c.type || null,
+        label: c.label,
+        color: c.color,
+        length: c.length,
+        lengthUnit: c.length_unit?.value ?? null,
+        description: c.description,
+      },
+    ];
+  });
+}
+
+/**
+ * Moves one cable onto the spare's interface: deletes the failed tray's cable (one already gone
+ * counts as deleted) and creates one from the spare's interface to the same far end with the same
+ * attributes. "already" when the spare's interface already has that cable (a retry or rerun).
+ */
+export async function moveCable(
+  client: NetboxClient,
+  move: CableMove,
+  spareIfaceId: number,
+): Promise<"moved" | "already"> {
+  const iface = await client.interface(spareIfaceId);
+  if (iface.cable) {
+    const [cable] = await client.cables({ id: iface.cable.id });
+    const other =
+      cable &&
+      (cable.a_terminations.some((t) => t.object_id === spareIfaceId) ? cable.b_terminations : cable.a_terminations);
+    const same =
+      other &&
+      other.length === move.far.length &&
+      move.far.every((f) => other.some((t) => t.object_type === f.object_type && t.object_id === f.object_id));
+    if (!same) throw new Error(`${iface.name} of the spare is already cabled elsewhere (cable ${iface.cable.id})`);
+    await client.delete("dcim/cables", move.cableId);
+    return "already";
+  }
+  await client.delete("dcim/cables", move.cableId);
+  const spareEnd = [{ object_type: "dcim.interface", object_id: spareIfaceId }];
+  await client.create("dcim/cables", NetboxCableSchema, {
+    a_terminations: move.end === "A" ? spareEnd : move.far,
+    b_terminations: move.end === "A" ? move.far : spareEnd,
+    status: move.status,
+    ...(move.type ? { type: move.type } : {}),
+    label: move.label,
+    color: move.color,
+    ...(move.length !== null ? { length: move.length, length_unit: move.lengthUnit } : {}),
+    description: move.description,
+  });
+  return "moved";
 }

@@ -10,7 +10,8 @@
  * "You do not have permission to perform this action." (DRF PermissionDenied, S11), on list and
  * detail alike.
  *
- * Not NetBox: POST only where an endpoint implements it (MAC addresses), no PUT/DELETE, and no
+ * Not NetBox: POST only where an endpoint implements it (MAC addresses, cables), DELETE only of
+ * cables, no PUT, and no
  * `brief`/`fields`/`exclude` modes. `publicUrl`
  * makes the links name another origin, as a NetBox behind a proxy does.
  */
@@ -136,7 +137,7 @@ function send(
     "api-version": apiVersion(release),
     "x-request-id": requestId,
     vary: "Accept, Cookie, Origin",
-    allow: "GET, POST, PATCH, HEAD, OPTIONS",
+    allow: "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS",
     ...extra,
   });
   res.end(text);
@@ -231,6 +232,28 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   const row = ep.rows(ctx.data).find((r) => r.id === Number(match[2]));
   if (!row) return send(res, 404, { detail: `No ${ep.objectName} matches the given query.` }, requestId);
   if (method === "GET" || method === "HEAD") return send(res, 200, ep.render(v, row), requestId);
+  if (method === "DELETE" && ep.remove) {
+    // DRF's destroy: 204 without a body; the object change keeps what was deleted.
+    const before = { ...(row as object) } as Record<string, unknown>;
+    ep.remove(ctx.data, row);
+    recordChange(ctx.data, {
+      time: netboxTime(ctx.now()),
+      request_id: requestId,
+      action: "delete",
+      changed_object_type: ep.objectType,
+      changed_object_id: row.id,
+      object_repr: String(row.id),
+      prechange_data: before,
+      postchange_data: null,
+    });
+    res.writeHead(204, {
+      "api-version": apiVersion(ctx.release),
+      "x-request-id": requestId,
+      vary: "Accept, Cookie, Origin",
+    });
+    res.end();
+    return;
+  }
   if (method !== "PATCH" || !ep.patch) return send(res, 405, notAllowed(method), requestId);
   const patched = applyPatch(v, { ...ep, patch: ep.patch }, row, bodyText, {
     time: () => netboxTime(ctx.now()),

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HubClient, NetboxClient } from "@fm/clients";
+import { HubClient, NetboxClient, cableMovesOf } from "@fm/clients";
 import type { DeviceRecord, NetboxServer } from "@fm/test-support/netbox-server";
 import { startNetboxServer } from "@fm/test-support/netbox-server";
 import { startRedfishBmc, type RedfishBmc } from "@fm/test-support/redfish";
@@ -197,5 +197,45 @@ describe("NODE_SWAP activities", () => {
     const patches = nb.requests.filter((r) => r.method === "PATCH").length;
     expect((await run(activities().swapNetboxRack, swap)).result).toMatch(/already moved/);
     expect(nb.requests.filter((r) => r.method === "PATCH").length).toBe(patches);
+  });
+
+  it("swapNetboxCables moves a cabled tray's cables onto the spare's interfaces of the same name; a rerun changes nothing", async () => {
+    let failed = gpus.take("active");
+    while (failed.position === null) failed = gpus.take("active");
+    const spare = spareDevice();
+    const client = new NetboxClient({ url: nb.url, token: NETBOX_TOKEN, backoffMs: 5 });
+    const ifaces = new Map(nb.data.interfaces.filter((i) => i.device === failed.id).map((i) => [i.id, i.name]));
+    const cables = cableMovesOf(await client.cables({ device_id: failed.id }), ifaces);
+    expect(cables.map((c) => c.iface).sort()).toEqual(["eth0", "eth1"]);
+    const farOf = (name: string) => cables.find((c) => c.iface === name)!.far.map((f) => f.object_id);
+    const swap = {
+      failed: planOf(failed),
+      spare: planOf(spare),
+      target: { location: failed.location, rack: failed.rack, position: failed.position, face: failed.face },
+      moved: false,
+      cables,
+    };
+    expect((await run(activities().swapNetboxCables, swap)).result).toBe(
+      `2 cable(s) on ${spare.name}: 2 moved, 0 already there`,
+    );
+    const cableOn = (d: DeviceRecord, name: string) => {
+      const id = iface(d, name).id;
+      return nb.data.cables.filter((c) => c.a.includes(id) || c.b.includes(id));
+    };
+    for (const name of ["eth0", "eth1"]) {
+      expect(cableOn(failed, name)).toEqual([]);
+      const [moved] = cableOn(spare, name);
+      expect([...moved!.a, ...moved!.b].filter((x) => x !== iface(spare, name).id)).toEqual(farOf(name));
+    }
+    const count = nb.data.cables.length;
+    const posts = nb.requests.filter((r) => r.method === "POST").length;
+    expect((await run(activities().swapNetboxCables, swap)).result).toBe(
+      `2 cable(s) on ${spare.name}: 0 moved, 2 already there`,
+    );
+    expect(nb.data.cables).toHaveLength(count);
+    expect(nb.requests.filter((r) => r.method === "POST").length).toBe(posts);
+    // A cabled swap leaves the failed tray's status alone when it unracks it.
+    expect((await run(activities().swapNetboxRack, swap)).result).toMatch(/unracked$/);
+    expect(nb.data.devices.find((x) => x.id === failed.id)).toMatchObject({ rack: null, status: "active" });
   });
 });

@@ -5,7 +5,9 @@
  * failure reuses what an earlier attempt wrote and sends nothing NetBox already holds.
  */
 import {
+  cableMovesOf,
   ensureInterfaceMac,
+  moveCable,
   normalizeMac,
   placeDevice,
   placeOf,
@@ -28,13 +30,15 @@ export function nodeSwapActivities(deps: SwapDeps) {
     swapBmcMacs: (spare: DevicePlan) => swapBmcMacs(deps, spare),
     swapNetboxMacs: (spare: DevicePlan, macs: BmcEthernetInterface[]) => swapNetboxMacs(deps, spare, macs),
     swapNetboxRack: (plan: NodeSwapPlan) => swapNetboxRack(deps, plan),
+    swapNetboxCables: (plan: NodeSwapPlan) => swapNetboxCables(deps, plan),
   };
 }
 
 /**
  * validate: the spare is another device of this site, never enrolled (NetBox `staged`, no
- * Ironic node); the failed tray holds a rack position for the spare to take, and carries no
- * cables (a cabled GB300 tray replacement moves cables, which this workflow does not do yet).
+ * Ironic node); the failed tray holds a rack position for the spare to take. Its cables (a
+ * cabled GB300 tray) are recorded for netbox-cables, each needing a free interface of the same
+ * name on the spare.
  * A rerun after the rack move finds the failed tray unracked and `offline` and the spare racked:
  * the move is then done, and the spare's position is the target.
  */
@@ -74,12 +78,21 @@ async function swapPlan(
       throw badInput(`spare ${spare.name} is ${nbSpare.status.value} in NetBox; a spare is staged`);
     if (!moved && (failedPlace.rack === null || failedPlace.position === null))
       throw badInput(`${failed.name} has no rack position in NetBox: there is nothing for the spare to take`);
-    const cabled = (await netbox.interfaces({ device_id: nbFailed.id })).filter((i) => i.cable).map((i) => i.name);
-    if (cabled.length && !moved)
-      throw badInput(
-        `${failed.name} is cabled in NetBox (${cabled.slice(0, 5).join(", ")}${cabled.length > 5 ? ", ..." : ""}): a cabled tray replacement moves its cables, which this workflow does not do`,
-      );
-    return { failed, spare, target: moved ? sparePlace : failedPlace, moved };
+    const [failedIfaces, spareIfaces] = await Promise.all([
+      netbox.interfaces({ device_id: nbFailed.id }),
+      netbox.interfaces({ device_id: nbSpare.id }),
+    ]);
+    const cabledIfaces = new Map(failedIfaces.filter((i) => i.cable).map((i) => [i.id, i.name]));
+    const cables = cabledIfaces.size ? cableMovesOf(await netbox.cables({ device_id: nbFailed.id }), cabledIfaces) : [];
+    // Each cable lands on the spare's interface of the same name, which must be free.
+    for (const c of cables) {
+      const target = spareIfaces.find((i) => i.name === c.iface);
+      if (!target)
+        throw badInput(`spare ${spare.name} has no interface ${c.iface} for ${failed.name}'s cable ${c.cableId}`);
+      if (target.cable)
+        throw badInput(`spare ${spare.name} ${c.iface} is already cabled (cable ${target.cable.id}) in NetBox`);
+    }
+    return { failed, spare, target: moved ? sparePlace : failedPlace, moved, cables };
   });
 }
 
@@ -174,10 +187,36 @@ async function swapNetboxRack(deps: SwapDeps, plan: NodeSwapPlan): Promise<strin
   return guarded(async () => {
     const netbox = netboxOf(deps);
     const unracked: RackPlace = { location: plan.target.location, rack: null, position: null, face: null };
-    const failedChanged = await placeDevice(netbox, netboxIdOf(plan.failed), unracked, "offline");
+    // A cableless swap sets the failed tray offline (the rollout guide's table); a cabled one only moves it.
+    const cabled = (plan.cables?.length ?? 0) > 0;
+    const failedChanged = await placeDevice(netbox, netboxIdOf(plan.failed), unracked, cabled ? undefined : "offline");
     const spareChanged = await placeDevice(netbox, netboxIdOf(plan.spare), plan.target);
     return failedChanged || spareChanged
-      ? `${plan.spare.name} now at rack ${plan.target.rack} U${plan.target.position} (${plan.target.face}); ${plan.failed.name} unracked, offline`
+      ? `${plan.spare.name} now at rack ${plan.target.rack} U${plan.target.position} (${plan.target.face}); ${plan.failed.name} unracked${cabled ? "" : ", offline"}`
       : `already moved: ${plan.spare.name} at rack ${plan.target.rack} U${plan.target.position}`;
+  });
+}
+
+/**
+ * netbox-cables (a cabled swap): each of the failed tray's cables, recorded at validate, deleted
+ * and recreated from the spare's interface of the same name to the same far end, with the same
+ * status, type, label, colour, length and description. One the spare already has is left.
+ */
+async function swapNetboxCables(deps: SwapDeps, plan: NodeSwapPlan): Promise<string> {
+  return guarded(async () => {
+    const netbox = netboxOf(deps);
+    const spareIfaces = await netbox.interfaces({ device_id: netboxIdOf(plan.spare) });
+    const counts = { moved: 0, already: 0 };
+    for (const c of plan.cables ?? []) {
+      const target = spareIfaces.find((i) => i.name === c.iface);
+      if (!target) throw badInput(`spare ${plan.spare.name} has no interface ${c.iface}`);
+      try {
+        counts[await moveCable(netbox, c, target.id)]++;
+      } catch (err) {
+        if (err instanceof Error && err.name === "Error") throw badInput(err.message);
+        throw err;
+      }
+    }
+    return `${counts.moved + counts.already} cable(s) on ${plan.spare.name}: ${counts.moved} moved, ${counts.already} already there`;
   });
 }

@@ -88,6 +88,7 @@ async function runSwap(activities: Partial<Activities>, region: string | null = 
     hubCordon: async () => {},
     ironicMaintenance: async (d) => `${d.name}: maintenance`,
     swapNetboxRack: async () => "moved",
+    swapNetboxCables: async () => "1 cable(s) on gpu002: 1 moved, 0 already there",
     hubTopologySync: async () => {},
     recordOnHub: async () => {},
     ...activities,
@@ -136,7 +137,10 @@ describe("NODE_SWAP workflow", () => {
       "hubTopologySync",
       "recordOnHub",
     ]);
-    if (outcome.ok) expect(outcome.result.steps.every((s) => s.status === "SUCCEEDED")).toBe(true);
+    if (outcome.ok)
+      expect(outcome.result.steps.filter((s) => s.status !== "SUCCEEDED").map((s) => `${s.name}:${s.status}`)).toEqual([
+        "netbox-cables:SKIPPED",
+      ]);
   });
 
   it("a NetBox 403 at the MAC step ends the swap there: nothing is written to the hub or Ironic", async () => {
@@ -158,6 +162,7 @@ describe("NODE_SWAP workflow", () => {
       "hub-cordon:PENDING",
       "ironic-maintenance:PENDING",
       "netbox-rack:PENDING",
+      "netbox-cables:PENDING",
       "topology-sync:PENDING",
       "hub-record:PENDING",
     ]);
@@ -176,5 +181,34 @@ describe("NODE_SWAP workflow", () => {
         status: "SKIPPED",
         message: "t1 is no topology target (no region)",
       });
+  });
+
+  it("a cabled tray's swap moves its cables and files no topology-sync request", async () => {
+    const cable = {
+      cableId: 7,
+      iface: "eth0",
+      end: "A" as const,
+      far: [{ object_type: "dcim.interface", object_id: 900 }],
+      status: "connected",
+      type: null,
+      label: "",
+      color: "",
+      length: null,
+      lengthUnit: null,
+      description: "",
+    };
+    const { outcome, calls } = await runSwap({
+      swapPlan: async (a) => ({
+        failed: a.failed,
+        spare: { ...SPARE, deviceId: a.spareDeviceId },
+        target: { location: 1, rack: 2, position: 10, face: "front" },
+        moved: false,
+        cables: [cable],
+      }),
+    });
+    expect(outcome.ok).toBe(true);
+    expect(calls.slice(-3)).toEqual(["swapNetboxRack", "swapNetboxCables", "recordOnHub"]);
+    if (outcome.ok)
+      expect(outcome.result.steps.find((s) => s.name === "topology-sync")).toMatchObject({ status: "SKIPPED" });
   });
 });

@@ -2,21 +2,24 @@
  * NODE_SWAP: a never-enrolled spare takes a failed tray's place.
  *
  *  validate → bmc-macs → netbox-macs → hub-cordon → ironic-maintenance → netbox-rack →
- *  topology-sync → hub-record
+ *  netbox-cables → topology-sync → hub-record
  *
  * The order is the rollout guide's: the spare's frontend MACs are read from its BMC and made
  * NetBox MAC address objects (its interfaces' primary MACs) before anything is written to Fleet
  * Manager, Nova or Ironic, so a token without `dcim.add_macaddress` fails the swap at
  * netbox-macs with the hub and Ironic untouched, and a rerun reuses what an attempt created.
  * Then the failed tray is taken out of service (cordoned on the hub, its Ironic node in
- * maintenance with the swap's reason), NetBox moves rack locations (the failed tray unracked and
- * `offline`, the spare into its rack, position and face), and the tray's removal is declared to
- * the topology service (the site's topology-sync request, at a site with a region).
+ * maintenance with the swap's reason) and NetBox moves rack locations (the failed tray unracked,
+ * the spare into its rack, position and face).
  *
- * Only cableless swaps: validate refuses a failed tray cabled in NetBox (a GB300 tray
- * replacement, which moves cables) before anything is written. BMC credentials are resolved in
- * the activity that logs in, by the spare's name: no input, result or history holds one.
+ * The failed tray's cables in NetBox decide the kind of swap: without any (cableless), the
+ * failed tray is set `offline` and its removal declared to the topology service (the site's
+ * topology-sync request, at a site with a region); with cables (a GB300 tray replacement), each
+ * is deleted and recreated from the spare's interface of the same name to the same far end.
+ * BMC credentials are resolved in the activity that logs in, by the spare's name: no input,
+ * result or history holds one.
  */
+import { ApplicationFailure } from "@temporalio/workflow";
 import { WORKFLOW_STEPS, nodeSwapReason, type JobWorkflowInput, type JobWorkflowResult } from "@fm/domain/workflows";
 import { quick } from "./proxies.ts";
 import { Steps, preflight, skipped } from "./steps.ts";
@@ -68,7 +71,17 @@ export async function nodeSwapWorkflow(input: JobWorkflowInput<"NODE_SWAP">): Pr
     () => quick.swapNetboxRack(swap),
     (m) => m,
   );
-  if (!plan.site.topologyRegion) steps.skip("topology-sync", `${plan.site.slug} is no topology target (no region)`);
+  const cabled = (swap.cables?.length ?? 0) > 0;
+  if (!cabled) steps.skip("netbox-cables", `${failed.name} has no cables in NetBox (a cableless swap)`);
+  else
+    await steps.run(
+      "netbox-cables",
+      () => quick.swapNetboxCables(swap),
+      (m) => m,
+    );
+  if (cabled) steps.skip("topology-sync", "a cabled swap: NetBox's cables say where the spare is connected");
+  else if (!plan.site.topologyRegion)
+    steps.skip("topology-sync", `${plan.site.slug} is no topology target (no region)`);
   else
     await steps.run(
       "topology-sync",

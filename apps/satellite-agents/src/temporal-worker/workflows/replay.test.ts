@@ -34,6 +34,7 @@ describe("workflow replay of committed histories", () => {
         "unenrol-topology-sync.json",
         "node-swap-succeeded.json",
         "node-swap-mac-forbidden.json",
+        "node-swap-cabled.json",
         "repair-repaired.json",
         "repair-operator-failed.json",
         "repair-retest-failed.json",
