@@ -123,6 +123,19 @@ const ok: Activities = {
   }),
   slurmAwaitNode: async () => "IDLE",
   slurmResumeNode: async (d) => `${d.name} resumed (was idle+drain)`,
+  swapPlan: async (a) => ({
+    failed: a.failed,
+    spare: { ...device(3), deviceId: a.spareDeviceId, ironicNodeUuid: null },
+    target: { location: 1, rack: 2, position: 10, face: "front" },
+    moved: false,
+  }),
+  swapBmcMacs: async () => [
+    { id: "eth0", mac: "7C:FE:90:5A:00:01" },
+    { id: "eth1", mac: "7C:FE:90:5A:00:02" },
+  ],
+  swapNetboxMacs: async () => "2 frontend MAC(s): 2 created, 0 reused, 2 primary set",
+  swapNetboxRack: async (p) => `${p.spare.name} now at rack 2 U10 (front); ${p.failed.name} unracked, offline`,
+  swapNetboxCables: async (p) => `${p.cables?.length ?? 0} cable(s) on ${p.spare.name}: 1 moved, 0 already there`,
 };
 
 const SCENARIOS: Scenario[] = [
@@ -370,6 +383,55 @@ const SCENARIOS: Scenario[] = [
       configureBmc: async (d) => {
         throw ApplicationFailure.nonRetryable(
           `manage: node ${d.name} is enroll: Failed to get power state for node ${d.ironicNodeUuid}. Error: HTTP GET http://10.0.0.1/redfish/v1/Systems/1 returned code 401.`,
+          "SourceRejected",
+        );
+      },
+    },
+  },
+  {
+    file: "node-swap-succeeded",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: { preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }) },
+  },
+  {
+    file: "node-swap-cabled",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: {
+      preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }),
+      swapPlan: async (a) => ({
+        failed: a.failed,
+        spare: { ...device(3), deviceId: a.spareDeviceId },
+        target: { location: 1, rack: 2, position: 10, face: "front" },
+        moved: false,
+        cables: [
+          {
+            cableId: 7,
+            iface: "eth0",
+            end: "A",
+            far: [{ object_type: "dcim.interface", object_id: 900 }],
+            status: "connected",
+            type: "cat6",
+            label: "",
+            color: "",
+            length: null,
+            lengthUnit: null,
+            description: "",
+          },
+        ],
+      }),
+    },
+  },
+  {
+    file: "node-swap-mac-forbidden",
+    kind: "NODE_SWAP",
+    params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000003" },
+    activities: {
+      preflight: async () => ({ ...plan({ topologyRegion: "us-east-1" }), devices: [device(1)] }),
+      swapNetboxMacs: async () => {
+        throw ApplicationFailure.nonRetryable(
+          "POST /api/dcim/mac-addresses/ -> 403: the NetBox token lacks dcim.add_macaddress",
           "SourceRejected",
         );
       },

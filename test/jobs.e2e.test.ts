@@ -396,21 +396,19 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect((await device(d.id)).ironic.provisionState).toBe("available");
   }, 120_000);
 
-  it("a kind no workflow runs yet (NODE_SWAP) fails at once with that message and touches nothing", async () => {
+  it("a NODE_SWAP whose spare is enrolled fails at validate and touches nothing", async () => {
     const d = fresh();
+    const spare = await enrolled(fresh());
     const before = await device(d.id);
-    const job = await s.runJob({
-      kind: "NODE_SWAP",
-      deviceIds: [d.id],
-      params: { spareDeviceId: "0190a5b4-0000-7000-8000-000000000099" },
-    });
-    expect(job).toMatchObject({
-      status: "FAILED",
-      workflowId: null,
-      error: { message: expect.stringMatching(/No workflow runs NODE_SWAP jobs yet/) },
-    });
+    const job = await s.runJob({ kind: "NODE_SWAP", deviceIds: [d.id], params: { spareDeviceId: spare.id } });
+    expect(job.status).toBe("FAILED");
+    expect(job.steps.slice(0, 3).map((st) => `${st.name}:${st.status}`)).toEqual([
+      "preflight:SUCCEEDED",
+      "validate:FAILED",
+      "bmc-macs:PENDING",
+    ]);
+    expect(job.error?.message).toMatch(/^validate: spare .* is enrolled \(Ironic node .*\): a spare is never-enrolled/);
     expect((await device(d.id)).version).toBe(before.version);
-    expect(await workflowRuns(job.id)).toHaveLength(0);
   });
 
   it("the workflow agent lists jobs every 5 s unless told otherwise, and its store is `workflow`", async () => {

@@ -76,7 +76,10 @@ describe("Job representation", () => {
       kind: "REPAIR",
       params: { ticket: "FLEET-1", burnInMinutes: 60 },
     });
-    expect(workflowInputOf(JobSchema.parse(job("NODE_SWAP", { spareDeviceId: DEVICE })))).toBeUndefined();
+    expect(workflowInputOf(JobSchema.parse(job("NODE_SWAP", { spareDeviceId: DEVICE })))).toMatchObject({
+      kind: "NODE_SWAP",
+      params: { spareDeviceId: DEVICE },
+    });
     expect(JobSchema.safeParse(job("REIMAGE", { durationMinutes: 5 })).success).toBe(false);
   });
 });

@@ -11,7 +11,7 @@ export * from "./burn-in-tests.ts";
 
 export type JobStep = z.infer<typeof JobStepSchema>;
 
-/** The workflow type that runs each kind. NODE_SWAP has none yet (see docs/agents.md). */
+/** The workflow type that runs each kind. */
 export const JOB_WORKFLOWS = {
   ENROL: "enrolWorkflow",
   UNENROL: "unenrolWorkflow",
@@ -22,6 +22,7 @@ export const JOB_WORKFLOWS = {
   IMAGE_NODE: "imageNodeWorkflow",
   REPAIR: "repairWorkflow",
   SLURM_ADOPT: "slurmAdoptWorkflow",
+  NODE_SWAP: "nodeSwapWorkflow",
 } as const satisfies Partial<Record<JobKind, string>>;
 export type WorkflowKind = keyof typeof JOB_WORKFLOWS;
 export const hasWorkflow = (kind: JobKind): kind is WorkflowKind => kind in JOB_WORKFLOWS;
@@ -48,6 +49,18 @@ export const WORKFLOW_STEPS = {
   IMAGE_NODE: ["preflight", "ironic-deploy", "hub-record"],
   REPAIR: ["preflight", "cordon", "slurm-drain", "ironic-maintenance", "operator", "uncordon", "burn-in", "release"],
   SLURM_ADOPT: ["preflight", "nova-boot", "slurm-register", "slurm-resume", "hub-record"],
+  NODE_SWAP: [
+    "preflight",
+    "validate",
+    "bmc-macs",
+    "netbox-macs",
+    "hub-cordon",
+    "ironic-maintenance",
+    "netbox-rack",
+    "netbox-cables",
+    "topology-sync",
+    "hub-record",
+  ],
 } as const satisfies Record<WorkflowKind, readonly string[]>;
 
 /** The query every job workflow answers with its steps and overall progress. */
@@ -154,3 +167,42 @@ export function repairReason(params: { ticket: string; description?: string | un
  */
 export const repairMaintenanceReason = (params: { ticket: string; description?: string | undefined }): string =>
   `fleet-manager ${repairReason(params)}`.slice(0, 255);
+
+/** A NetBox rack place: location, rack, lowest unit and face (null when unracked). */
+export interface RackPlacePlan {
+  location: number | null;
+  rack: number | null;
+  position: number | null;
+  face: string | null;
+}
+
+/** What a NODE_SWAP's validation found: both trays, where the spare goes, and whether it is already there. */
+export interface NodeSwapPlan {
+  failed: DevicePlan;
+  spare: DevicePlan;
+  /** The failed tray's place in NetBox (or, once moved, the spare's). */
+  target: RackPlacePlan;
+  /** NetBox already shows the rack move (a rerun after it). */
+  moved: boolean;
+  /** The failed tray's cables, to move onto the spare (none: a cableless swap); absent in plans recorded before. */
+  cables?: CableMovePlan[];
+}
+
+/** A cable of the failed tray: its interface (by name), its end, its far end and what it keeps. */
+export interface CableMovePlan {
+  cableId: number;
+  iface: string;
+  end: "A" | "B";
+  far: { object_type: string; object_id: number }[];
+  status: string;
+  type: string | null;
+  label: string;
+  color: string;
+  length: number | null;
+  lengthUnit: string | null;
+  description: string;
+}
+
+/** The reason a NODE_SWAP cordons the failed tray and puts its Ironic node into maintenance with. */
+export const nodeSwapReason = (failed: string, spare: string, jobName: string): string =>
+  `node swap ${jobName}: ${failed} replaced by ${spare}`.slice(0, 200);

@@ -16,3 +16,15 @@ export type { NetboxWriteResult } from "./writes.ts";
 export { netboxReleaseAtLeast } from "./release.ts";
 export { checkNetboxSite, formatFindings, REQUIRED_CONTEXT_KEYS, type Finding, type Severity } from "./site-check.ts";
 export { applyIbGuids, planIbGuids, type IbGuidAction, type IbGuidRow } from "./ib-guids.ts";
+export {
+  cableMovesOf,
+  ensureInterfaceMac,
+  moveCable,
+  type CableMove,
+  normalizeMac,
+  placeDevice,
+  placeOf,
+  setPrimaryMac,
+  type InterfaceMacResult,
+  type RackPlace,
+} from "./swap.ts";

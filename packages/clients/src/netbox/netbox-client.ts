@@ -313,6 +313,26 @@ export class NetboxClient {
     return parseObject(schema, res.body, "PATCH", apiPath, res.status, res.text);
   }
 
+  /**
+   * POSTs one new object (201). Sent once: a repeat would create a second object, so callers
+   * look before they create and a retry of theirs looks again.
+   */
+  async create<S extends z.ZodType>(path: string, schema: S, body: Record<string, unknown>): Promise<z.infer<S>> {
+    const apiPath = normalizePath(path);
+    const res = await this.request("POST", apiPath, z.unknown(), { body, idempotent: false });
+    return parseObject(schema, res.body, "POST", apiPath, res.status, res.text);
+  }
+
+  /** DELETEs one object (204); one already gone (404) counts as deleted, so a retry is harmless. */
+  async delete(path: string, id: number): Promise<void> {
+    try {
+      await this.request("DELETE", `${normalizePath(path)}${id}/`, undefined, { idempotent: true });
+    } catch (err) {
+      if (err instanceof NetboxApiError && err.status === 404) return;
+      throw err;
+    }
+  }
+
   // -------------------------------------------------------------------------------------------
   // Transport
   // -------------------------------------------------------------------------------------------

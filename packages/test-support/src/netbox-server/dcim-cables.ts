@@ -4,11 +4,11 @@
  * interfaces, or patch-panel front and rear ports (paths.ts).
  */
 import { CABLE_STATUS, LENGTH_UNIT, choice } from "./choices.ts";
-import { endpoint, type Endpoint } from "./endpoint.ts";
+import { NOT_WRITABLE, endpoint, isPlainObject, type Endpoint } from "./endpoint.ts";
 import { choices, numbers, updated } from "./filters.ts";
 import { cableDisplay, customFields, nestedTags } from "./nested.ts";
 import { deviceOf, termination, type Termination } from "./paths.ts";
-import type { CableRecord } from "./store.ts";
+import type { CableRecord, InterfaceRecord } from "./store.ts";
 import type { Json, View } from "./view.ts";
 
 const ends = (c: CableRecord, end: "A" | "B"): Termination[] =>
@@ -46,6 +46,93 @@ function renderCable(v: View, c: CableRecord): Json {
   };
 }
 
+/**
+ * POST /api/dcim/cables/ (SOURCES.md S19): `a_terminations` and `b_terminations` as generic
+ * objects (`{object_type, object_id}`), here interfaces only; `status`, `type`, `label`, `color`,
+ * `length`, `length_unit`, `description`. Refused as `Cable.clean()` and `CableTermination.clean()`
+ * refuse: an end missing, both ends on one object, an interface another cable holds or marked
+ * connected.
+ */
+function createCable(
+  v: View,
+  body: Record<string, unknown>,
+  at: string,
+): { record: CableRecord } | { errors: Record<string, string[]> } {
+  const allowed = [
+    "a_terminations",
+    "b_terminations",
+    "status",
+    "type",
+    "label",
+    "color",
+    "length",
+    "length_unit",
+    "description",
+  ];
+  const unsupported = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (unsupported.length) return { errors: NOT_WRITABLE("dcim.cable", unsupported) };
+  const ends: Record<"a_terminations" | "b_terminations", InterfaceRecord[]> = {
+    a_terminations: [],
+    b_terminations: [],
+  };
+  for (const key of ["a_terminations", "b_terminations"] as const) {
+    const raw = body[key] ?? [];
+    if (!Array.isArray(raw)) return { errors: { [key]: ['Expected a list of items but got type "dict".'] } };
+    for (const t of raw) {
+      if (!isPlainObject(t) || t.object_type !== "dcim.interface")
+        return { errors: NOT_WRITABLE("dcim.cable", [`${key} of a type other than dcim.interface`]) };
+      const iface = v.iface(Number(t.object_id));
+      if (!iface)
+        return {
+          errors: { [key]: [`Related object not found using the provided numeric ID: ${String(t.object_id)}`] },
+        };
+      ends[key].push(iface);
+    }
+  }
+  const { a_terminations: a, b_terminations: b } = ends;
+  if (!a.length || !b.length)
+    return { errors: { __all__: ["Must define A and B terminations when creating a new cable."] } };
+  if (a.some((x) => b.some((y) => y.id === x.id)))
+    return { errors: { __all__: ["A and B terminations cannot connect to the same object."] } };
+  for (const i of [...a, ...b]) {
+    if (i.mark_connected) {
+      const d = v.device(i.device);
+      return {
+        errors: {
+          __all__: [`Cannot connect a cable to ${d?.name ?? i.device} > ${i.name} because it is marked as connected.`],
+        },
+      };
+    }
+    const held = v.data.cables.find((c) => (!c.a_type && c.a.includes(i.id)) || (!c.b_type && c.b.includes(i.id)));
+    if (held)
+      return { errors: { __all__: [`Duplicate termination found for dcim.interface ${i.id}: cable ${held.id}`] } };
+  }
+  const status = body.status ?? "connected";
+  if (typeof status !== "string" || !(status in CABLE_STATUS))
+    return { errors: { status: [`"${String(status)}" is not a valid choice.`] } };
+  const str = (k: string) => (typeof body[k] === "string" ? (body[k] as string) : "");
+  const record: CableRecord = {
+    id: Math.max(0, ...v.data.cables.map((c) => c.id)) + 1,
+    type: typeof body.type === "string" && body.type ? body.type : null,
+    a: a.map((i) => i.id),
+    b: b.map((i) => i.id),
+    status,
+    label: str("label"),
+    color: str("color"),
+    length: typeof body.length === "number" ? body.length : null,
+    length_unit: typeof body.length_unit === "string" && body.length_unit ? body.length_unit : null,
+    description: str("description"),
+    tags: [],
+    custom_fields: {},
+    created: at,
+    last_updated: at,
+  };
+  if (record.length !== null && !record.length_unit)
+    return { errors: { __all__: ["Must specify a unit when setting a cable length"] } };
+  v.data.cables.push(record);
+  return { record };
+}
+
 export const cableEndpoints: Array<Endpoint<{ id: number }>> = [
   endpoint<CableRecord>({
     path: "dcim/cables",
@@ -62,6 +149,11 @@ export const cableEndpoints: Array<Endpoint<{ id: number }>> = [
       ),
       status: choices("status", CABLE_STATUS, (r) => r.status),
       ...updated<CableRecord>(),
+    },
+    create: createCable,
+    // Deleting a cable deletes its terminations with it; the interfaces stay.
+    remove: (data, row) => {
+      data.cables = data.cables.filter((c) => c.id !== row.id);
     },
   }),
 ];

@@ -158,9 +158,14 @@ function renderDevice(v: View, d: DeviceRecord): Json {
 /** A PATCH of a device: only the fields the fleet manager writes, validated before anything is saved. */
 function patchDevice(v: View, row: DeviceRecord, body: Record<string, unknown>): PatchErrors {
   const unsupported = Object.keys(body).filter(
-    (k) => !["status", "custom_fields", "tags", "description", "comments"].includes(k),
+    (k) =>
+      !["status", "custom_fields", "tags", "description", "comments", "location", "rack", "position", "face"].includes(
+        k,
+      ),
   );
   if (unsupported.length) return NOT_WRITABLE("dcim.device", unsupported);
+  const placed = placement(v, row, body);
+  if ("errors" in placed) return placed.errors;
   if ("status" in body) {
     if (typeof body.status !== "string" || !(body.status in DEVICE_STATUS))
       return { status: [`"${String(body.status)}" is not a valid choice.`] };
@@ -194,8 +199,99 @@ function patchDevice(v: View, row: DeviceRecord, body: Record<string, unknown>):
   if (tagsNext) dev.tags = tagsNext;
   if (typeof body.description === "string") dev.description = body.description;
   if (typeof body.comments === "string") dev.comments = body.comments;
+  Object.assign(dev, placed.next);
   return undefined;
 }
+
+type Placement = Pick<DeviceRecord, "location" | "rack" | "position" | "face">;
+
+/**
+ * Where a PATCH puts the device (location, rack, position, face), validated as NetBox 4.5 does
+ * (SOURCES.md S19): related objects by numeric id (`get_related_object_by_attrs`), the serializer's
+ * position (DecimalField, min 0.5) and face (ChoiceField, blank allowed), then `Device.clean()` on
+ * the merged instance: rack and location in the device's site, rack in the location, no face or
+ * position without a rack, position in half units and with a face, and the units free of every
+ * other device in the rack (`Rack.get_available_units`, the device excluded; a full-depth device
+ * takes both faces).
+ */
+function placement(
+  v: View,
+  row: DeviceRecord,
+  body: Record<string, unknown>,
+): { next: Placement } | { errors: PatchErrors } {
+  const next: Placement = { location: row.location, rack: row.rack, position: row.position, face: row.face };
+  for (const k of ["location", "rack"] as const) {
+    if (!(k in body)) continue;
+    const value = body[k];
+    if (value === null) {
+      next[k] = null;
+      continue;
+    }
+    const id = typeof value === "number" || typeof value === "string" ? Number(value) : NaN;
+    if (!Number.isInteger(id))
+      return {
+        errors: {
+          [k]: [
+            `Related objects must be referenced by numeric ID or by dictionary of attributes. Received an unrecognized value: ${String(value)}`,
+          ],
+        },
+      };
+    if (!(k === "rack" ? v.rack(id) : v.location(id)))
+      return { errors: { [k]: [`Related object not found using the provided numeric ID: ${id}`] } };
+    next[k] = id;
+  }
+  if ("position" in body) {
+    const p = body.position;
+    if (p !== null && (typeof p !== "number" || !Number.isFinite(p)))
+      return { errors: { position: ["A valid number is required."] } };
+    if (typeof p === "number" && p < 0.5)
+      return { errors: { position: ["Ensure this value is greater than or equal to 0.5."] } };
+    next.position = p as number | null;
+  }
+  if ("face" in body) {
+    const f = body.face;
+    if (f !== null && f !== "" && !(typeof f === "string" && f in FACE))
+      return { errors: { face: [`"${String(f)}" is not a valid choice.`] } };
+    next.face = f === "" || f === null ? null : (f as string);
+  }
+  const rack = next.rack != null ? v.rack(next.rack) : undefined;
+  const location = next.location != null ? v.location(next.location) : undefined;
+  if (rack && rack.site !== row.site)
+    return { errors: { rack: [`Rack ${rack.name} does not belong to site ${siteName(v, row.site)}.`] } };
+  if (location && location.site !== row.site)
+    return { errors: { location: [`Location ${location.name} does not belong to site ${siteName(v, row.site)}.`] } };
+  if (rack && location && rack.location !== location.id)
+    return { errors: { rack: [`Rack ${rack.name} does not belong to location ${location.name}.`] } };
+  if (!rack) {
+    if (next.face) return { errors: { face: ["Cannot select a rack face without assigning a rack."] } };
+    if (next.position) return { errors: { position: ["Cannot select a rack position without assigning a rack."] } };
+  }
+  if (next.position && next.position % 0.5)
+    return { errors: { position: ["Position must be in increments of 0.5 rack units."] } };
+  if (next.position && !next.face) return { errors: { face: ["Must specify rack face when defining rack position."] } };
+  const type = v.deviceType(row.device_type);
+  if (rack && next.position && type) {
+    const end = next.position + type.u_height;
+    const clash = v.data.devices.some((d) => {
+      if (d.id === row.id || d.rack !== rack.id || d.position == null) return false;
+      const t = v.deviceType(d.device_type);
+      const h = t?.u_height ?? 1;
+      const sameFace = type.is_full_depth || (t?.is_full_depth ?? true) || d.face === next.face;
+      return sameFace && d.position < end && next.position! < d.position + h;
+    });
+    if (clash)
+      return {
+        errors: {
+          position: [
+            `U${next.position} is already occupied or does not have sufficient space to accommodate this device type: ${type.model} (${type.u_height}U)`,
+          ],
+        },
+      };
+  }
+  return { next };
+}
+
+const siteName = (v: View, id: number) => v.data.sites.find((s) => s.id === id)?.name ?? String(id);
 
 export const deviceEndpoints: Array<Endpoint<{ id: number }>> = [
   endpoint<DeviceTypeRecord>({

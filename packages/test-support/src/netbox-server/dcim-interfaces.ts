@@ -118,9 +118,38 @@ function renderMacAddress(v: View, m: MacAddressRecord): Json {
  * `CharField(max_length=64, blank=True)` (netbox/dcim/models/device_components.py): any string up
  * to 64 characters, "" clearing it; `display` then shows it (componentDisplay).
  */
-function patchInterface(_v: View, row: InterfaceRecord, body: Record<string, unknown>): PatchErrors {
-  const unsupported = Object.keys(body).filter((k) => !["label", "description", "enabled"].includes(k));
+function patchInterface(v: View, row: InterfaceRecord, body: Record<string, unknown>): PatchErrors {
+  const unsupported = Object.keys(body).filter(
+    (k) => !["label", "description", "enabled", "primary_mac_address"].includes(k),
+  );
   if (unsupported.length) return NOT_WRITABLE("dcim.interface", unsupported);
+  let primary: number | null | undefined;
+  if ("primary_mac_address" in body) {
+    // S19: a nested serializer takes the related object's numeric id (or null); then
+    // BaseInterface.clean() refuses a MAC address assigned to another interface.
+    const value = body.primary_mac_address;
+    if (value === null) primary = null;
+    else {
+      const id = typeof value === "number" || typeof value === "string" ? Number(value) : NaN;
+      if (!Number.isInteger(id))
+        return {
+          primary_mac_address: [
+            `Related objects must be referenced by numeric ID or by dictionary of attributes. Received an unrecognized value: ${String(value)}`,
+          ],
+        };
+      const mac = v.mac(id);
+      if (!mac) return { primary_mac_address: [`Related object not found using the provided numeric ID: ${id}`] };
+      if (mac.interface !== null && mac.interface !== row.id) {
+        const other = v.iface(mac.interface);
+        return {
+          primary_mac_address: [
+            `MAC address ${mac.mac_address} is assigned to a different interface (${other ? componentDisplay(other) : mac.interface}).`,
+          ],
+        };
+      }
+      primary = id;
+    }
+  }
   if ("label" in body && typeof body.label !== "string") return { label: ["Not a valid string."] };
   if ("label" in body && (body.label as string).length > 64)
     return { label: ["Ensure this field has no more than 64 characters."] };
@@ -130,7 +159,67 @@ function patchInterface(_v: View, row: InterfaceRecord, body: Record<string, unk
   if (typeof body.label === "string") i.label = body.label;
   if (typeof body.description === "string") i.description = body.description;
   if (typeof body.enabled === "boolean") i.enabled = body.enabled;
+  if (primary !== undefined) i.primary_mac_address = primary;
   return undefined;
+}
+
+/** NetBox's MACAddressField: EUI-48 in any dialect netaddr parses, stored as `AA:BB:CC:DD:EE:FF` (S19). */
+function macAddressOf(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const hex = value.trim().replace(/[-:.\s]/g, "");
+  if (!/^[0-9a-fA-F]{12}$/.test(hex)) return undefined;
+  return hex.toUpperCase().match(/../g)!.join(":");
+}
+
+/**
+ * POST /api/dcim/mac-addresses/ (S19): `mac_address` required; `assigned_object_type` one of
+ * the assignable models (here `dcim.interface`) with `assigned_object_id`; `description` and
+ * `comments`. NetBox keeps no uniqueness on `mac_address`: the same MAC may be created twice,
+ * which is why callers look it up first. Returns the stored record or NetBox's 400 body.
+ */
+export function createMacAddress(
+  v: View,
+  body: Record<string, unknown>,
+  at: string,
+): { record: MacAddressRecord } | { errors: Record<string, string[]> } {
+  const allowed = ["mac_address", "assigned_object_type", "assigned_object_id", "description", "comments"];
+  const unsupported = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (unsupported.length) return { errors: NOT_WRITABLE("dcim.macaddress", unsupported) };
+  if (!("mac_address" in body)) return { errors: { mac_address: ["This field is required."] } };
+  const mac = macAddressOf(body.mac_address);
+  if (!mac) return { errors: { mac_address: [`Invalid MAC address format: ${String(body.mac_address)}`] } };
+  let iface: InterfaceRecord | undefined;
+  const type = body.assigned_object_type ?? null;
+  if (type !== null) {
+    if (type !== "dcim.interface")
+      return { errors: { assigned_object_type: [`Invalid content type: ${String(type)}`] } };
+    const id = Number(body.assigned_object_id);
+    iface = Number.isInteger(id) ? v.iface(id) : undefined;
+    // GenericForeignKey to a missing object: the model's clean() finds no assigned object.
+    if (!iface)
+      return {
+        errors: {
+          assigned_object_id: [
+            `Related object not found using the provided numeric ID: ${String(body.assigned_object_id)}`,
+          ],
+        },
+      };
+  }
+  for (const k of ["description", "comments"] as const)
+    if (k in body && typeof body[k] !== "string") return { errors: { [k]: ["Not a valid string."] } };
+  const record: MacAddressRecord = {
+    id: Math.max(0, ...v.data.macAddresses.map((m) => m.id)) + 1,
+    mac_address: mac,
+    interface: iface?.id ?? null,
+    description: typeof body.description === "string" ? body.description : "",
+    comments: typeof body.comments === "string" ? body.comments : "",
+    tags: [],
+    custom_fields: {},
+    created: at,
+    last_updated: at,
+  };
+  v.data.macAddresses.push(record);
+  return { record };
 }
 
 export const interfaceEndpoints: Array<Endpoint<{ id: number }>> = [
@@ -170,7 +259,11 @@ export const interfaceEndpoints: Array<Endpoint<{ id: number }>> = [
     // MACAddressFilterSet has device/device_id (methods over the assigned interface) but no site filter.
     filters: {
       id: numbers("id", (r) => r.id),
-      mac_address: exact((r) => r.mac_address),
+      // MultiValueMACAddressFilter: compared as MAC addresses, so any case or separator matches.
+      mac_address: (values) => {
+        const wanted = new Set(values.map((x) => macAddressOf(x) ?? x));
+        return (r) => wanted.has(r.mac_address);
+      },
       device_id: numbers("device_id", (r, v) => (r.interface != null ? (v.iface(r.interface)?.device ?? null) : null)),
       interface_id: modelIds(
         "interface_id",
@@ -179,5 +272,6 @@ export const interfaceEndpoints: Array<Endpoint<{ id: number }>> = [
       ),
       ...updated<MacAddressRecord>(),
     },
+    create: createMacAddress,
   }),
 ];

@@ -14,6 +14,10 @@ export interface Endpoint<T extends { id: number }> {
   /** Model ordering, as the default for lists. */
   defaultOrdering?: string;
   patch?: (v: View, row: T, body: Record<string, unknown>) => PatchErrors;
+  /** A POST to the list: validates the body and stores the new object (stamped `at`), or NetBox's 400 body. */
+  create?: (v: View, body: Record<string, unknown>, at: string) => { record: T } | { errors: Record<string, string[]> };
+  /** A DELETE of one object: removes it from the store (204). */
+  remove?: (data: NetboxData, row: T) => void;
 }
 
 export type PatchErrors = Record<string, string[]> | undefined;

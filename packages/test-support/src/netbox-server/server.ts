@@ -10,7 +10,9 @@
  * "You do not have permission to perform this action." (DRF PermissionDenied, S11), on list and
  * detail alike.
  *
- * Not NetBox: there is no POST/PUT/DELETE and no `brief`/`fields`/`exclude` modes. `publicUrl`
+ * Not NetBox: POST only where an endpoint implements it (MAC addresses, cables), DELETE only of
+ * cables, no PUT, and no
+ * `brief`/`fields`/`exclude` modes. `publicUrl`
  * makes the links name another origin, as a NetBox behind a proxy does.
  */
 import { randomUUID } from "node:crypto";
@@ -37,6 +39,8 @@ import {
 import { emptyNetboxData, netboxTime, type NetboxData } from "./store.ts";
 import { View } from "./view.ts";
 import { virtualizationEndpoints } from "./virtualization.ts";
+import { isPlainObject } from "./endpoint.ts";
+import { recordChange, serializeObject } from "./core.ts";
 import { applyPatch, operatorEdit, type EditableObjectType } from "./writes.ts";
 
 const ENDPOINTS: Array<Endpoint<{ id: number }>> = [
@@ -61,6 +65,11 @@ export interface NetboxServer {
   data: NetboxData;
   requests: NetboxRequestLog[];
   setDenied(types: string[]): void;
+  /**
+   * Takes model permissions (`dcim.add_macaddress`) from the token's user, as an admin editing
+   * its ObjectPermission does: requests needing one answer 403 until `revoke([])` gives them back.
+   */
+  revoke(permissions: string[]): void;
   /**
    * An edit as an operator makes it in NetBox's UI: mutates the stored device, interface or MAC
    * address (or deletes a device with its components), bumps last_updated and logs the
@@ -104,6 +113,7 @@ interface Context {
   tokens: Set<string>;
   denied: Set<string>;
   permissions: Set<string> | undefined;
+  revoked: Set<string>;
   requests: NetboxRequestLog[];
   publicUrl: string | undefined;
   now: () => Date;
@@ -127,7 +137,7 @@ function send(
     "api-version": apiVersion(release),
     "x-request-id": requestId,
     vary: "Accept, Cookie, Origin",
-    allow: "GET, PATCH, HEAD, OPTIONS",
+    allow: "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS",
     ...extra,
   });
   res.end(text);
@@ -213,6 +223,7 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
 
   const v = new View(ctx.data, base, ctx.release);
   if (match[2] === undefined) {
+    if (method === "POST" && ep.create) return create(ctx, res, v, ep, bodyText, requestId);
     if (method !== "GET" && method !== "HEAD") return send(res, 405, notAllowed(method), requestId);
     const list = renderList(v, ep, url);
     return send(res, list.status, list.body, requestId, {}, ctx.release);
@@ -221,6 +232,28 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   const row = ep.rows(ctx.data).find((r) => r.id === Number(match[2]));
   if (!row) return send(res, 404, { detail: `No ${ep.objectName} matches the given query.` }, requestId);
   if (method === "GET" || method === "HEAD") return send(res, 200, ep.render(v, row), requestId);
+  if (method === "DELETE" && ep.remove) {
+    // DRF's destroy: 204 without a body; the object change keeps what was deleted.
+    const before = { ...(row as object) } as Record<string, unknown>;
+    ep.remove(ctx.data, row);
+    recordChange(ctx.data, {
+      time: netboxTime(ctx.now()),
+      request_id: requestId,
+      action: "delete",
+      changed_object_type: ep.objectType,
+      changed_object_id: row.id,
+      object_repr: String(row.id),
+      prechange_data: before,
+      postchange_data: null,
+    });
+    res.writeHead(204, {
+      "api-version": apiVersion(ctx.release),
+      "x-request-id": requestId,
+      vary: "Accept, Cookie, Origin",
+    });
+    res.end();
+    return;
+  }
   if (method !== "PATCH" || !ep.patch) return send(res, 405, notAllowed(method), requestId);
   const patched = applyPatch(v, { ...ep, patch: ep.patch }, row, bodyText, {
     time: () => netboxTime(ctx.now()),
@@ -228,6 +261,44 @@ async function handle(ctx: Context, req: IncomingMessage, res: ServerResponse): 
   });
   if (patched.status === 400) return send(res, 400, patched.body, requestId);
   return send(res, 200, ep.render(new View(ctx.data, base, ctx.release), row), requestId, {}, ctx.release);
+}
+
+/**
+ * A POST to a list (S19): DRF's create answers 201 with the full representation, or 400 with
+ * the serializer's errors and nothing stored; the object change is logged as `create`.
+ */
+function create(
+  ctx: Context,
+  res: ServerResponse,
+  v: View,
+  ep: Endpoint<{ id: number }>,
+  bodyText: string,
+  requestId: string,
+): void {
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyText || "{}");
+  } catch (err) {
+    return send(res, 400, { detail: `JSON parse error - ${(err as Error).message}` }, requestId);
+  }
+  // A list would be a bulk create; the fleet manager sends one object at a time.
+  if (!isPlainObject(body))
+    return send(res, 400, { non_field_errors: ["netbox test server: bulk create is not implemented"] }, requestId);
+  const time = netboxTime(ctx.now());
+  const made = ep.create!(v, body, time);
+  if ("errors" in made) return send(res, 400, made.errors, requestId);
+  const after = serializeObject(ctx.data, ep.objectType, made.record as never);
+  recordChange(ctx.data, {
+    time,
+    request_id: requestId,
+    action: "create",
+    changed_object_type: ep.objectType,
+    changed_object_id: made.record.id,
+    object_repr: String((made.record as { mac_address?: string }).mac_address ?? made.record.id),
+    prechange_data: null,
+    postchange_data: after,
+  });
+  return send(res, 201, ep.render(new View(ctx.data, v.base, ctx.release), made.record), requestId, {}, ctx.release);
 }
 
 /** A list page: the endpoint's rows filtered by the query, ordered, paged; 400 for a bad filter value. */
@@ -270,7 +341,6 @@ function serverError(res: ServerResponse, err: unknown): void {
 
 /** Whether the token's user holds the model permission a request needs ("dcim.device" + GET: dcim.view_device). */
 function holds(ctx: Context, objectType: string, method: string): boolean {
-  if (!ctx.permissions) return true;
   const [app, model] = objectType.split(".");
   const action =
     method === "GET" || method === "HEAD"
@@ -280,7 +350,8 @@ function holds(ctx: Context, objectType: string, method: string): boolean {
         : method === "DELETE"
           ? "delete"
           : "change";
-  return ctx.permissions.has(`${app}.${action}_${model}`);
+  const name = `${app}.${action}_${model}`;
+  return !ctx.revoked.has(name) && (!ctx.permissions || ctx.permissions.has(name));
 }
 
 export async function startNetboxServer(opts: StartNetboxServerOptions): Promise<NetboxServer> {
@@ -289,6 +360,7 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     tokens: new Set(Array.isArray(opts.token) ? opts.token : [opts.token]),
     denied: new Set(opts.deniedObjectTypes ?? []),
     permissions: opts.permissions && new Set(opts.permissions),
+    revoked: new Set(),
     requests: [],
     publicUrl: opts.publicUrl,
     now: opts.now ?? (() => new Date()),
@@ -307,6 +379,9 @@ export async function startNetboxServer(opts: StartNetboxServerOptions): Promise
     requests: ctx.requests,
     setDenied(types) {
       ctx.denied = new Set(types);
+    },
+    revoke(permissions) {
+      ctx.revoked = new Set(permissions);
     },
     edit(objectType, id, mutate) {
       operatorEdit(ctx.data, netboxTime(ctx.now()), objectType, id, mutate);

@@ -28,6 +28,13 @@ export interface RedfishBmcOptions {
   powerState?: "On" | "Off";
   /** Serve HTTPS with this certificate and key (PEM), as real BMCs do (see ./certificate.ts). */
   tls?: { cert: string; key: string };
+  /**
+   * The system's host Ethernet interfaces (its EthernetInterfaces collection), instead of the
+   * mock-up's two: each built from the mock-up's `12446A3B0411` resource
+   * (`EthernetInterface.v1_9_0`) with this `Id` and this MAC as `MACAddress` and
+   * `PermanentMACAddress`, so each device's BMC reports its own NICs.
+   */
+  ethernetInterfaces?: { id: string; mac: string }[];
 }
 
 export interface RedfishRequest {
@@ -90,6 +97,7 @@ type Reply = { status: number; body?: unknown; headers?: Record<string, string> 
 
 export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishBmc> {
   const resources = loadMockup();
+  if (opts.ethernetInterfaces) setEthernetInterfaces(resources, opts.ethernetInterfaces);
   const template = resources.get(SYSTEM_PATH) as Record<string, unknown> & { Boot: Record<string, unknown> };
   const system: RedfishBmc["system"] = {
     PowerState: opts.powerState ?? "On",
@@ -255,4 +263,23 @@ export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishB
         server.closeAllConnections();
       })),
   };
+}
+
+/** Replaces the system's EthernetInterfaces members with `nics`, each from the mock-up's first NIC. */
+function setEthernetInterfaces(resources: Map<string, unknown>, nics: { id: string; mac: string }[]): void {
+  const collectionPath = `${SYSTEM_PATH}/EthernetInterfaces`;
+  const collection = resources.get(collectionPath) as { Members: { "@odata.id": string }[] };
+  const template = resources.get(`${collectionPath}/12446A3B0411`) as Record<string, unknown>;
+  for (const m of collection.Members) resources.delete(m["@odata.id"].replace(/\/+$/, ""));
+  collection.Members = nics.map((n) => ({ "@odata.id": `${collectionPath}/${n.id}` }));
+  (collection as Record<string, unknown>)["Members@odata.count"] = nics.length;
+  for (const n of nics)
+    resources.set(`${collectionPath}/${n.id}`, {
+      ...structuredClone(template),
+      Id: n.id,
+      Description: `System NIC ${n.id}`,
+      MACAddress: n.mac,
+      PermanentMACAddress: n.mac,
+      "@odata.id": `${collectionPath}/${n.id}`,
+    });
 }

@@ -94,6 +94,29 @@ describe("jobs API", () => {
     expect(list.body.count).toBe(1);
   });
 
+  it("takes a NODE_SWAP of one failed tray and a spare it knows at the same site; refuses anything else with a 422, creating nothing", async () => {
+    const [failed, spare] = await devices(2, "active");
+    const before = await jobCount();
+    const swap = (deviceIds: string[], spareDeviceId: string) =>
+      call("POST", "/api/v1/jobs/", { kind: "NODE_SWAP", deviceIds, params: { spareDeviceId } });
+    const refusals = [
+      await swap([failed!, spare!], spare!),
+      await swap([failed!], "0190a5b4-0000-7000-8000-0000000000fe"),
+      await swap([failed!], failed!),
+      await swap([failed!], elsewhere),
+    ];
+    expect(refusals.map((r) => [r.status, r.body.code, r.body.errors?.[0]?.path])).toEqual([
+      [422, "node_swap_one_device", "body.deviceIds"],
+      [422, "unknown_device", "body.params.spareDeviceId"],
+      [422, "spare_is_failed_device", "body.params.spareDeviceId"],
+      [422, "devices_span_sites", "body.params.spareDeviceId"],
+    ]);
+    expect(await jobCount()).toBe(before);
+    const created = await swap([failed!], spare!);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ kind: "NODE_SWAP", deviceIds: [failed], params: { spareDeviceId: spare } });
+  });
+
   it("refuses a second active job on a device, an enrol of an active device, and bad input, creating nothing", async () => {
     const staged = await devices(2);
     const [active] = await devices(1, "active");

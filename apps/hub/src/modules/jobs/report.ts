@@ -68,13 +68,17 @@ export async function applyReport(
 }
 
 /**
- * Refuses (422) what only some kinds' workflows report: cordons (a REPAIR's), a topology-sync
+ * Refuses (422) what only some kinds' workflows report: cordons (a REPAIR's, a NODE_SWAP's failed
+ * tray), a topology-sync
  * request (a tray's removal: UNENROL, NODE_SWAP) and burn-in results (a BURN_IN's, or a REPAIR's
  * re-test). Any other job reporting them is a confused or misused agent, ended job or not.
  */
 function requireKind(job: JobRow, report: JobReport): void {
-  if (report.cordons && job.kind !== "REPAIR")
-    throw new Unprocessable("not_a_repair", `Job ${job.name} is a ${job.kind}: only a repair reports cordons`);
+  if (report.cordons && job.kind !== "REPAIR" && job.kind !== "NODE_SWAP")
+    throw new Unprocessable(
+      "not_a_repair",
+      `Job ${job.name} is a ${job.kind}: only a repair or a node swap reports cordons`,
+    );
   if (report.topologySync && job.kind !== "UNENROL" && job.kind !== "NODE_SWAP")
     throw new Unprocessable(
       "not_a_tray_removal",

@@ -66,6 +66,7 @@ export function createJobService({
       );
     const siteRefusal = siteJobRefusal(input.kind, await requireSite(tx, found[0]!.siteId));
     if (siteRefusal) throw new Conflict("site_state_conflict", siteRefusal);
+    if (input.kind === "NODE_SWAP") await checkSpare(tx, input.params.spareDeviceId, found);
     const refusals = found
       .map((d) => jobRefusal(input.kind, devices.toDevice(d)))
       .filter((r): r is string => r !== null);
@@ -91,6 +92,33 @@ export function createJobService({
       );
     }
     return found;
+  }
+
+  /**
+   * A node swap replaces one failed tray with a spare the hub knows at the same site (whether the
+   * spare is fit, never enrolled and staged, its workflow checks against NetBox and Ironic).
+   */
+  async function checkSpare(tx: Db, spareId: string, found: DeviceRow[]): Promise<void> {
+    if (found.length !== 1)
+      throw new Unprocessable("node_swap_one_device", "A node swap replaces one failed tray: give one device", {
+        errors: [{ path: "body.deviceIds", message: "one device" }],
+      });
+    const [spare] = await deviceRepo.findByIds(tx, [spareId]);
+    const path = "body.params.spareDeviceId";
+    if (!spare)
+      throw new Unprocessable("unknown_device", `No device with id ${spareId}`, {
+        errors: [{ path, message: "unknown device" }],
+      });
+    if (spare.id === found[0]!.id)
+      throw new Unprocessable("spare_is_failed_device", `${spare.name} cannot be its own spare`, {
+        errors: [{ path, message: "the failed tray itself" }],
+      });
+    if (spare.siteId !== found[0]!.siteId)
+      throw new Unprocessable(
+        "devices_span_sites",
+        `The spare ${spare.name} is at another site than ${found[0]!.name}: a swap happens within one site`,
+        { errors: [{ path, message: "at another site" }] },
+      );
   }
 
   /** Each device handed over despite a failed last burn-in, with the operator's reason, in the audit. */

@@ -146,7 +146,7 @@ describe("what a job's workflow changes through its report", () => {
       expect((await call<Device>("GET", `/api/v1/devices/${d}/`)).body.cordoned).toBe(false);
   });
 
-  it("takes cordons only from a repair and a topology-sync request only from a tray's removal (422, nothing written)", async () => {
+  it("takes cordons only from a repair or a node swap and a topology-sync request only from a tray's removal (422, nothing written)", async () => {
     const id = await device();
     const burnIn = (await call("POST", "/api/v1/jobs/", { kind: "BURN_IN", deviceIds: [id] })).body;
     const cordons = await report(burnIn.id, { cordons: [{ deviceId: id, cordoned: true, reason: "not a repair" }] });

@@ -18,6 +18,7 @@ import { ironicActivities } from "./ironic.ts";
 import { portActivities } from "./ironic-ports.ts";
 import { deployActivities } from "./ironic-deploy.ts";
 import { netboxActivities } from "./netbox.ts";
+import { nodeSwapActivities } from "./node-swap.ts";
 import { novaActivities } from "./nova.ts";
 import { slurmActivities } from "./slurm.ts";
 
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...slurmActivities(deps),
     ...burnInActivities(deps),
     ...novaActivities(deps),
+    ...nodeSwapActivities(deps),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -14,6 +14,7 @@
 export { burnInWorkflow } from "./burn-in.ts";
 export { enrolWorkflow } from "./enrol.ts";
 export { imageNodeWorkflow } from "./image-node.ts";
+export { nodeSwapWorkflow } from "./node-swap.ts";
 export { reimageWorkflow } from "./reimage.ts";
 export { slurmAdoptWorkflow } from "./slurm-adopt.ts";
 export { releaseWorkflow } from "./release.ts";
