@@ -356,9 +356,10 @@ describe("a push read before a job's own observation of a device", () => {
       const s = sat.body.secrets.find((x) => x.agent === agent)!;
       return clientToken(hub.url, s.clientId, s.clientSecret);
     };
-    const [nb, openstack, workflow, worker] = await Promise.all(
-      ["netbox", "openstack", "workflow", "temporal-worker"].map(token),
-    );
+    const nb = await token("netbox");
+    const openstack = await token("openstack");
+    const workflow = await token("workflow");
+    const worker = await token("temporal-worker");
     const putAt = (source: string, items: unknown[], at: Date, by: string) =>
       fetch(`${hub.url}/api/v1/sites/${siteId}/reflections/${source}/`, {
         method: "PUT",
