@@ -117,6 +117,35 @@ describe("jobs API", () => {
     expect(created.body).toMatchObject({ kind: "NODE_SWAP", deviceIds: [failed], params: { spareDeviceId: spare } });
   });
 
+  it("a running swap holds its spare: no second swap into another tray, no other job on it, no swap of a busy spare", async () => {
+    const [failed, other, spare, busySpare] = await devices(4, "active");
+    const post = (kind: string, deviceIds: string[], params: unknown = {}) =>
+      call("POST", "/api/v1/jobs/", { kind, deviceIds, params });
+    const first = await post("NODE_SWAP", [failed!], { spareDeviceId: spare });
+    expect(first.status).toBe(201);
+    const before = await jobCount();
+    const second = await post("NODE_SWAP", [other!], { spareDeviceId: spare });
+    expect([second.status, second.body.code, second.body.errors?.[0]?.path]).toEqual([
+      409,
+      "device_has_active_job",
+      "body.params.spareDeviceId",
+    ]);
+    expect(second.body.detail).toContain(first.body.name);
+    const onSpare = await post("BURN_IN", [spare!]);
+    expect([onSpare.status, onSpare.body.code]).toEqual([409, "device_has_active_job"]);
+    expect(onSpare.body.detail).toContain(`is the spare of ${first.body.name}`);
+    // A spare already in another job cannot be swapped in.
+    const burn = await post("BURN_IN", [busySpare!]);
+    expect(burn.status).toBe(201);
+    const busy = await post("NODE_SWAP", [other!], { spareDeviceId: busySpare });
+    expect([busy.status, busy.body.code]).toEqual([409, "device_has_active_job"]);
+    expect(busy.body.detail).toContain(burn.body.name);
+    expect(await jobCount()).toBe(before + 1);
+    // Ended, the swap lets its spare go.
+    expect((await call("POST", `/api/v1/jobs/${first.body.id}/cancel/`)).status).toBe(200);
+    expect((await post("NODE_SWAP", [other!], { spareDeviceId: spare })).status).toBe(201);
+  });
+
   it("refuses a second active job on a device, an enrol of an active device, and bad input, creating nothing", async () => {
     const staged = await devices(2);
     const [active] = await devices(1, "active");

@@ -1,4 +1,4 @@
-import { Conflict, type JobKind, type JobStatus } from "@fm/domain";
+import { ACTIVE_JOB_STATUSES, Conflict, type JobKind, type JobStatus } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { constraintViolation, translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -62,6 +62,25 @@ export const jobRepo = {
       include: { job: { select: { name: true } } },
     });
     return busy.map((b) => ({ deviceId: b.deviceId, jobName: b.job.name }));
+  },
+
+  /**
+   * Locks the devices' rows (in id order) for the rest of the transaction: job creations naming
+   * the same device, as a job's device or as a node swap's spare, are checked one after another.
+   */
+  async lockDevices(db: Db, deviceIds: string[]): Promise<void> {
+    if (deviceIds.length)
+      await db.$queryRawUnsafe("SELECT id FROM devices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE", deviceIds);
+  },
+
+  /** Active node swaps whose spare is one of these devices, with each swap's name. */
+  async activeSwapsOfSpares(db: Db, deviceIds: string[]): Promise<{ deviceId: string; jobName: string }[]> {
+    return db.$queryRawUnsafe<{ deviceId: string; jobName: string }[]>(
+      `SELECT params->>'spareDeviceId' AS "deviceId", name AS "jobName" FROM jobs
+        WHERE kind = 'NODE_SWAP' AND status = ANY($2::job_status[]) AND params->>'spareDeviceId' = ANY($1::text[])`,
+      deviceIds,
+      ACTIVE_JOB_STATUSES,
+    );
   },
 
   /**

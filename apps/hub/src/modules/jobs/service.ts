@@ -91,6 +91,24 @@ export function createJobService({
         `Device(s) already have an active job: ${names.join(", ")}; cancel it or wait for it to end`,
       );
     }
+    // A node swap's spare is its job's too while the swap runs: no other job may take it (an
+    // ENROL of it, a second swap into another tray), nor may the swap take a busy spare.
+    const spare = input.kind === "NODE_SWAP" ? input.params.spareDeviceId : null;
+    const spares = await repo.activeSwapsOfSpares(tx, spare ? [...ids, spare] : ids);
+    const spareBusy = spare ? await repo.activeClaims(tx, [spare]) : [];
+    if (spares.length || spareBusy.length) {
+      const names = [
+        ...spares.map(
+          (b) => `${found.find((d) => d.id === b.deviceId)?.name ?? "the spare"} is the spare of ${b.jobName}`,
+        ),
+        ...spareBusy.map((b) => `the spare is in ${b.jobName}`),
+      ];
+      throw new Conflict(
+        "device_has_active_job",
+        `${names.join("; ")}; cancel that job or wait for it to end`,
+        spare ? { errors: [{ path: "body.params.spareDeviceId", message: "busy" }] } : undefined,
+      );
+    }
     return found;
   }
 
@@ -143,6 +161,7 @@ export function createJobService({
     async create(ctx: RequestContext, input: JobCreate): Promise<Job> {
       const ids = [...new Set(input.deviceIds)];
       const row = await prisma.$transaction(async (tx) => {
+        await repo.lockDevices(tx, input.kind === "NODE_SWAP" ? [...ids, input.params.spareDeviceId] : ids);
         const found = await checkDevices(tx, input, ids);
         const siteId = found[0]!.siteId;
         const created = await repo.create(
