@@ -446,7 +446,8 @@ describe("the Matrix connector", () => {
     expect(health.deadLetters).toBe(1);
   }, 60_000);
   it("killed (SIGKILL) again and again at varied moments while writers commit: nothing lost, nothing doubled but a record id", async () => {
-    const seed = Number(process.env.CONNECTOR_KILL_SEED ?? randomBytes(4).readUInt32BE(0));
+    const given = process.env.CONNECTOR_KILL_SEED;
+    const seed = given ? Number(given) : randomBytes(4).readUInt32BE(0);
     console.log(`connector kill schedule: CONNECTOR_KILL_SEED=${seed}`);
     const rand = prng(seed);
     const name = "matrix-chaos";
@@ -477,6 +478,25 @@ describe("the Matrix connector", () => {
     const count = async (table: string) =>
       (await watch.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE connector = $1`, [name]))
         .rows[0]!.n;
+    /**
+     * Locks the rows `lock` selects and waits until the connector's statement matching `waiting`
+     * waits on them. The rows locked may be gone a moment later (a batch deleted just before the
+     * lock, the queue then refilled with new rows): then it lets go and locks again.
+     */
+    const holdUntilBlocked = async (lock: string, waiting: RegExp): Promise<true> => {
+      for (let attempt = 1; ; attempt++) {
+        await until(async () => (await count(/connector_(\w+)/.exec(lock)![0])) > 0, 30_000, "rows to lock");
+        await hold.query("BEGIN");
+        await hold.query(lock, [name]);
+        try {
+          await until(() => blockedOn(waiting), 3_000, `${String(waiting)} waiting on the lock`);
+          return true;
+        } catch (err) {
+          await hold.query("ROLLBACK");
+          if (attempt === 10) throw err;
+        }
+      }
+    };
     const w = writers();
     const landed: string[] = [];
     try {
@@ -498,19 +518,18 @@ describe("the Matrix connector", () => {
           await until(() => blockedOn(/INSERT INTO connector_state/), 30_000, "snapshot commit waiting");
         } else if (moment === "feed page commit") {
           await until(async () => (await count("connector_state")) === 1, 30_000, "cursor stored");
-          await hold.query("BEGIN");
-          await hold.query("SELECT 1 FROM connector_state WHERE connector = $1 FOR UPDATE", [name]);
-          holding = true;
-          await until(() => blockedOn(/UPDATE connector_state\s+SET position/), 30_000, "feed page commit waiting");
+          holding = await holdUntilBlocked(
+            "SELECT 1 FROM connector_state WHERE connector = $1 FOR UPDATE",
+            /UPDATE connector_state\s+SET position/,
+          );
         } else if (moment === "batch in flight") {
           await until(() => inst.rcv.inFlight > 0, 30_000, "a batch in flight");
         } else if (moment === "batch acknowledged") {
           // The queued rows locked: the sink takes a batch, the process cannot delete it.
-          await until(async () => (await count("connector_queue")) > 0, 30_000, "records queued");
-          await hold.query("BEGIN");
-          await hold.query("SELECT 1 FROM connector_queue WHERE connector = $1 FOR UPDATE", [name]);
-          holding = true;
-          await until(() => blockedOn(/DELETE FROM connector_queue/), 30_000, "acknowledged batch waiting");
+          holding = await holdUntilBlocked(
+            "SELECT 1 FROM connector_queue WHERE connector = $1 FOR UPDATE",
+            /DELETE FROM connector_queue/,
+          );
         } else {
           await new Promise((r) => setTimeout(r, Math.floor(rand() * 1500)));
         }
