@@ -19,7 +19,9 @@ import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, startHub, type HubProcess } from "@fm/test-support/process";
 import { KustoReceiver } from "../apps/connectors/src/testing/kusto-receiver.ts";
 import { WebhookReceiver } from "../apps/connectors/src/testing/webhook-receiver.ts";
+import { migrate } from "../apps/connectors/src/queue/migrate.ts";
 import { bareNetboxItem } from "@fm/test-support/netbox-items";
+import { prng } from "../apps/hub/src/testing/fuzz.ts";
 
 const AGE = "fleet_manager_matrix_oldest_undelivered_event_age_seconds";
 let hubDb: TestDatabase;
@@ -93,20 +95,22 @@ const connectorEnv = (name: string, extra: Record<string, string>): Record<strin
   CONNECTOR_BATCH_SIZE: "10",
   CONNECTOR_BACKOFF_BASE_MS: "200",
   CONNECTOR_BACKOFF_MAX_S: "2",
+  // A feed read not done in wait + 2 × this is a stall the freshness gauge counts (9 s here).
+  CONNECTOR_HTTP_TIMEOUT_MS: "2000",
   ...extra,
 });
-const kustoEnv = () =>
-  connectorEnv("matrix-prod", {
+const kustoEnv = (name = "matrix-prod", to = receiver, entraSecret = "entra-secret") =>
+  connectorEnv(name, {
     CONNECTOR_SITES: "sin1",
     CONNECTOR_SINK: "kusto",
-    KUSTO_CLUSTER_URL: receiver.url,
-    KUSTO_DATABASE: receiver.o.database,
-    KUSTO_TABLE: receiver.o.table,
-    KUSTO_MAPPING_NAME: receiver.o.mappingName,
-    ENTRA_AUTHORITY: receiver.url,
-    ENTRA_TENANT_ID: receiver.o.tenant,
-    ENTRA_CLIENT_ID: receiver.o.clientId,
-    ENTRA_CLIENT_SECRET_FILE: join(dir, "entra-secret"),
+    KUSTO_CLUSTER_URL: to.url,
+    KUSTO_DATABASE: to.o.database,
+    KUSTO_TABLE: to.o.table,
+    KUSTO_MAPPING_NAME: to.o.mappingName,
+    ENTRA_AUTHORITY: to.url,
+    ENTRA_TENANT_ID: to.o.tenant,
+    ENTRA_CLIENT_ID: to.o.clientId,
+    ENTRA_CLIENT_SECRET_FILE: join(dir, entraSecret),
   });
 const webhookEnv = () =>
   connectorEnv("matrix-wdc1-prod", {
@@ -154,6 +158,91 @@ function check(name: string, ...args: string[]): Promise<{ code: number | null; 
     p.stderr.on("data", (d: Buffer) => (out += d.toString()));
     p.on("close", (code) => resolve({ code, out }));
   });
+}
+
+/** A new Kusto instance of sin1 with its own fleet.read client and receiver: it starts from a snapshot. */
+async function freshInstance(name: string): Promise<{ rcv: KustoReceiver; env: Record<string, string> }> {
+  const res = await api<{ clientSecret: string }>("POST", "/api/v1/clients/", {
+    clientId: name,
+    scopes: ["fleet.read"],
+    description: "Matrix connector instance",
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const rcv = new KustoReceiver();
+  await Promise.all([
+    writeFile(join(dir, `${name}.secret`), res.body.clientSecret, { mode: 0o600 }),
+    writeFile(join(dir, `${name}-entra-secret`), rcv.o.clientSecret, { mode: 0o600 }),
+    rcv.up(),
+  ]);
+  return { rcv, env: kustoEnv(name, rcv, `${name}-entra-secret`) };
+}
+
+type Change = { deviceId: string; version: number };
+
+/** Two operators changing sin1 devices (disjoint halves) until stopped: commits all the while. */
+function writers(): { count: () => number; stop: () => Promise<Change[]> } {
+  const written: Change[] = [];
+  let stopping = false;
+  const loops = [0, 1].map(async (w) => {
+    for (let i = w; !stopping; i += 2) {
+      const d = devices.sin1![i % devices.sin1!.length]!;
+      const res = await api<{ version: number }>("PATCH", `/api/v1/devices/${d.id}`, {
+        notes: `writer ${w} ${randomBytes(4).toString("hex")}`,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      written.push({ deviceId: d.id, version: res.body.version });
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  });
+  return {
+    count: () => written.length,
+    stop: async () => {
+      stopping = true;
+      await Promise.all(loops);
+      return written;
+    },
+  };
+}
+
+/** Each sin1 device's version at the hub now. */
+async function hubVersions(): Promise<Map<string, number>> {
+  const list = await api<{ items: { id: string; version: number }[] }>("GET", "/api/v1/devices/?site=sin1&limit=1000");
+  return new Map(list.body.items.map((d) => [d.id, d.version]));
+}
+
+/**
+ * Waits until `rcv` holds every sin1 device's state at the hub, then checks that what it was
+ * sent for each device, in the order records first arrived, is the hub's sequence of that
+ * device's states: the snapshot's first, then versions rising by one up to the hub's (no gap, no
+ * state twice under two record ids, no older state after a newer one); that every change written
+ * after the snapshot arrived; and that every repeat was a record id already stored.
+ */
+async function expectHubSequences(rcv: KustoReceiver, written: Change[]): Promise<void> {
+  const hubNow = await hubVersions();
+  await until(
+    () =>
+      devices.sin1!.every((d) => deviceRecords(rcv).some((r) => r.deviceId === d.id && r.version === hubNow.get(d.id))),
+    90_000,
+    "every device's state at the hub delivered",
+  );
+  const firsts = [...new Set(rcv.arrivals)].map((id) => rcv.stored.get(id)!);
+  expect(firsts).toHaveLength(rcv.stored.size);
+  expect(rcv.arrivals.length - firsts.length).toBe(rcv.duplicates);
+  const snapshotVersion = new Map<string, number>();
+  for (const d of devices.sin1!) {
+    const mine = firsts.filter((r): r is DeviceInventoryRecord => r.kind === "device" && r.deviceId === d.id);
+    expect(mine[0]?.recordId, d.name).toContain(":snapshot-");
+    const first = mine[0]!.version;
+    snapshotVersion.set(d.id, first);
+    expect(
+      mine.map((r) => r.version),
+      d.name,
+    ).toEqual(Array.from({ length: hubNow.get(d.id)! - first + 1 }, (_, i) => first + i));
+  }
+  const after = written.filter((c) => c.version > snapshotVersion.get(c.deviceId)!);
+  expect(after.length).toBeGreaterThan(0);
+  const got = new Set(deviceRecords(rcv).map((r) => `${r.deviceId}:${r.version}`));
+  expect(after.filter((c) => !got.has(`${c.deviceId}:${c.version}`))).toEqual([]);
 }
 
 beforeAll(async () => {
@@ -284,9 +373,16 @@ describe("the Matrix connector", () => {
     expect(made.every(arrived)).toBe(true);
   }, 120_000);
 
-  it("hub restarted: the connector rides it out and resumes", async () => {
+  it("hub restarted: the freshness gauge counts the time it cannot read, and the connector resumes", async () => {
     expect(await hub.stop()).toBe(0);
     await matrix!.waitForLog((l) => l.msg === "feed read failed" && l.reason === "hub_unavailable", 30_000);
+    // The queue is empty, yet what the hub commits meanwhile would go unread: the alert's gauge grows.
+    await until(
+      async () => ((await matrix!.metric(AGE, { connector: "matrix-prod" })) ?? 0) > 0,
+      30_000,
+      "freshness gauge counting the stalled reader",
+    );
+    expect(await matrix!.metric("fleet_manager_connector_undelivered_records")).toBe(0);
     hub = await startHub(hubEnv);
     admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const v = await change("sin1", 7);
@@ -295,6 +391,7 @@ describe("the Matrix connector", () => {
       30_000,
       "change after the restart delivered",
     );
+    await until(async () => (await matrix!.metric(AGE, { connector: "matrix-prod" })) === 0, 30_000, "fresh again");
   }, 120_000);
 
   it("a cursor older than the hub keeps: 410, a new snapshot, and the state the missed changes left", async () => {
@@ -348,4 +445,138 @@ describe("the Matrix connector", () => {
     const health = (await (await fetch(`${matrix!.metricsUrl}/healthz`)).json()) as { deadLetters: number };
     expect(health.deadLetters).toBe(1);
   }, 60_000);
+  it("killed (SIGKILL) again and again at varied moments while writers commit: nothing lost, nothing doubled but a record id", async () => {
+    const given = process.env.CONNECTOR_KILL_SEED;
+    const seed = given ? Number(given) : randomBytes(4).readUInt32BE(0);
+    console.log(`connector kill schedule: CONNECTOR_KILL_SEED=${seed}`);
+    const rand = prng(seed);
+    const name = "matrix-chaos";
+    const inst = await freshInstance(name);
+    // The moments, each observed in the process rather than guessed: the process's statement
+    // blocked on a lock this test holds (pg_blocking_pids), or a request at the receiver.
+    type Moment = "snapshot commit" | "feed page commit" | "batch in flight" | "batch acknowledged" | "anywhere";
+    const later: Moment[] = ["feed page commit", "batch in flight", "batch acknowledged", "anywhere"];
+    later.push(later[Math.floor(rand() * 4)]!, later[Math.floor(rand() * 4)]!);
+    for (let i = later.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [later[i], later[j]] = [later[j]!, later[i]!];
+    }
+    const moments: Moment[] = ["snapshot commit", ...later];
+    const hold = new pg.Client({ connectionString: connectorDb.url });
+    const watch = new pg.Client({ connectionString: connectorDb.url });
+    await Promise.all([hold.connect(), watch.connect()]);
+    // The connector's tables, as its first start makes them: this test holds rows in them.
+    await migrate(hold);
+    const holdPid = (await hold.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    const blockedOn = async (pattern: RegExp) =>
+      (
+        await watch.query<{ query: string }>(
+          "SELECT query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+          [holdPid],
+        )
+      ).rows.some((r) => pattern.test(r.query));
+    const count = async (table: string) =>
+      (await watch.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE connector = $1`, [name]))
+        .rows[0]!.n;
+    /**
+     * Locks the rows `lock` selects and waits until the connector's statement matching `waiting`
+     * waits on them. The rows locked may be gone a moment later (a batch deleted just before the
+     * lock, the queue then refilled with new rows): then it lets go and locks again.
+     */
+    const holdUntilBlocked = async (lock: string, waiting: RegExp): Promise<true> => {
+      for (let attempt = 1; ; attempt++) {
+        await until(async () => (await count(/connector_(\w+)/.exec(lock)![0])) > 0, 30_000, "rows to lock");
+        await hold.query("BEGIN");
+        await hold.query(lock, [name]);
+        try {
+          await until(() => blockedOn(waiting), 3_000, `${String(waiting)} waiting on the lock`);
+          return true;
+        } catch (err) {
+          await hold.query("ROLLBACK");
+          if (attempt === 10) throw err;
+        }
+      }
+    };
+    const w = writers();
+    const landed: string[] = [];
+    try {
+      for (const moment of moments) {
+        inst.rcv.ingestDelayMs = moment === "batch in flight" ? 300 : 0;
+        let holding = false;
+        if (moment === "snapshot commit") {
+          // The state row the snapshot's transaction inserts, held uncommitted: its commit waits.
+          await hold.query("BEGIN");
+          await hold.query(
+            "INSERT INTO connector_state (connector, position, head, caught_up_at) VALUES ($1, 0, 0, now())",
+            [name],
+          );
+          holding = true;
+        }
+        const c = await startConnector(inst.env);
+        const before = inst.rcv.arrivals.length;
+        if (moment === "snapshot commit") {
+          await until(() => blockedOn(/INSERT INTO connector_state/), 30_000, "snapshot commit waiting");
+        } else if (moment === "feed page commit") {
+          await until(async () => (await count("connector_state")) === 1, 30_000, "cursor stored");
+          holding = await holdUntilBlocked(
+            "SELECT 1 FROM connector_state WHERE connector = $1 FOR UPDATE",
+            /UPDATE connector_state\s+SET position/,
+          );
+        } else if (moment === "batch in flight") {
+          await until(() => inst.rcv.inFlight > 0, 30_000, "a batch in flight");
+        } else if (moment === "batch acknowledged") {
+          // The queued rows locked: the sink takes a batch, the process cannot delete it.
+          holding = await holdUntilBlocked(
+            "SELECT 1 FROM connector_queue WHERE connector = $1 FOR UPDATE",
+            /DELETE FROM connector_queue/,
+          );
+        } else {
+          await new Promise((r) => setTimeout(r, Math.floor(rand() * 1500)));
+        }
+        expect(await c.stop("SIGKILL")).toBe("SIGKILL");
+        if (holding) await hold.query("ROLLBACK");
+        landed.push(`${moment} (after ${inst.rcv.arrivals.length - before} records arrived)`);
+        // The snapshot killed before its commit left nothing to deliver.
+        if (moment === "snapshot commit") expect(inst.rcv.stored.size).toBe(0);
+      }
+      inst.rcv.ingestDelayMs = 0;
+      const c = await startConnector(inst.env);
+      const written = await w.stop();
+      try {
+        await expectHubSequences(inst.rcv, written);
+      } finally {
+        await c.stop();
+      }
+      console.log(
+        `connector kills (seed ${seed}): ${landed.join("; ")}; ${written.length} changes written, ` +
+          `${inst.rcv.stored.size} records stored, ${inst.rcv.duplicates} repeats dropped by record id`,
+      );
+    } finally {
+      await w.stop();
+      await hold.end();
+      await watch.end();
+      await inst.rcv.down();
+    }
+  }, 180_000);
+
+  it("a fresh instance starting while writers commit: each device's states arrive once each, in order, from the snapshot on", async () => {
+    const inst = await freshInstance("matrix-fresh");
+    const w = writers();
+    try {
+      await until(() => w.count() >= 20, 30_000, "writers under way");
+      const c = await startConnector(inst.env);
+      try {
+        await c.waitForLog((l) => l.msg === "snapshot queued" && l.reason === "start", 30_000);
+        const atSnapshot = w.count();
+        await until(() => w.count() >= atSnapshot + 60, 60_000, "changes after the snapshot");
+        await expectHubSequences(inst.rcv, await w.stop());
+        expect(inst.rcv.duplicates).toBe(0);
+      } finally {
+        await c.stop();
+      }
+    } finally {
+      await w.stop();
+      await inst.rcv.down();
+    }
+  }, 150_000);
 });

@@ -122,6 +122,8 @@ export async function runConnector(env: NodeJS.ProcessEnv = process.env): Promis
       sites: config.CONNECTOR_SITES,
       pageSize: config.CONNECTOR_FEED_PAGE_SIZE,
       waitS: config.CONNECTOR_FEED_WAIT_S,
+      // A long-poll, the client's two attempts and their timeouts: anything longer is a stall.
+      stallAfterMs: config.CONNECTOR_FEED_WAIT_S * 1000 + 2 * config.CONNECTOR_HTTP_TIMEOUT_MS,
       metrics,
       log,
       onEnqueued: () => d.wake(),

@@ -1,7 +1,8 @@
 /**
  * The connector's Prometheus metrics, each labelled `connector` with the instance name. The
  * freshness gauge is the name the runbook's FleetManagerMatrixFeedStalled alert reads
- * (@fm/domain MATRIX_OLDEST_UNDELIVERED_EVENT_AGE); the queue gauges are read from the database
+ * (@fm/domain MATRIX_OLDEST_UNDELIVERED_EVENT_AGE): the older of the queue's oldest record and
+ * the reader's lag in seconds, so a reader that cannot read pages too. The queue gauges are read from the database
  * at scrape time, so they tell the truth about what is durable, not about this process's memory.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
@@ -22,10 +23,11 @@ export function createConnectorMetrics(connector: string, read: { stats(): Promi
   const queue = () => (stats ??= read.stats().finally(() => setTimeout(() => (stats = undefined), 0)));
   new Gauge({
     name: MATRIX_OLDEST_UNDELIVERED_EVENT_AGE,
-    help: "Seconds since the hub committed the oldest change the sink has not acknowledged (0: none waiting)",
+    help: "Seconds since the hub committed the oldest change the sink has not acknowledged, queued or not yet read (0: none waiting)",
     registers: [registry],
     async collect() {
-      this.set((await queue()).oldestUndeliveredAgeS);
+      // A change the reader could not read yet is as undelivered as a queued one.
+      this.set(Math.max((await queue()).oldestUndeliveredAgeS, read.lag().seconds));
     },
   });
   new Gauge({
@@ -54,7 +56,7 @@ export function createConnectorMetrics(connector: string, read: { stats(): Promi
   });
   new Gauge({
     name: "fleet_manager_connector_feed_lag_seconds",
-    help: "Seconds since the connector's cursor last reached the feed head (0 while caught up)",
+    help: "Seconds since the connector's cursor last reached the feed head (0 while caught up and reading)",
     registers: [registry],
     collect() {
       this.set(read.lag().seconds);

@@ -20,6 +20,11 @@ export interface ReaderOptions {
   sites: readonly string[];
   pageSize: number;
   waitS: number;
+  /**
+   * No successful read for this long (longer than a long-poll and its retries can take): the
+   * reader no longer knows what the hub committed since it last caught up, and counts it as lag.
+   */
+  stallAfterMs: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
   metrics: ConnectorMetrics;
@@ -35,16 +40,27 @@ export class FeedReader {
   private position: string | undefined;
   private head = "0";
   private caughtUpAt = 0;
+  /** Last successful feed page or snapshot (this process). */
+  private readAt: number;
   private readonly now: () => number;
 
   constructor(private readonly o: ReaderOptions) {
     this.now = o.now ?? Date.now;
+    this.readAt = this.now();
   }
 
+  /**
+   * Events known to be unread, and seconds since the reader last had every event: the age of the
+   * oldest change it may not have read. While it cannot read at all (the hub down, its client
+   * refused), the head it knows stands still, so "no event known unread" proves nothing: past
+   * `stallAfterMs` without a read, the lag runs from the last catch-up as when known behind.
+   */
   lag(): FeedLag {
     if (this.position === undefined) return { events: 0, seconds: 0 };
+    const now = this.now();
     const events = Math.max(0, Number(BigInt(this.head) - BigInt(this.position)));
-    return { events, seconds: events === 0 ? 0 : Math.max(0, (this.now() - this.caughtUpAt) / 1000) };
+    const stalled = now - this.readAt > this.o.stallAfterMs;
+    return { events, seconds: events > 0 || stalled ? Math.max(0, (now - this.caughtUpAt) / 1000) : 0 };
   }
 
   /** Runs until the signal aborts; rejects only when another instance moved the cursor. */
@@ -103,7 +119,8 @@ export class FeedReader {
     await this.o.store.commitPage({ after, nextAfter: page.nextAfter, head: page.head, records });
     this.position = page.nextAfter;
     this.head = BigInt(page.head) > BigInt(page.nextAfter) ? page.head : page.nextAfter;
-    if (this.head === this.position) this.caughtUpAt = this.now();
+    this.readAt = this.now();
+    if (this.head === this.position) this.caughtUpAt = this.readAt;
     this.pages++;
     if (records.length) {
       this.o.metrics.enqueued.inc({ origin: "feed" }, records.length);
@@ -130,7 +147,7 @@ export class FeedReader {
     await this.o.store.commitSnapshot({ position: header.position, head: header.position, records });
     this.position = header.position;
     this.head = header.position;
-    this.caughtUpAt = this.now();
+    this.readAt = this.caughtUpAt = this.now();
     this.pages++;
     this.o.metrics.snapshots.inc({ reason });
     this.o.metrics.enqueued.inc({ origin: "snapshot" }, records.length);

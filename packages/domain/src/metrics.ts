@@ -19,8 +19,9 @@ export const REFLECTOR_METRICS = {
 
 /**
  * The Matrix connector's freshness: a gauge, seconds since the hub committed the oldest change
- * of its delivery queue that the sink has not acknowledged yet (0 when the queue is empty): the
- * age of what the customer has not seen, however long it waited to be read or delivered.
+ * the sink has not acknowledged yet, in its delivery queue or not read from the feed yet (0 when
+ * none waits): the age of what the customer has not seen, however long it waited to be read or
+ * delivered. A reader that cannot read the feed counts from when it last had every event.
  * Labelled `connector` with the instance name (e.g. `matrix-prod`). FleetManagerMatrixFeedStalled
  * fires when it stays above 900 for 10 minutes.
  */

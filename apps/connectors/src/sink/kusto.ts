@@ -2,12 +2,12 @@
  * Kusto streaming ingestion: `POST {cluster}/v1/rest/ingest/{database}/{table}
  * ?streamFormat=MultiJSON&mappingName={mapping}`, the records as JSON objects one per line,
  * `Authorization: Bearer` an Entra ID token for `{cluster}/.default`. The request is atomic:
- * 200 stores every record, an error stores none. Errors carry Kusto's OneApiError body
- * `{"error": {code, message, "@type", "@message", "@context", "@permanent"}}` (shapes cited in
- * ../testing/SOURCES.md):
+ * 200 stores every record, an error stores none. Errors other than 401 carry Kusto's OneApiError
+ * body `{"error": {code, message, "@type", "@message", "@context", "@permanent"}}`; a 401 carries
+ * only its status (shapes cited in ../testing/SOURCES.md):
  *
  *  - 401: the token expired or was revoked: drop it, fetch another, send again once;
- *  - 429: throttled: wait Retry-After (or the backoff), then again;
+ *  - 429: throttled: wait Retry-After when sent (Microsoft does not promise one), else the backoff;
  *  - `@permanent: true` (400 BadRequest: a record the mapping cannot ingest): rejected, and the
  *    delivery loop bisects the batch to find the record;
  *  - 404, or a permanent error naming the mapping, database or table: the configuration is wrong,

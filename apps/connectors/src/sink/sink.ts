@@ -47,8 +47,14 @@ export function unreachable(err: unknown): DeliveryOutcome {
   };
 }
 
-/** Retry-After in its delay-seconds form, in ms; capped so one answer cannot park the queue for long. */
-export function retryAfter(header: string | null, capMs = 120_000): number | undefined {
-  const s = header === null ? NaN : Number(header);
-  return Number.isFinite(s) && s >= 0 ? Math.min(s * 1000, capMs) : undefined;
+/**
+ * Retry-After in ms, either of its RFC 9110 §10.2.3 forms (delay-seconds or an HTTP-date);
+ * capped so one answer cannot park the queue for long. Undefined when absent or unreadable.
+ */
+export function retryAfter(header: string | null, capMs = 120_000, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === "") return undefined;
+  const s = Number(header);
+  if (Number.isFinite(s)) return s >= 0 ? Math.min(s * 1000, capMs) : undefined;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - now), capMs);
 }

@@ -6,7 +6,7 @@
  *  - `POST /{tenant}/oauth2/v2.0/token`: client credentials (form), answers a bearer token with
  *    `expires_in`; a wrong secret gets 401 `invalid_client` with an AADSTS7000215 description.
  *  - `POST /v1/rest/ingest/{db}/{table}?streamFormat=MultiJSON&mappingName=…`: checks the token
- *    (unknown or expired: 401 with a OneApiError body), stores the records atomically,
+ *    (unknown or expired: 401, no body), stores the records atomically,
  *    de-duplicated by `recordId`. `throttle(n, s)`: the next n requests get 429 + Retry-After.
  *    A record `poison` matches: 400 BadRequest, `@permanent: true`, nothing stored.
  *  - `down()` / `up()`: stops answering (connections refused) and comes back on the same port.
@@ -120,6 +120,12 @@ export class KustoReceiver {
     oneApiError(res, 404, "NotFound", "Entity not found", true);
   }
 
+  /**
+   * The client-credentials grant. Request form and success body `{token_type, expires_in,
+   * access_token}` (nothing else): MicrosoftDocs/entra-docs
+   * docs/identity-platform/v2-oauth2-client-creds-grant-flow.md @ 03033ebd9371cc1780865855f0fdff9a8d077542
+   * ("Access token request with a shared secret", "Successful response"). Refusals: ./aadError.
+   */
   private token(body: string, res: ServerResponse): void {
     this.requests.token++;
     const form = new URLSearchParams(body);
@@ -148,23 +154,33 @@ export class KustoReceiver {
     json(res, 200, {
       token_type: "Bearer",
       expires_in: this.o.tokenLifetimeS,
-      ext_expires_in: this.o.tokenLifetimeS,
       access_token: token,
     });
   }
 
+  /**
+   * Streaming ingestion. Path, `streamFormat`, `mappingName` (required for MultiJSON), headers and
+   * a body of UTF-8 JSON objects one per line: MicrosoftDocs/dataexplorer-docs
+   * data-explorer/kusto/api/rest/streaming-ingest.md @ f06d991f4f4440f990134edb77f4aa1fe177ac06.
+   * Status codes (400 permanent, 401, 404, 429 throttled) and "a 4xx or a 5xx error, other than
+   * 401" carrying a JSON error body: data-explorer/kusto/api/rest/response.md @
+   * 73a8ce8d2d797c381b979ba861505ca5a90513e5. `Authorization: Bearer <Entra ID token>`:
+   * data-explorer/kusto/api/rest/authentication.md @ 64b56d5c18a254a860696e3e9839e47d92f2318e.
+   */
   private ingest(req: IncomingMessage, url: URL, body: string, res: ServerResponse): void {
     this.requests.ingest++;
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const expiry = token ? this.tokens.get(token) : undefined;
     if (expiry === undefined || expiry <= Date.now()) {
       this.requests.unauthorized++;
-      res.setHeader("www-authenticate", 'Bearer authorization_uri="https://login.microsoftonline.com/common"');
-      return oneApiError(res, 401, "Unauthorized", "The token is expired or not valid.", false);
+      // 401 is the one error response.md leaves without a JSON body: the status is all a client gets.
+      return void res.writeHead(401).end();
     }
     if (this.throttleLeft > 0) {
       this.throttleLeft--;
       this.requests.throttled++;
+      // 429 TooManyRequests is response.md's; Microsoft does not promise a Retry-After with it, so
+      // the sink honours one when present (RFC 9110 §10.2.3, delay-seconds) and backs off without.
       res.setHeader("retry-after", String(this.throttleRetryAfterS));
       return oneApiError(res, 429, "TooManyRequests", "Request is denied due to throttling.", false);
     }
@@ -213,16 +229,18 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
 }
 
-/** Kusto's error body: the OneApiError envelope with its `@`-fields. */
+/**
+ * Kusto's error body: the OneApiError envelope with its `@`-fields, as the Kusto SDKs parse it:
+ * Azure/azure-kusto-java data/src/main/java/com/microsoft/azure/kusto/data/exceptions/OneApiError.java
+ * @ 322d8bced453a6681720edd975a7dbd27c42879f; Azure/azure-kusto-go kusto/data/errors/errors.go
+ * @ 5d94ac91eae057044214dd0215164ade6980a99f (`@permanent`: whether a retry can succeed).
+ */
 function oneApiError(res: ServerResponse, status: number, code: string, message: string, permanent: boolean): void {
   json(res, status, {
     error: {
       code,
       message: status === 429 ? "Request is denied due to throttling." : "Request is invalid and cannot be executed.",
-      "@type":
-        status === 401
-          ? "Kusto.Common.Svc.Exceptions.UnauthorizedOperationException"
-          : "Kusto.DataNode.Exceptions.KustoRequestException",
+      "@type": "Kusto.DataNode.Exceptions.KustoRequestException",
       "@message": message,
       "@context": {
         timestamp: new Date().toISOString(),
@@ -243,7 +261,13 @@ function oneApiError(res: ServerResponse, status: number, code: string, message:
   });
 }
 
-/** The Microsoft identity platform's token error body. */
+/**
+ * The Microsoft identity platform's token error body `{error, error_description: "AADSTS…\r\nTrace
+ * ID…", error_codes, timestamp, trace_id, correlation_id, error_uri}` and the AADSTS codes used
+ * (70003, 70011, 700016, 7000215): MicrosoftDocs/entra-docs docs/identity-platform/reference-error-codes.md
+ * @ 3164b3b5d031edef0ad334ba09d3ea6dcb619c1a. 400 for a bad request, 401 for `invalid_client`
+ * (client authentication failed): RFC 6749 §5.2.
+ */
 function aadError(res: ServerResponse, status: number, error: string, code: number, text: string): void {
   const traceId = randomUUID();
   const correlationId = randomUUID();
