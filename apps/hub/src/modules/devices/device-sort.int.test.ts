@@ -208,6 +208,14 @@ describe("GET /api/v1/devices?sort=", () => {
       "a status that is not one",
       { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "operationalStatus", v: "NAP", f: "" },
     ],
+    ["a NUL in a name", { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "name", v: "\u0000", f: "" }],
+    ["a NUL in a serial", { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "serial", v: "a\u0000", f: "" }],
+    ["a name past the column", { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "name", v: "n".repeat(201), f: "" }],
+    [
+      "a time before year 1",
+      { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "-updatedAt", v: "-271821-04-20T00:00:00Z", f: "" },
+    ],
+    ["year 0", { after: "0190a5b4-1234-7abc-8def-0123456789ab", s: "updatedAt", v: "0000-01-01T00:00:00Z", f: "" }],
   ])("refuses a cursor holding %s as a 400 naming cursor", async (_, doc) => {
     const sort = typeof doc === "string" ? "name" : doc.s;
     const fp = (await list(`sort=${sort}&limit=1`)).nextCursor!;

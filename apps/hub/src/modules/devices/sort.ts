@@ -127,12 +127,18 @@ export function sortValueValid(field: DeviceSortField | "id", value: string | nu
     case "id":
       return true;
     case "serial":
-      return value === null || typeof value === "string";
+      return value === null || storable(value);
     case "name":
-      return typeof value === "string";
+      return storable(value);
     case "operationalStatus":
       return OPERATIONAL_STATUSES.includes(value as (typeof OPERATIONAL_STATUSES)[number]);
     case "updatedAt":
-      return typeof value === "string" && !Number.isNaN(Date.parse(value));
+      // A year PostgreSQL and JavaScript both hold (the timestamps the hub writes are such).
+      return typeof value === "string" && /^\d{4}-/.test(value) && !Number.isNaN(Date.parse(value)) && value >= "0001";
   }
+}
+
+/** Text PostgreSQL can compare: a string of at most a column's length, without NUL. */
+function storable(value: unknown): value is string {
+  return typeof value === "string" && value.length <= 200 && !value.includes("\u0000");
 }

@@ -49,7 +49,7 @@ const call = async <T = Job>(
   return {
     status: res.status,
     headers: res.headers,
-    body: (await res.json()) as T & { code?: string; errors?: { path: string }[] },
+    body: (await res.json()) as T & { code?: string; detail?: string; errors?: { path: string }[] },
   };
 };
 const jobCount = () => hub.db.prisma.job.count();
@@ -121,7 +121,8 @@ describe("jobs API", () => {
     const [failed, other, spare, busySpare] = await devices(4, "active");
     const post = (kind: string, deviceIds: string[], params: unknown = {}) =>
       call("POST", "/api/v1/jobs/", { kind, deviceIds, params });
-    const first = await post("NODE_SWAP", [failed!], { spareDeviceId: spare });
+    // A UUID is one UUID however it is written.
+    const first = await post("NODE_SWAP", [failed!], { spareDeviceId: spare!.toUpperCase() });
     expect(first.status).toBe(201);
     const before = await jobCount();
     const second = await post("NODE_SWAP", [other!], { spareDeviceId: spare });

@@ -65,19 +65,26 @@ export const jobRepo = {
   },
 
   /**
-   * Locks the devices' rows (in id order) for the rest of the transaction: job creations naming
-   * the same device, as a job's device or as a node swap's spare, are checked one after another.
+   * Serialises job creations naming the same device (as a job's device or as a node swap's
+   * spare) until the transaction ends: transaction-scoped advisory locks, one per device, taken
+   * in id order. Not the devices' rows: a reflection push locks those while it applies, and a
+   * creation holding them while it writes its job, audit and feed rows deadlocked with it.
    */
   async lockDevices(db: Db, deviceIds: string[]): Promise<void> {
     if (deviceIds.length)
-      await db.$queryRawUnsafe("SELECT id FROM devices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE", deviceIds);
+      await db.$executeRawUnsafe(
+        `SELECT pg_advisory_xact_lock(hashtext('job-device'), hashtext(id))
+           FROM unnest($1::text[]) AS id ORDER BY id`,
+        [...new Set(deviceIds.map((id) => id.toLowerCase()))],
+      );
   },
 
   /** Active node swaps whose spare is one of these devices, with each swap's name. */
   async activeSwapsOfSpares(db: Db, deviceIds: string[]): Promise<{ deviceId: string; jobName: string }[]> {
     return db.$queryRawUnsafe<{ deviceId: string; jobName: string }[]>(
-      `SELECT params->>'spareDeviceId' AS "deviceId", name AS "jobName" FROM jobs
-        WHERE kind = 'NODE_SWAP' AND status = ANY($2::job_status[]) AND params->>'spareDeviceId' = ANY($1::text[])`,
+      `SELECT lower(params->>'spareDeviceId') AS "deviceId", name AS "jobName" FROM jobs
+        WHERE kind = 'NODE_SWAP' AND status = ANY($2::job_status[])
+          AND (params->>'spareDeviceId')::uuid = ANY($1::uuid[])`,
       deviceIds,
       ACTIVE_JOB_STATUSES,
     );
