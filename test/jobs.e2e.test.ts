@@ -22,7 +22,7 @@ let connection: Connection;
 
 /** Staged devices whose names are SLURM nodes (burn-in, release); the others are not. */
 const SLURM_BACKED = 5;
-const PLAIN = 7;
+const PLAIN = 9;
 
 beforeAll(async () => {
   s = await startJobsStack({

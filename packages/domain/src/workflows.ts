@@ -186,6 +186,11 @@ export interface NodeSwapPlan {
   moved: boolean;
   /** The failed tray's cables, to move onto the spare (none: a cableless swap); absent in plans recorded before. */
   cables?: CableMovePlan[];
+  /**
+   * A cabled swap (a GB300 tray replacement): the failed tray has cables to move, or a rerun finds
+   * them moved already. Absent in plans recorded before: then `cables` decides.
+   */
+  cabled?: boolean;
 }
 
 /** A cable of the failed tray: its interface (by name), its end, its far end and what it keeps. */

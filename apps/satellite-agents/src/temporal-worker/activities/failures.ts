@@ -41,6 +41,17 @@ function classify(err: unknown): never {
   throw err;
 }
 
+/** Whether retrying cannot fix `err` (a source's final refusal): what guarded() would fail for good. */
+export function isFinal(err: unknown): boolean {
+  if (err instanceof ApplicationFailure) return err.nonRetryable === true;
+  try {
+    classify(err);
+  } catch (classified) {
+    return classified instanceof ApplicationFailure && classified.nonRetryable === true;
+  }
+  return false;
+}
+
 /**
  * Runs an activity body: classifies its errors, and, for an activity with a heartbeat timeout,
  * heartbeats every 2 s (a third of the timeout at most) while it runs. The heartbeat timeout is

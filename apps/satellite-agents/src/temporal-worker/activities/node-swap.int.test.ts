@@ -179,7 +179,7 @@ describe("NODE_SWAP activities", () => {
     expect(nb.data.macAddresses).toHaveLength(before);
   });
 
-  it("swapNetboxRack unracks the failed tray as offline and puts the spare in its rack, unit and face; a rerun changes nothing", async () => {
+  it("swapNetboxRack takes the failed tray out of its units (kept in its rack) as offline and puts the spare in its rack, unit and face; a rerun changes nothing", async () => {
     let failed = gpus.take("active");
     while (failed.position === null) failed = gpus.take("active");
     uncable(failed);
@@ -188,7 +188,7 @@ describe("NODE_SWAP activities", () => {
     const swap = { failed: planOf(failed), spare: planOf(spare), target, moved: false };
     expect((await run(activities().swapNetboxRack, swap)).result).toMatch(/now at rack/);
     expect(nb.data.devices.find((x) => x.id === failed.id)).toMatchObject({
-      rack: null,
+      rack: target.rack,
       position: null,
       face: null,
       status: "offline",
@@ -197,6 +197,26 @@ describe("NODE_SWAP activities", () => {
     const patches = nb.requests.filter((r) => r.method === "PATCH").length;
     expect((await run(activities().swapNetboxRack, swap)).result).toMatch(/already moved/);
     expect(nb.requests.filter((r) => r.method === "PATCH").length).toBe(patches);
+  });
+
+  it("swapNetboxRack puts the failed tray back where it was when NetBox refuses the spare's place, then fails for good", async () => {
+    let failed = gpus.take("active");
+    while (failed.position === null) failed = gpus.take("active");
+    uncable(failed);
+    const spare = spareDevice();
+    const was = { rack: failed.rack, position: failed.position, face: failed.face, status: failed.status };
+    const spareWas = { rack: spare.rack, position: spare.position, face: spare.face };
+    // Not a unit NetBox takes (half units at most): the spare's PATCH is a 400.
+    const target = {
+      location: failed.location,
+      rack: failed.rack,
+      position: failed.position! + 0.25,
+      face: failed.face,
+    };
+    const swap = { failed: planOf(failed), spare: planOf(spare), target, moved: false };
+    expectFinal(await rejection(run(activities().swapNetboxRack, swap)), "SourceRejected");
+    expect(nb.data.devices.find((x) => x.id === failed.id)).toMatchObject(was);
+    expect(nb.data.devices.find((x) => x.id === spare.id)).toMatchObject(spareWas);
   });
 
   it("swapNetboxCables moves a cabled tray's cables onto the spare's interfaces of the same name; a rerun changes nothing", async () => {
@@ -236,6 +256,10 @@ describe("NODE_SWAP activities", () => {
     expect(nb.requests.filter((r) => r.method === "POST").length).toBe(posts);
     // A cabled swap leaves the failed tray's status alone when it unracks it.
     expect((await run(activities().swapNetboxRack, swap)).result).toMatch(/unracked$/);
-    expect(nb.data.devices.find((x) => x.id === failed.id)).toMatchObject({ rack: null, status: "active" });
+    expect(nb.data.devices.find((x) => x.id === failed.id)).toMatchObject({
+      rack: swap.target.rack,
+      position: null,
+      status: "active",
+    });
   });
 });

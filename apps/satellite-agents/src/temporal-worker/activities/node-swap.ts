@@ -19,7 +19,7 @@ import type { DevicePlan, NodeSwapPlan } from "@fm/domain/workflows";
 import { planOf } from "./hub.ts";
 import { netboxIdOf, netboxOf, type ActivityDeps } from "./deps.ts";
 import { BmcCredentialsError } from "./bmc-credentials.ts";
-import { badInput, guarded, notConfigured, sourceRejected } from "./failures.ts";
+import { badInput, guarded, isFinal, notConfigured, sourceRejected } from "./failures.ts";
 import { readBmcEthernetInterfaces, RedfishReadError, type BmcEthernetInterface } from "./redfish-macs.ts";
 
 type SwapDeps = Pick<ActivityDeps, "site" | "hub" | "netbox" | "bmcCredentials" | "redfish">;
@@ -39,8 +39,10 @@ export function nodeSwapActivities(deps: SwapDeps) {
  * Ironic node); the failed tray holds a rack position for the spare to take. Its cables (a
  * cabled GB300 tray) are recorded for netbox-cables, each needing a free interface of the same
  * name on the spare.
- * A rerun after the rack move finds the failed tray unracked and `offline` and the spare racked:
- * the move is then done, and the spare's position is the target.
+ * A rerun after the rack move finds the failed tray in its rack without a position and the
+ * spare (still staged) racked in that rack: the move is then done, and the spare's position is
+ * the target. Then the tray's status tells the kind of swap: a cableless swap set it `offline`
+ * with the move, a cabled one leaves it; cables still on it are moved, those on the spare are done.
  */
 async function swapPlan(
   deps: SwapDeps,
@@ -70,8 +72,9 @@ async function swapPlan(
     const failedPlace = placeOf(nbFailed);
     const sparePlace = placeOf(nbSpare);
     const moved =
+      failedPlace.rack !== null &&
       failedPlace.position === null &&
-      nbFailed.status.value === "offline" &&
+      sparePlace.rack === failedPlace.rack &&
       sparePlace.position !== null &&
       nbSpare.status.value === "staged";
     if (!moved && nbSpare.status.value !== "staged")
@@ -92,7 +95,8 @@ async function swapPlan(
       if (target.cable)
         throw badInput(`spare ${spare.name} ${c.iface} is already cabled (cable ${target.cable.id}) in NetBox`);
     }
-    return { failed, spare, target: moved ? sparePlace : failedPlace, moved, cables };
+    const cabled = cables.length > 0 || (moved && nbFailed.status.value !== "offline");
+    return { failed, spare, target: moved ? sparePlace : failedPlace, moved, cables, cabled };
   });
 }
 
@@ -179,18 +183,28 @@ async function swapNetboxMacs(deps: SwapDeps, spare: DevicePlan, macs: BmcEthern
 }
 
 /**
- * netbox-rack: the failed tray unracked (its location kept) and `offline`, which frees its units,
- * then the spare into the failed tray's rack, position and face. NetBox refuses a position whose
- * units another device holds, hence this order.
+ * netbox-rack: the failed tray out of its units (kept in its rack and location, no position, so
+ * a rerun recognises the move) and, in a cableless swap, `offline`; then the spare into the
+ * failed tray's rack, position and face. NetBox refuses a position whose units another device
+ * holds, hence this order. If NetBox refuses the spare's place, the failed tray is put back where
+ * it was before the step fails: a new job then starts from NetBox as it was.
  */
 async function swapNetboxRack(deps: SwapDeps, plan: NodeSwapPlan): Promise<string> {
   return guarded(async () => {
     const netbox = netboxOf(deps);
-    const unracked: RackPlace = { location: plan.target.location, rack: null, position: null, face: null };
+    const unracked: RackPlace = { location: plan.target.location, rack: plan.target.rack, position: null, face: null };
     // A cableless swap sets the failed tray offline (the rollout guide's table); a cabled one only moves it.
-    const cabled = (plan.cables?.length ?? 0) > 0;
-    const failedChanged = await placeDevice(netbox, netboxIdOf(plan.failed), unracked, cabled ? undefined : "offline");
-    const spareChanged = await placeDevice(netbox, netboxIdOf(plan.spare), plan.target);
+    const cabled = plan.cabled ?? (plan.cables?.length ?? 0) > 0;
+    const failedId = netboxIdOf(plan.failed);
+    const before = plan.moved ? null : await netbox.device(failedId);
+    const failedChanged = await placeDevice(netbox, failedId, unracked, cabled ? undefined : "offline");
+    let spareChanged: boolean;
+    try {
+      spareChanged = await placeDevice(netbox, netboxIdOf(plan.spare), plan.target);
+    } catch (err) {
+      if (before && isFinal(err)) await placeDevice(netbox, failedId, placeOf(before), before.status.value);
+      throw err;
+    }
     return failedChanged || spareChanged
       ? `${plan.spare.name} now at rack ${plan.target.rack} U${plan.target.position} (${plan.target.face}); ${plan.failed.name} unracked${cabled ? "" : ", offline"}`
       : `already moved: ${plan.spare.name} at rack ${plan.target.rack} U${plan.target.position}`;

@@ -71,7 +71,7 @@ export async function nodeSwapWorkflow(input: JobWorkflowInput<"NODE_SWAP">): Pr
     () => quick.swapNetboxRack(swap),
     (m) => m,
   );
-  const cabled = (swap.cables?.length ?? 0) > 0;
+  const cabled = swap.cabled ?? (swap.cables?.length ?? 0) > 0;
   if (!cabled) steps.skip("netbox-cables", `${failed.name} has no cables in NetBox (a cableless swap)`);
   else
     await steps.run(
