@@ -152,7 +152,32 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
     expect(nbDevice(failed)).toMatchObject({ ...place, status: "active" });
   });
 
-  it("granted, the rerun creates each MAC once, moves the spare into the failed tray's place and files the topology-sync request", async () => {
+  it("may add MACs but not make them primary: the attempt creates the MAC objects and fails there, still before any other write", async () => {
+    s.nb.revoke(["dcim.change_interface"]);
+    let job: Job;
+    try {
+      job = await swap();
+    } finally {
+      s.nb.revoke([]);
+    }
+    expect(job.status).toBe("FAILED");
+    expect(steps(job).slice(3, 5)).toEqual(["netbox-macs:FAILED", "hub-cordon:PENDING"]);
+    expect(job.error?.message).toMatch(/^netbox-macs: .*403.*/s);
+    // The first MAC object made (on the spare's interface of its name), refused as its primary.
+    const macs = bmcMacsInNetbox();
+    expect(macs.length).toBeGreaterThan(0);
+    for (const m of macs) {
+      expect([
+        ["7C:FE:90:5A:00:01", spare.netbox.id, "eth0"],
+        ["7C:FE:90:5A:00:02", spare.netbox.id, "eth1"],
+      ]).toContainEqual([m.mac, m.iface?.device, m.iface?.name]);
+      expect(m.iface?.primary_mac_address).toBeNull();
+    }
+    expect((await device(failed.id)).cordoned).toBe(false);
+    expect(nbDevice(failed)).toMatchObject({ ...place, status: "active" });
+  });
+
+  it("granted, the rerun reuses the MAC objects the attempt made (one per MAC), moves the spare into the failed tray's place and files the topology-sync request", async () => {
     const job = await swap();
     expect(job.status, JSON.stringify(job.error)).toBe("SUCCEEDED");
     expect(steps(job)).toEqual([

@@ -35,3 +35,4 @@ export * from "./logging.ts";
 export * from "./impairment.ts";
 export * from "./oauth-clients.ts";
 export * from "./ib-guid.ts";
+export * from "./mac.ts";

@@ -21,10 +21,10 @@ export {
   ensureInterfaceMac,
   moveCable,
   type CableMove,
-  normalizeMac,
   placeDevice,
   placeOf,
   setPrimaryMac,
+  SwapRefusedError,
   type InterfaceMacResult,
   type RackPlace,
 } from "./swap.ts";

@@ -12,6 +12,7 @@
  * - `netbox/dcim/api/serializers_/devices.py` `DeviceSerializer` `location`, `rack` (ids),
  *   `position` (decimal, U), `face` (choice, blank allowed), and `Device.clean()`.
  */
+import { canonicalMac } from "@fm/domain";
 import type { CableMovePlan, RackPlacePlan } from "@fm/domain/workflows";
 import type { NetboxClient } from "./netbox-client.ts";
 import {
@@ -24,10 +25,9 @@ import {
   type NetboxMacAddress,
 } from "./schemas.ts";
 
-/** A MAC as NetBox stores and filters it: `AA:BB:CC:DD:EE:FF` (mac_unix_expanded_uppercase). */
-export function normalizeMac(mac: string): string | null {
-  const hex = mac.trim().replace(/[-:.\s]/g, "");
-  return /^[0-9a-fA-F]{12}$/.test(hex) ? hex.toUpperCase().match(/../g)!.join(":") : null;
+/** A swap step NetBox's data refuses (not NetBox itself): final, retrying changes nothing. */
+export class SwapRefusedError extends Error {
+  override name = "SwapRefusedError";
 }
 
 export type InterfaceMacResult =
@@ -44,8 +44,8 @@ export async function ensureInterfaceMac(
   interfaceId: number,
   mac: string,
 ): Promise<InterfaceMacResult> {
-  const value = normalizeMac(mac);
-  if (!value) throw new Error(`not a MAC address: ${JSON.stringify(mac)}`);
+  const value = canonicalMac(mac);
+  if (!value) throw new SwapRefusedError(`not a MAC address: ${JSON.stringify(mac)}`);
   const found = await client.macAddresses({ mac_address: value });
   const here = found.find((m) => m.assigned_object_type === "dcim.interface" && m.assigned_object_id === interfaceId);
   if (here) return { outcome: "reused", mac: here };
@@ -155,7 +155,8 @@ export async function moveCable(
       other &&
       other.length === move.far.length &&
       move.far.every((f) => other.some((t) => t.object_type === f.object_type && t.object_id === f.object_id));
-    if (!same) throw new Error(`${iface.name} of the spare is already cabled elsewhere (cable ${iface.cable.id})`);
+    if (!same)
+      throw new SwapRefusedError(`${iface.name} of the spare is already cabled elsewhere (cable ${iface.cable.id})`);
     await client.delete("dcim/cables", move.cableId);
     return "already";
   }

@@ -8,13 +8,14 @@ import {
   cableMovesOf,
   ensureInterfaceMac,
   moveCable,
-  normalizeMac,
   placeDevice,
   placeOf,
   setPrimaryMac,
+  SwapRefusedError,
   type NetboxMacAddress,
   type RackPlace,
 } from "@fm/clients";
+import { canonicalMac } from "@fm/domain";
 import type { DevicePlan, NodeSwapPlan } from "@fm/domain/workflows";
 import { planOf } from "./hub.ts";
 import { netboxIdOf, netboxOf, type ActivityDeps } from "./deps.ts";
@@ -146,7 +147,7 @@ async function swapNetboxMacs(deps: SwapDeps, spare: DevicePlan, macs: BmcEthern
     const ifaces = (await netbox.interfaces({ device_id: netboxIdOf(spare) })).filter((i) => !i.mgmt_only);
     const pairs = ifaces.flatMap((i) => {
       const nic = macs.find((m) => m.id === i.name);
-      return nic ? [{ iface: i, mac: normalizeMac(nic.mac) }] : [];
+      return nic ? [{ iface: i, mac: canonicalMac(nic.mac) }] : [];
     });
     if (!pairs.length)
       throw badInput(
@@ -227,7 +228,7 @@ async function swapNetboxCables(deps: SwapDeps, plan: NodeSwapPlan): Promise<str
       try {
         counts[await moveCable(netbox, c, target.id)]++;
       } catch (err) {
-        if (err instanceof Error && err.name === "Error") throw badInput(err.message);
+        if (err instanceof SwapRefusedError) throw badInput(err.message);
         throw err;
       }
     }
