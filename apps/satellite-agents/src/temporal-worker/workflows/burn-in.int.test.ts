@@ -4,55 +4,20 @@
  * together in test/jobs.e2e.test.ts): what a burn-in does with the SLURM jobs it submitted when it
  * fails or is cancelled halfway, and that messages stay within what the hub keeps.
  */
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WorkflowFailedError, WorkflowHandle } from "@temporalio/client";
-import { Client, Connection } from "@temporalio/client";
+import type { Client } from "@temporalio/client";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
-import {
-  JOB_WORKFLOWS,
-  type DevicePlan,
-  type JobPlan,
-  type JobWorkflowInput,
-  type StepFailureDetails,
-} from "@fm/domain/workflows";
-import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
+import { Worker } from "@temporalio/worker";
+import { JOB_WORKFLOWS, type JobPlan, type JobWorkflowInput, type StepFailureDetails } from "@fm/domain/workflows";
 import { eventually } from "@fm/test-support/wait";
 import type { Activities } from "../activities/index.ts";
+import { testDevice, useTemporal, WORKFLOWS_PATH } from "../workflow-testing.ts";
 
-let temporal: TemporalPeer;
-let native: NativeConnection;
-let connection: Connection;
-let client: Client;
+const temporal = useTemporal();
 let queue = 0;
 
-beforeAll(async () => {
-  Runtime.install({
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } },
-  });
-  temporal = await startTemporal();
-  native = await NativeConnection.connect({ address: temporal.address });
-  connection = await Connection.connect({ address: temporal.address });
-  client = new Client({ connection });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await native?.close();
-  await temporal?.stop();
-});
-
-const device = (n: number): DevicePlan => ({
-  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
-  name: `gpu00${n}`,
-  netboxId: n,
-  bmcAddress: `10.0.0.${n}`,
-  bmcMac: null,
-  ironicInstance: "overcloud",
-  ironicNodeUuid: null,
-  slurmNodeName: null,
-  resourceClass: "GPU_COMPUTE",
-});
+const device = testDevice;
 const plan: JobPlan = {
   site: { slug: "t1", slurmEnabled: true, configureDhcp: false, platformClassActivityReady: false },
   devices: [device(1), device(2)],
@@ -68,9 +33,9 @@ async function runWorkflow(
 ) {
   const taskQueue = `wf-test-${++queue}`;
   const worker = await Worker.create({
-    connection: native,
+    connection: temporal.native,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
+    workflowsPath: WORKFLOWS_PATH,
     activities: { preflight: async () => jobPlan, ...activities },
   });
   const input: JobWorkflowInput<"BURN_IN"> = {
@@ -80,7 +45,7 @@ async function runWorkflow(
     params,
   };
   return worker.runUntil(async () => {
-    const handle = await client.workflow.start(JOB_WORKFLOWS[kind], {
+    const handle = await temporal.client.workflow.start(JOB_WORKFLOWS[kind], {
       workflowId: `wf-test-${queue}`,
       taskQueue,
       args: [input],
@@ -103,7 +68,7 @@ async function untilHistory(match: (e: HistoryEvent) => boolean, count = 1): Pro
   const ctx = Context.current();
   const workflowId = ctx.info.workflowExecution?.workflowId;
   if (!workflowId) throw new Error("not an activity of a workflow");
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = temporal.client.workflow.getHandle(workflowId);
   await eventually(
     async () => {
       ctx.heartbeat();

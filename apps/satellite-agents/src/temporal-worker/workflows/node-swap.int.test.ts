@@ -5,56 +5,24 @@
  * order the rollout guide gives, a MAC step failure that writes nothing to the hub or Ironic,
  * and a site without a topology region.
  */
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WorkflowFailedError } from "@temporalio/client";
-import { Client, Connection } from "@temporalio/client";
 import { ApplicationFailure } from "@temporalio/activity";
-import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
+import { Worker } from "@temporalio/worker";
 import {
   JOB_WORKFLOWS,
-  type DevicePlan,
   type JobPlan,
   type JobWorkflowInput,
   type JobWorkflowResult,
   type StepFailureDetails,
 } from "@fm/domain/workflows";
-import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
 import type { Activities } from "../activities/index.ts";
+import { testDevice, useTemporal, WORKFLOWS_PATH } from "../workflow-testing.ts";
 
-let temporal: TemporalPeer;
-let native: NativeConnection;
-let connection: Connection;
-let client: Client;
+const temporal = useTemporal();
 let queue = 0;
 
-beforeAll(async () => {
-  Runtime.install({
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } },
-  });
-  temporal = await startTemporal();
-  native = await NativeConnection.connect({ address: temporal.address });
-  connection = await Connection.connect({ address: temporal.address });
-  client = new Client({ connection });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await native?.close();
-  await temporal?.stop();
-});
-
-const device = (n: number, over: Partial<DevicePlan> = {}): DevicePlan => ({
-  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
-  name: `gpu00${n}`,
-  netboxId: n,
-  bmcAddress: `10.0.0.${n}`,
-  bmcMac: null,
-  ironicInstance: "overcloud",
-  ironicNodeUuid: null,
-  slurmNodeName: null,
-  resourceClass: "GPU_COMPUTE",
-  ...over,
-});
+const device = testDevice;
 const FAILED = device(1, { ironicNodeUuid: "0190a5b4-1111-7000-8000-000000000001" });
 const SPARE = device(2);
 const site = (region: string | null): JobPlan["site"] => ({
@@ -97,9 +65,9 @@ async function runSwap(activities: Partial<Activities>, region: string | null = 
     Object.entries(canned).map(([k, fn]) => [k, log(k, fn as (...a: unknown[]) => Promise<unknown>)]),
   );
   const worker = await Worker.create({
-    connection: native,
+    connection: temporal.native,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
+    workflowsPath: WORKFLOWS_PATH,
     activities: logged,
   });
   const input: JobWorkflowInput<"NODE_SWAP"> = {
@@ -109,7 +77,7 @@ async function runSwap(activities: Partial<Activities>, region: string | null = 
     params: { spareDeviceId: SPARE.deviceId },
   };
   const outcome = await worker.runUntil(async () => {
-    const handle = await client.workflow.start(JOB_WORKFLOWS.NODE_SWAP, {
+    const handle = await temporal.client.workflow.start(JOB_WORKFLOWS.NODE_SWAP, {
       workflowId: `swap-test-${queue}`,
       taskQueue,
       args: [input],

@@ -4,12 +4,11 @@
  * in test/repair.e2e.test.ts): how it judges the re-test, and that a device whose cordon was lifted
  * is cordoned again whenever the re-test does not complete.
  */
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { WorkflowFailedError } from "@temporalio/client";
-import { Client, Connection } from "@temporalio/client";
+import type { Client } from "@temporalio/client";
 import { ApplicationFailure, Context } from "@temporalio/activity";
-import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from "@temporalio/worker";
+import { Worker } from "@temporalio/worker";
 import type { BurnInDeviceResult, JobCordon } from "@fm/domain";
 import {
   JOB_WORKFLOWS,
@@ -23,42 +22,14 @@ import {
   type StepFailureDetails,
   type WorkflowProgress,
 } from "@fm/domain/workflows";
-import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
 import { eventually } from "@fm/test-support/wait";
 import type { Activities } from "../activities/index.ts";
+import { testDevice, useTemporal, WORKFLOWS_PATH } from "../workflow-testing.ts";
 
-let temporal: TemporalPeer;
-let native: NativeConnection;
-let connection: Connection;
-let client: Client;
+const temporal = useTemporal();
 let queue = 0;
 
-beforeAll(async () => {
-  Runtime.install({
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: "ERROR" }), forward: {} } },
-  });
-  temporal = await startTemporal();
-  native = await NativeConnection.connect({ address: temporal.address });
-  connection = await Connection.connect({ address: temporal.address });
-  client = new Client({ connection });
-}, 60_000);
-afterAll(async () => {
-  await connection?.close();
-  await native?.close();
-  await temporal?.stop();
-});
-
-const device = (n: number): DevicePlan => ({
-  deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
-  name: `gpu00${n}`,
-  netboxId: n,
-  bmcAddress: `10.0.0.${n}`,
-  bmcMac: null,
-  ironicInstance: "overcloud",
-  ironicNodeUuid: null,
-  slurmNodeName: null,
-  resourceClass: "GPU_COMPUTE",
-});
+const device = testDevice;
 const plan: JobPlan = {
   site: { slug: "t1", slurmEnabled: true, configureDhcp: false, platformClassActivityReady: false },
   devices: [device(1), device(2)],
@@ -120,9 +91,9 @@ async function runRepair(
     ...activities,
   };
   const worker = await Worker.create({
-    connection: native,
+    connection: temporal.native,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL("./index.ts", import.meta.url)),
+    workflowsPath: WORKFLOWS_PATH,
     activities: canned,
   });
   const input: JobWorkflowInput<"REPAIR"> = {
@@ -132,7 +103,7 @@ async function runRepair(
     params: { ticket: "OPS-9", description: "GPU 3 fell off the bus", burnInMinutes: 1 },
   };
   const outcome = await worker.runUntil(async () => {
-    const handle = await client.workflow.start(JOB_WORKFLOWS.REPAIR, {
+    const handle = await temporal.client.workflow.start(JOB_WORKFLOWS.REPAIR, {
       workflowId: `repair-test-${queue}`,
       taskQueue,
       args: [input],
