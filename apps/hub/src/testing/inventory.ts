@@ -11,8 +11,8 @@ export interface Inventory {
 }
 
 /** Two sites (keflavik has a topology region, stavanger not) with `perSite` demo devices each. */
-export async function seedInventory(prisma: PrismaClient, perSite = 40): Promise<Inventory> {
-  await seedDemo(prisma, { devicesPerSite: perSite });
+export async function seedInventory(prisma: PrismaClient, perSite = 40, observedAt?: Date): Promise<Inventory> {
+  await seedDemo(prisma, { devicesPerSite: perSite, now: observedAt });
   const sites = await prisma.site.findMany({ where: { slug: { in: ["keflavik", "stavanger"] } } });
   const roles = await prisma.deviceRole.findMany();
   return {

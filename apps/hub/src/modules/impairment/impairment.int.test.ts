@@ -38,7 +38,8 @@ async function site(limit: number): Promise<Site_> {
     impairment: { cordonAfterMs: 10 * MIN, releaseAfterMs: 30 * MIN, maxSiteFraction: (limit + 0.5) / size },
   });
   open = hub;
-  await seedInventory(hub.db.prisma, 5);
+  // Observed before the pushes' clock starts: a push never undoes a newer observation.
+  await seedInventory(hub.db.prisma, 5, at(-60));
   const siteId = (await hub.db.prisma.site.findUniqueOrThrow({ where: { slug: "keflavik" } })).id;
   const res = await fetch(`${hub.url}/api/v1/satellites`, {
     method: "POST",
