@@ -8,6 +8,7 @@ import { Client, Connection } from "@temporalio/client";
 import { NativeConnection, Runtime, makeTelemetryFilterString } from "@temporalio/worker";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { startTemporal, type TemporalPeer } from "@fm/test-support/temporal";
+import { plan } from "./activities/activity-testing.ts";
 
 /** The workflows a test Worker runs (the bundle the worker process builds from them too). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
@@ -40,18 +41,13 @@ export function useTemporal(): TemporalHarness {
   return harness;
 }
 
-/** Device `n` of a job's plan: an overcloud GPU node without an Ironic node yet. */
+/** Device `n` of a job's plan (activity-testing's plan() with fixed ids, as histories and assertions name them). */
 export function testDevice(n: number, over: Partial<DevicePlan> = {}): DevicePlan {
-  return {
+  return plan({
     deviceId: `0190a5b4-0000-7000-8000-00000000000${n}`,
     name: `gpu00${n}`,
     netboxId: n,
     bmcAddress: `10.0.0.${n}`,
-    bmcMac: null,
-    ironicInstance: "overcloud",
-    ironicNodeUuid: null,
-    slurmNodeName: null,
-    resourceClass: "GPU_COMPUTE",
     ...over,
-  };
+  });
 }
