@@ -40,13 +40,19 @@ describe("database outage", () => {
   it("a write in flight when its connection is terminated answers 503, and nothing is half-written", async () => {
     // The hub's database reached directly, not through the proxy.
     const admin = new pg.Client({ connectionString: hub.database.url });
+    // A second connection watches for the write: PostgreSQL shows a transaction one snapshot of
+    // pg_stat_activity, taken at its first read, so the lock holder itself would never see the
+    // write arrive if it looked once before the write got there.
+    const observer = new pg.Client({ connectionString: hub.database.url });
     await admin.connect();
+    await observer.connect();
+    const observerPid = (await observer.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
     try {
       // Hold the sites table so the write is surely in flight, waiting inside its transaction.
       await admin.query("BEGIN; LOCK TABLE sites IN ACCESS EXCLUSIVE MODE");
       const waiting = async () =>
         (
-          await admin.query(
+          await observer.query(
             "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
           )
         ).rows[0].n as number;
@@ -67,8 +73,10 @@ describe("database outage", () => {
         await seen.catch(() => {});
         expect(attempt).toBeLessThan(3);
       }
+      // Every connection of the hub's, the one with the write in flight among them.
       await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), $1)",
+        [observerPid],
       );
       await admin.query("ROLLBACK");
       expectUnavailable(await write);
@@ -76,6 +84,7 @@ describe("database outage", () => {
       expect(rows[0].n).toBe(0);
     } finally {
       await admin.end();
+      await observer.end();
     }
     // The hub serves again with fresh connections, and the retried write goes through.
     await eventually(async () =>
