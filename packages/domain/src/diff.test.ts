@@ -7,6 +7,39 @@ it("reports changed fields only, ignoring bookkeeping", () => {
   });
 });
 it("reports every field for a create and a delete", () => {
-  expect(diffFields(null, { a: 1, version: 1 })).toEqual({ a: { before: null, after: 1 } });
+  expect(diffFields(null, { a: 1, o: { x: 1 }, version: 1 })).toEqual({
+    a: { before: null, after: 1 },
+    o: { before: null, after: { x: 1 } },
+  });
   expect(diffFields({ a: 1 }, null)).toEqual({ a: { before: 1, after: null } });
+});
+it("names the changed field inside an object, and an object that appears or goes as a whole", () => {
+  expect(
+    diffFields(
+      { ironic: { provisionState: "available", powerState: "power off" }, hold: null },
+      { ironic: { provisionState: "active", powerState: "power off" }, hold: { by: "x" } },
+    ),
+  ).toEqual({
+    "ironic.provisionState": { before: "available", after: "active" },
+    hold: { before: null, after: { by: "x" } },
+  });
+});
+it("compares a list of typed entries (conditions) entry by entry", () => {
+  const ready = { type: "Ready", status: "True" };
+  expect(
+    diffFields(
+      { conditions: [ready, { type: "Healthy", status: "Unknown" }] },
+      { conditions: [ready, { type: "Healthy", status: "False" }, { type: "Cordoned", status: "True" }] },
+    ),
+  ).toEqual({
+    "conditions.Healthy": {
+      before: { type: "Healthy", status: "Unknown" },
+      after: { type: "Healthy", status: "False" },
+    },
+    "conditions.Cordoned": { before: null, after: { type: "Cordoned", status: "True" } },
+  });
+  // Entries without distinct types are compared as a whole list.
+  expect(diffFields({ l: [{ type: "a" }, { type: "a" }] }, { l: [{ type: "a" }] })).toEqual({
+    l: { before: [{ type: "a" }, { type: "a" }], after: [{ type: "a" }] },
+  });
 });

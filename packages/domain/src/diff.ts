@@ -1,10 +1,45 @@
-/** Field-level difference between two versions of a resource, for audit records. */
+/**
+ * Field-level difference between two versions of a resource, for audit records. Keys are field
+ * paths: `cordoned`, `ironic.provisionState` (a field of a nested object), or
+ * `conditions.Provisioned` (the element of a list of typed entries, such as conditions, whose
+ * `type` is Provisioned).
+ */
 export type FieldDiff = Record<string, { before: unknown; after: unknown }>;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A list whose elements are objects with distinct string `type`s (Kubernetes-style conditions). */
+const typedList = (v: unknown): v is (Plain & { type: string })[] =>
+  Array.isArray(v) &&
+  v.every((e) => isPlain(e) && typeof e.type === "string") &&
+  new Set(v.map((e) => (e as { type: string }).type)).size === v.length;
+
+function diffInto(out: FieldDiff, path: string, b: unknown, a: unknown): void {
+  if (same(b, a)) return;
+  // Both sides present and of one shape: only what changed inside them, so an audit record of
+  // a one-field change names that field rather than repeating the whole object twice.
+  if (isPlain(b) && isPlain(a)) {
+    for (const k of new Set([...Object.keys(b), ...Object.keys(a)]))
+      diffInto(out, `${path}.${k}`, b[k] ?? null, a[k] ?? null);
+    return;
+  }
+  if (typedList(b) && typedList(a) && (b.length || a.length)) {
+    const before = new Map(b.map((e) => [e.type, e]));
+    const after = new Map(a.map((e) => [e.type, e]));
+    for (const t of new Set([...before.keys(), ...after.keys()])) {
+      const x = before.get(t) ?? null;
+      const y = after.get(t) ?? null;
+      if (!same(x, y)) out[`${path}.${t}`] = { before: x, after: y };
+    }
+    return;
+  }
+  out[path] = { before: b, after: a };
+}
+
 /**
- * Top-level fields whose value differs. A created resource has `before` null (every field
+ * What differs between two versions. A created resource has `before` null (every top-level field
  * appears with before: null), a deleted one `after` null. `ignore` drops bookkeeping fields.
  */
 export function diffFields(
@@ -16,9 +51,10 @@ export function diffFields(
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
   for (const k of keys) {
     if (ignore.includes(k)) continue;
-    const b = before ? before[k] : null;
-    const a = after ? after[k] : null;
-    if (!same(b ?? null, a ?? null)) out[k] = { before: b ?? null, after: a ?? null };
+    const b = before ? (before[k] ?? null) : null;
+    const a = after ? (after[k] ?? null) : null;
+    if (before && after) diffInto(out, k, b, a);
+    else if (!same(b, a)) out[k] = { before: b, after: a };
   }
   return out;
 }
