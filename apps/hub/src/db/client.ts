@@ -21,6 +21,49 @@ export interface DatabaseOptions {
   applicationName?: string;
 }
 
+/**
+ * Every open connection of every pool this process made, by its PostgreSQL backend process id:
+ * how `transactionConnection` finds the connection a Prisma transaction runs on.
+ */
+const connectionsByPid = new Map<number, pg.PoolClient>();
+const PID = (c: pg.PoolClient) => (c as unknown as { processID: number | null }).processID;
+
+function trackConnections(pool: pg.Pool): void {
+  pool.on("connect", (client) => {
+    const pid = PID(client);
+    if (pid) connectionsByPid.set(pid, client);
+  });
+  pool.on("remove", (client) => {
+    const pid = PID(client);
+    if (pid && connectionsByPid.get(pid) === client) connectionsByPid.delete(pid);
+  });
+}
+
+const byTransaction = new WeakMap<object, pg.PoolClient | null>();
+
+/**
+ * The pg connection an interactive transaction runs on, to send it a statement with a large
+ * parameter directly. Prisma serialises every raw parameter to JSON and parses it back before
+ * the driver sees it: for the multi-megabyte JSON documents a first load's bulk statements
+ * carry, that costs more than PostgreSQL's work. Undefined outside a transaction (the client
+ * itself: any pooled connection would do, but not inside someone else's transaction) or when
+ * the connection is not one of this process's pools (then the caller goes through Prisma).
+ * The caller awaits each statement before its next use of the transaction, so the two never
+ * interleave on the connection; an error aborts the transaction as any statement's would.
+ */
+export async function transactionConnection(db: Db): Promise<pg.PoolClient | undefined> {
+  // An interactive transaction's client is the root client without $connect, $disconnect, $on
+  // and $extends (Prisma's "itx" deny list).
+  if (typeof (db as { $connect?: unknown }).$connect === "function") return undefined;
+  let client = byTransaction.get(db);
+  if (client === undefined) {
+    const [row] = await db.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+    client = connectionsByPid.get(row!.pid) ?? null;
+    byTransaction.set(db, client);
+  }
+  return client ?? undefined;
+}
+
 export function createDatabase(connectionString: string, opts: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString,
@@ -32,6 +75,7 @@ export function createDatabase(connectionString: string, opts: DatabaseOptions):
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next query opens a fresh one.
   pool.on("error", () => {});
+  trackConnections(pool);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,

@@ -1,7 +1,7 @@
 import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { bulkInsert, snakeCase } from "../../db/bulk.ts";
+import { bulkInsert, bulkStatement, jsonColumn, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
 import { lockRow } from "../../db/lock.ts";
 import { keysetRows, orderedKeysetRows, type OrderedPage, type PageRequest, type RowPage } from "../../db/keyset.ts";
@@ -333,7 +333,7 @@ export const deviceRepo = {
   },
   /**
    * One UPDATE for many devices: each row's `values` for the given columns, plus version + 1
-   * and updated_at. Values travel as one JSON document (jsonb_to_recordset), so 10,000
+   * and updated_at. Values travel as one JSON document (see db/bulk.ts), so 10,000
    * devices are one statement and one round trip instead of 10,000.
    */
   async updateMany(
@@ -356,13 +356,17 @@ export const deviceRepo = {
       id: r.id,
       ...Object.fromEntries(cols.map((c) => [sqlName(c.field), r.values[c.field] ?? null])),
     }));
-    return db.$executeRawUnsafe(
-      `UPDATE devices AS d SET ${cols.map((c) => `${sqlName(c.field)} = x.${sqlName(c.field)}`).join(", ")}, version = d.version + 1, updated_at = $2
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, ${cols.map((c) => `${sqlName(c.field)} ${c.type}`).join(", ")})
-        WHERE d.id = x.id`,
+    const r = await bulkStatement(
+      db,
+      `UPDATE devices AS d SET ${cols.map((c) => `${sqlName(c.field)} = u.${sqlName(c.field)}`).join(", ")}, version = d.version + 1, updated_at = $2
+         FROM (SELECT ${[{ name: "id", type: "uuid" }, ...cols.map((c) => ({ name: sqlName(c.field), type: c.type }))]
+           .map((c) => `${jsonColumn(c)} AS ${c.name}`)
+           .join(", ")} FROM json_array_elements($1::json) AS x(v)) AS u
+        WHERE d.id = u.id`,
       JSON.stringify(doc),
       at,
     );
+    return r.count;
   },
   /**
    * A source listed these devices at `at`: one statement, whatever their number. Rows the

@@ -1,0 +1,112 @@
+/**
+ * Bulk statements: every column type the hub writes in bulk survives the JSON document, rows
+ * keep the caller's order, and a large document sent on the transaction's own connection
+ * commits and rolls back with the transaction.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { inject } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
+import { bulkInsert, bulkStatement } from "./bulk.ts";
+import { createDatabase, transactionConnection, type Database } from "./client.ts";
+
+let tdb: TestDatabase;
+let db: Database;
+beforeAll(async () => {
+  tdb = await createTestDatabase(inject("templateDatabase"));
+  db = createDatabase(tdb.url, { poolMax: 3 });
+  await db.prisma.$executeRawUnsafe(
+    `CREATE TABLE bulk_t (seq bigserial PRIMARY KEY, id uuid, name varchar, n integer, x numeric, ok boolean,
+       at timestamptz, tags text[], doc jsonb, status operational_status)`,
+  );
+});
+afterAll(async () => {
+  await db.close();
+  await tdb.drop();
+});
+
+const COLUMNS = [
+  { name: "id", type: "uuid" },
+  { name: "name", type: "varchar" },
+  { name: "n", type: "integer" },
+  { name: "x", type: "numeric" },
+  { name: "ok", type: "boolean" },
+  { name: "at", type: "timestamptz" },
+  { name: "tags", type: "text[]" },
+  { name: "doc", type: "jsonb" },
+  { name: "status", type: "operational_status" },
+] as const;
+
+const row = (i: number, pad = "") => ({
+  id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  name: `d-${i} "quoted" \\ é ${pad}`,
+  n: i,
+  x: 1.5,
+  ok: i % 2 === 0,
+  at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+  tags: ["a", "b,c", 'd"e'],
+  doc: { nested: [1, { k: null }], s: "x" },
+  status: "AVAILABLE",
+});
+const read = async () =>
+  db.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+    `SELECT id::text, name, n, x::text, ok, at, tags, doc, status::text FROM bulk_t ORDER BY seq`,
+  );
+
+it("stores each type as given, JSON nulls as NULL, in the caller's order", async () => {
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  const nulls = Object.fromEntries(COLUMNS.map((c) => [c.name, null]));
+  const n = await bulkInsert(db.prisma, "bulk_t", COLUMNS, [row(3), nulls, row(1)]);
+  expect(n).toBe(3);
+  const rows = await read();
+  expect(rows.map((r) => r.n)).toEqual([3, null, 1]);
+  expect(rows[0]).toEqual({
+    id: row(3).id,
+    name: row(3).name,
+    n: 3,
+    x: "1.5",
+    ok: false,
+    at: row(3).at,
+    tags: ["a", "b,c", 'd"e'],
+    doc: { nested: [1, { k: null }], s: "x" },
+    status: "AVAILABLE",
+  });
+  expect(Object.values(rows[1]!).every((v) => v === null)).toBe(true);
+});
+
+it("a large document inside a transaction goes on that transaction's connection: rolled back with it, committed with it", async () => {
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  // Large enough (over 64 KiB) to take the direct path.
+  const rows = Array.from({ length: 300 }, (_, i) => row(i, "p".repeat(400)));
+  await expect(
+    db.prisma.$transaction(async (tx) => {
+      expect(await transactionConnection(tx)).toBeDefined();
+      await bulkInsert(tx, "bulk_t", COLUMNS, rows);
+      // Seen inside the transaction, through Prisma: the same connection.
+      expect((await tx.$queryRawUnsafe<{ n: bigint }[]>("SELECT count(*) AS n FROM bulk_t"))[0]!.n).toBe(300n);
+      throw new Error("roll back");
+    }),
+  ).rejects.toThrow("roll back");
+  expect(await read()).toEqual([]);
+
+  await db.prisma.$transaction(async (tx) => {
+    await bulkInsert(tx, "bulk_t", COLUMNS, rows);
+    const r = await bulkStatement(
+      tx,
+      `UPDATE bulk_t SET n = n + 1000 WHERE id IN (SELECT (v->>'id')::uuid FROM json_array_elements($1::json) v) RETURNING n`,
+      JSON.stringify(rows.slice(0, 200)),
+    );
+    expect(r.count).toBe(200);
+  });
+  const stored = await read();
+  expect(stored).toHaveLength(300);
+  expect(stored.filter((r) => (r.n as number) >= 1000)).toHaveLength(200);
+  expect(stored[299]!.name).toBe(rows[299]!.name);
+});
+
+it("outside a transaction there is no connection to borrow: the statement goes through Prisma", async () => {
+  expect(await transactionConnection(db.prisma)).toBeUndefined();
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  const rows = Array.from({ length: 300 }, (_, i) => row(i, "p".repeat(400)));
+  expect(await bulkInsert(db.prisma, "bulk_t", COLUMNS, rows)).toBe(300);
+  expect(await read()).toHaveLength(300);
+});
