@@ -160,7 +160,8 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     source: string,
   ): Promise<DeviceRow> {
     const updated = (await apply(tx, ctx, current, changes, source)) ?? current;
-    if (updated.cordoned !== current.cordoned) await reconcileDiscrepancies(tx, current.siteId, now());
+    if (updated.cordoned !== current.cordoned)
+      await reconcileDiscrepancies(tx, current.siteId, now(), undefined, new Set([current.id]));
     return updated;
   }
 

@@ -9,6 +9,7 @@ import type { Discrepancy, DiscrepancyList, DiscrepancySummary } from "@fm/domai
 import { bearer, clientToken } from "@fm/test-support/process";
 import { TEST_ADMIN_SECRET, startOAuthTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { seedNetboxOnlyDevices } from "../../testing/inventory.ts";
+import { reconcileDiscrepancies } from "./service.ts";
 
 let hub: TestHub & { url: string; adminToken: string };
 beforeAll(async () => {
@@ -235,6 +236,96 @@ describe("health and staleness", () => {
     // SLURM observes it: it is seen again.
     expect((await s.push("slurm", [slurmNode("st-old-gpu-0", "IDLE")])).status).toBe(200);
     expect(await s.report("?kind=unobserved")).toEqual([]);
+  });
+});
+
+describe("a push derives again only the devices it touched", () => {
+  it("after every push and cordon of a seeded random sequence, the kept set is what deriving the whole site gives", async () => {
+    const gpus = 8;
+    const s = await site("scope", gpus);
+    const names = Array.from({ length: gpus }, (_, i) => `scope-gpu-${i}`);
+    const ids = await Promise.all(names.map((n) => s.deviceId(n)));
+    // A small deterministic generator (mulberry32): a failure names its seed and step.
+    let seed = 20261204;
+    const rand = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+    const some = () => names.filter(() => rand() < 0.7);
+    const kept = async () =>
+      (
+        await hub.db.prisma.discrepancy.findMany({
+          where: { siteId: s.id },
+          select: { kind: true, subject: true, observed: true, firstSeenAt: true },
+        })
+      )
+        .map((r) => JSON.stringify(r))
+        .sort();
+    // Deriving the whole site again, in a transaction rolled back: what the kept set should be.
+    const whole = async () => {
+      let rows: string[] = [];
+      await hub.db.prisma
+        .$transaction(async (tx) => {
+          await reconcileDiscrepancies(tx, s.id, new Date());
+          rows = (
+            await tx.discrepancy.findMany({
+              where: { siteId: s.id },
+              select: { kind: true, subject: true, observed: true, firstSeenAt: true },
+            })
+          )
+            .map((r) => JSON.stringify(r))
+            .sort();
+          throw new Error("rolled back");
+        })
+        .catch((err: unknown) => {
+          if ((err as Error).message !== "rolled back") throw err;
+        });
+      return rows;
+    };
+    let opened = 0;
+    for (let step = 0; step < 40; step++) {
+      const action = pick(["ironic", "slurm", "health", "cordon"] as const);
+      if (action === "ironic")
+        expect(
+          (
+            await s.push(
+              "ironic-overcloud",
+              some().map((n) => ironicNode(uuid(100 + names.indexOf(n)), n, pick(["available", "active"]))),
+            )
+          ).status,
+        ).toBe(200);
+      else if (action === "slurm")
+        expect(
+          (
+            await s.push(
+              "slurm",
+              some().map((n) => slurmNode(n, "IDLE", rand() < 0.4 ? ["DRAIN"] : [], "hand drain")),
+            )
+          ).status,
+        ).toBe(200);
+      else if (action === "health")
+        expect(
+          (
+            await s.push(
+              "health",
+              some().map((n) => healthItem(n, pick(["ok", "critical"]))),
+            )
+          ).status,
+        ).toBe(200);
+      else {
+        const id = pick(ids);
+        const device = await hub.db.prisma.device.findUniqueOrThrow({ where: { id } });
+        await patchDevice(id, device.cordoned ? { cordoned: false } : { cordoned: true, cordonReason: "scope test" });
+      }
+      const now = await kept();
+      expect(now, `seed 20261204, step ${step} (${action})`).toEqual(await whole());
+      opened = Math.max(opened, now.length);
+    }
+    // The sequence did open discrepancies of several kinds on the way (the comparison was not of empty sets).
+    expect(opened).toBeGreaterThan(2);
   });
 });
 

@@ -84,7 +84,10 @@ export const discrepancyRepo = {
     await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('discrepancies'), hashtext(${siteId}))`;
   },
 
-  async devices(db: Db, siteId: string): Promise<DiscrepancyDeviceRow[]> {
+  /** The site's devices, or only those of `ids` among them. */
+  async devices(db: Db, siteId: string, ids?: readonly string[]): Promise<DiscrepancyDeviceRow[]> {
+    if (ids)
+      return db.$queryRawUnsafe<DiscrepancyDeviceRow[]>(`${DEVICES_SQL} AND d.id = ANY($2::uuid[])`, siteId, ids);
     return db.$queryRawUnsafe<DiscrepancyDeviceRow[]>(DEVICES_SQL, siteId);
   },
 

@@ -33,21 +33,27 @@ export interface PushedUnmatched {
  * Rewrites the kept discrepancies of a site to what its devices say now: new ones are inserted
  * with `now` as first seen, cleared ones deleted, open ones keep their first-seen time. The
  * unmatched-item kinds of a source change only with a push of that source (`pushed`).
+ * `devices`, when given, are the only devices whose fields may have changed since the last
+ * reconciliation (the ones the caller wrote or first observed): only theirs are derived again,
+ * and every other device's kept discrepancies stay as they are. A caller that changed what
+ * every device's discrepancies depend on (a site's first Ironic report, device classes) or does
+ * not know what it changed passes none: the whole site is derived again.
  */
 export async function reconcileDiscrepancies(
   db: Db,
   siteId: string,
   now: Date,
   pushed?: PushedUnmatched,
+  devices?: ReadonlySet<string>,
 ): Promise<void> {
   await discrepancyRepo.lockSite(db, siteId);
-  const [devices, ironicReports, open] = await Promise.all([
-    discrepancyRepo.devices(db, siteId),
+  const [rows, ironicReports, open] = await Promise.all([
+    discrepancyRepo.devices(db, siteId, devices && [...devices]),
     discrepancyRepo.ironicReports(db, siteId),
     discrepancyRepo.open(db, siteId),
   ]);
   const wanted = new Map<string, KeptDiscrepancy>();
-  for (const d of devices)
+  for (const d of rows)
     for (const f of deviceDiscrepancies(d, { ironicReports }))
       wanted.set(`${f.kind}|${d.id}`, {
         kind: f.kind,
@@ -63,8 +69,11 @@ export async function reconcileDiscrepancies(
       wanted.set(`${f.kind}|${f.subject}`, { ...f, deviceId: null, name: key.slice(0, 200) });
     }
   // An unmatched item of another source stays as its own last push left it.
+  // A device's own discrepancies have its id as subject; one outside `devices` stays as it is.
   const managed = (row: { kind: string; subject: string }) =>
-    row.subject.includes(":") ? ownsUnmatched && row.subject.startsWith(`${pushed!.source}:`) : true;
+    row.subject.includes(":")
+      ? ownsUnmatched && row.subject.startsWith(`${pushed!.source}:`)
+      : !devices || devices.has(row.subject);
   const gone: string[] = [];
   for (const row of open) {
     const key = `${row.kind}|${row.subject}`;

@@ -23,9 +23,12 @@ const CORDON_COLUMNS: readonly BulkColumn[] = [
 ];
 
 export interface ImpairmentOutcome {
+  /** Names of the devices cordoned and released. */
   cordoned: string[];
   released: string[];
   held: boolean;
+  /** Ids of the devices cordoned or released. */
+  changedIds: string[];
 }
 
 export async function applyImpairment(
@@ -55,6 +58,7 @@ export async function applyImpairment(
   const changing = [...plan.cordon.map((c) => c.id), ...plan.release.map((r) => r.id)];
   let cordoned: string[] = [];
   let released: string[] = [];
+  let changedIds: string[] = [];
   if (changing.length) {
     // The plan was made from rows read without a lock: lock the devices it changes and keep only
     // what still holds, so an operator's cordon committed meanwhile is neither undone nor replaced.
@@ -88,6 +92,7 @@ export async function applyImpairment(
     );
     cordoned = cordon.map((c) => c.name);
     released = release.map((r) => r.name);
+    changedIds = [...cordon.map((c) => c.id), ...release.map((r) => r.id)];
   }
   const site = await impairmentRepo.site(tx, siteId);
   const wasHeld = site.impairmentHeldSince !== null;
@@ -116,5 +121,5 @@ export async function applyImpairment(
       { siteId, ...outcome, hold: plan.held?.message },
       plan.held ? "impairment cordons held by the site limit" : "impairment cordons applied",
     );
-  return outcome;
+  return { ...outcome, changedIds };
 }

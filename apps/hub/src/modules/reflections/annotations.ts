@@ -162,6 +162,11 @@ export async function applyAnnotations(
   observedAt: Date,
   /** Receives the key of every item that matches no device (the result names only the first 100). */
   unmatchedKeys: string[] = [],
+  /**
+   * Receives the id of every device whose fields this push may have changed: written, cleared,
+   * or observed by this source for the first time (what its discrepancies depend on).
+   */
+  touched: Set<string> = new Set(),
 ): Promise<ReflectionResult> {
   // Only the columns matching and comparing need: most devices of most pushes are unchanged,
   // and their full rows (conditions, tags, notes …) are never looked at.
@@ -198,6 +203,7 @@ export async function applyAnnotations(
       continue;
     }
     seen.add(device.id);
+    if (device[adapter.observedField] === null) touched.add(device.id);
     // Compared as if already observed now: observing alone is not a change to record.
     const changes = adapter.changes(item, device, observedAt);
     if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
@@ -215,6 +221,7 @@ export async function applyAnnotations(
   const missing = vanished.filter((d) => !newer(d.id));
   const changing = entries.filter((e) => !newer(e.id));
   result.unchanged += entries.length - changing.length;
+  for (const d of [...missing, ...changing]) touched.add(d.id);
   // Missing first: a node UUID a vanished device held may now belong to another device.
   const cleared = clearedOf(adapter.columns);
   await devices.applyMany(

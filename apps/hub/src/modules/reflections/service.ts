@@ -99,9 +99,10 @@ export function createReflectionService({
         async (tx) => {
           const t0 = performance.now();
           await requireSite(tx, siteId);
-          await checkNotStale(repo, tx, siteId, source, observedAt);
+          const last = await checkNotStale(repo, tx, siteId, source, observedAt);
           if (body.site) await applyNetboxSite(tx, ctx, siteId, body.site);
           const unmatchedKeys: string[] = [];
+          const touched = new Set<string>();
           const result =
             source === "netbox"
               ? await applyNetbox(
@@ -123,11 +124,23 @@ export function createReflectionService({
                   items,
                   observedAt,
                   unmatchedKeys,
+                  touched,
                 );
           if (source === "health" && impairment)
-            await applyImpairment(tx, ctx, devices, siteId, impairment, observedAt);
+            for (const id of (await applyImpairment(tx, ctx, devices, siteId, impairment, observedAt)).changedIds)
+              touched.add(id);
           await repo.saveLastPush(tx, siteId, source, observedAt);
-          await reconcileDiscrepancies(tx, siteId, new Date(), { source, keys: unmatchedKeys });
+          // Only the devices this push touched can have new or cleared discrepancies, unless the
+          // push is NetBox's (device classes, devices created and deleted) or its source's first
+          // at the site (the site's first Ironic report opens one for every unreported device).
+          const whole = source === "netbox" || !last || last.getTime() <= 0;
+          await reconcileDiscrepancies(
+            tx,
+            siteId,
+            new Date(),
+            { source, keys: unmatchedKeys },
+            whole ? undefined : touched,
+          );
           ctx.log.info(
             {
               siteId,
@@ -194,13 +207,14 @@ function checkClock(observedAt: Date, now = Date.now()): void {
   throw new Unprocessable("clock_skew", detail, { errors: [{ path: "body.observedAt", message: detail }] });
 }
 
+/** The observed-at of the last push accepted for the (site, source), if any; refuses an older one. */
 async function checkNotStale(
   repo: ReflectionRepo,
   tx: Db,
   siteId: string,
   source: string,
   observedAt: Date,
-): Promise<void> {
+): Promise<Date | undefined> {
   // Serialise pushes of one (site, source): the row lock holds until this push commits.
   const last = await repo.lockLastPush(tx, siteId, source);
   if (last && last.getTime() > observedAt.getTime()) {
@@ -209,5 +223,6 @@ async function checkNotStale(
       `A newer push (observed at ${last.toISOString()}) was already applied for this site and source`,
     );
   }
+  return last;
 }
 export type ReflectionService = ReturnType<typeof createReflectionService>;
