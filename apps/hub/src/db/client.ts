@@ -39,8 +39,6 @@ function trackConnections(pool: pg.Pool): void {
   });
 }
 
-const byTransaction = new WeakMap<object, pg.PoolClient | null>();
-
 /**
  * The pg connection an interactive transaction runs on, to send it a statement with a large
  * parameter directly. Prisma serialises every raw parameter to JSON and parses it back before
@@ -48,20 +46,22 @@ const byTransaction = new WeakMap<object, pg.PoolClient | null>();
  * carry, that costs more than PostgreSQL's work. Undefined outside a transaction (the client
  * itself: any pooled connection would do, but not inside someone else's transaction) or when
  * the connection is not one of this process's pools (then the caller goes through Prisma).
- * The caller awaits each statement before its next use of the transaction, so the two never
- * interleave on the connection; an error aborts the transaction as any statement's would.
+ * Asked each time (one short query), not remembered per transaction object. The caller awaits
+ * each statement before its next use of the transaction, so the two never interleave on the
+ * connection; an error aborts the transaction as any statement's would.
  */
 export async function transactionConnection(db: Db): Promise<pg.PoolClient | undefined> {
   // An interactive transaction's client is the root client without $connect, $disconnect, $on
   // and $extends (Prisma's "itx" deny list).
   if (typeof (db as { $connect?: unknown }).$connect === "function") return undefined;
-  let client = byTransaction.get(db);
-  if (client === undefined) {
-    const [row] = await db.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-    client = connectionsByPid.get(row!.pid) ?? null;
-    byTransaction.set(db, client);
-  }
-  return client ?? undefined;
+  const [row] = await db.$queryRaw<{ pid: number; database: string; port: number | null }[]>`
+    SELECT pg_backend_pid() AS pid, current_database() AS database, inet_server_port() AS port`;
+  const client = connectionsByPid.get(row!.pid) as (pg.PoolClient & { database?: string; port?: number }) | undefined;
+  // Process ids are unique within one server: a connection of this process's pools to another
+  // server (another database or port) that happens to have the same pid is not this one.
+  if (!client || client.database !== row!.database || (row!.port !== null && client.port !== row!.port))
+    return undefined;
+  return client;
 }
 
 export function createDatabase(connectionString: string, opts: DatabaseOptions): Database {
