@@ -43,3 +43,14 @@ it("compares a list of typed entries (conditions) entry by entry", () => {
     l: { before: [{ type: "a" }, { type: "a" }], after: [{ type: "a" }] },
   });
 });
+it("compares values as JSON: key order, undefined keys and Dates against their ISO strings are no change", () => {
+  const at = new Date("2026-12-04T00:00:00.000Z");
+  expect(
+    diffFields(
+      { o: { a: 1, b: [1, { c: 2 }], u: undefined }, t: at },
+      { o: { b: [1, { c: 2 }], a: 1 }, t: at.toISOString() },
+    ),
+  ).toEqual({});
+  expect(diffFields({ o: { a: [1, 2] } }, { o: { a: [2, 1] } })).toEqual({ "o.a": { before: [1, 2], after: [2, 1] } });
+  expect(diffFields({ o: { a: null } }, { o: { a: 0 } })).toEqual({ "o.a": { before: null, after: 0 } });
+});

@@ -6,9 +6,32 @@
  */
 export type FieldDiff = Record<string, { before: unknown; after: unknown }>;
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 type Plain = Record<string, unknown>;
+
+/**
+ * Equal as JSON values (key order aside; a Date equals its ISO string, as both serialise alike).
+ * Structural, not by serialising: a reflection diffs thousands of devices per push.
+ */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Date || b instanceof Date) return JSON.stringify(a) === JSON.stringify(b);
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Plain;
+  const y = b as Plain;
+  // An absent key and an undefined one serialise alike (both absent).
+  const keys = (o: Plain) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const kx = keys(x);
+  if (kx.length !== keys(y).length) return false;
+  for (const k of kx) if (!same(x[k], y[k])) return false;
+  return true;
+}
+
 const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
 /** A list whose elements are objects with distinct string `type`s (Kubernetes-style conditions). */
 const typedList = (v: unknown): v is (Plain & { type: string })[] =>
