@@ -47,11 +47,10 @@ export async function reconcileDiscrepancies(
   devices?: ReadonlySet<string>,
 ): Promise<void> {
   await discrepancyRepo.lockSite(db, siteId);
-  const [rows, ironicReports, open] = await Promise.all([
-    discrepancyRepo.devices(db, siteId, devices && [...devices]),
-    discrepancyRepo.ironicReports(db, siteId),
-    discrepancyRepo.open(db, siteId),
-  ]);
+  // One after the other: a transaction has one connection, and pg deprecates queueing on it.
+  const rows = await discrepancyRepo.devices(db, siteId, devices && [...devices]);
+  const ironicReports = await discrepancyRepo.ironicReports(db, siteId);
+  const open = await discrepancyRepo.open(db, siteId);
   const wanted = new Map<string, KeptDiscrepancy>();
   for (const d of rows)
     for (const f of deviceDiscrepancies(d, { ironicReports }))
