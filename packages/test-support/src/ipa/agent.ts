@@ -371,7 +371,7 @@ export function bootAgent(opts: AgentOptions): Agent {
           if (typeof result === "string") result = { result: `${name}: ${result}` };
           r.command_result = result ?? null;
           r.command_status = "SUCCEEDED";
-          log(`Asynchronous command ${name} completed: ${JSON.stringify(result)}`);
+          log(`Asynchronous command ${name} completed: ${JSON.stringify(removeLargeKeys(result))}`);
         } catch (err) {
           const e = err instanceof IpaError ? err : errors.commandExecution(String(err));
           if (e.type === "VersionMismatch") r.command_status = "CLEAN_VERSION_MISMATCH";
@@ -804,6 +804,16 @@ export function bootAgent(opts: AgentOptions): Agent {
   })();
 
   return agent;
+}
+
+/** utils.py `remove_large_keys`: what IPA logs of a command's params and result. */
+function removeLargeKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(removeLargeKeys);
+  if (v && typeof v === "object")
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, k === "configdrive" || k === "system_logs" ? "<...>" : removeLargeKeys(x)]),
+    );
+  return v;
 }
 
 /** A ustar archive of the given files (what IPA's collect_system_logs gzips and base64s). */

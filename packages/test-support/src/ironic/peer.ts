@@ -63,6 +63,11 @@ export interface PxeOptions {
   kernelAppendParams?: string;
   /** [api] ramdisk_heartbeat_timeout (300 by default; the agent heartbeats every 0.3–0.6 × it). */
   ramdiskHeartbeatTimeoutS?: number;
+  /**
+   * [conductor] deploy_callback_timeout (1800 s by default): how long a deploy waits for the
+   * agent's call-back. Provision timeouts are then checked every 2 s instead of every 60 s.
+   */
+  deployCallbackTimeoutS?: number;
 }
 
 /**
@@ -115,6 +120,7 @@ deploy_kernel = http://127.0.0.1/fake-kernel
 deploy_ramdisk = http://127.0.0.1/fake-ramdisk
 heartbeat_interval = 5
 sync_power_state_interval = 60
+${pxe?.deployCallbackTimeoutS ? `deploy_callback_timeout = ${pxe.deployCallbackTimeoutS}\ncheck_provision_state_interval = 2` : ""}
 
 [redfish]
 # A test BMC that is down is down: fail in seconds rather than retry for 20 s (5 x 4 s by default).

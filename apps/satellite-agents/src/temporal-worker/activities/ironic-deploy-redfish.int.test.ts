@@ -42,6 +42,8 @@ beforeAll(async () => {
         kernelAppendParams: "ipa-image-download-connection-retries=1 ipa-image-download-connection-retry-interval=0",
         // Heartbeats every 3 to 6 s instead of 90 to 180 s.
         ramdiskHeartbeatTimeoutS: 10,
+        // A deploy whose agent never calls back fails after 30 s instead of 30 min.
+        deployCallbackTimeoutS: 30,
       },
     }),
     startFileServer(),
@@ -65,7 +67,7 @@ const acts = () =>
  * An available redfish node on a machine of its own: BMC credentials, the deploy kernel and
  * ramdisk on the file server, PXE boot in BIOS mode, a port with the machine's MAC.
  */
-async function availableNode() {
+async function availableNode(o: { portMac?: string } = {}) {
   const n = hostSeq++;
   const mac = `52:54:00:12:34:${n.toString(16).padStart(2, "0")}`;
   const machine = await startMachine({
@@ -93,7 +95,7 @@ async function availableNode() {
     },
     properties: { capabilities: "boot_mode:bios" },
   })) as { uuid: string };
-  await ironicRequest(ironic.url, "POST", "/v1/ports", { node_uuid: node.uuid, address: mac });
+  await ironicRequest(ironic.url, "POST", "/v1/ports", { node_uuid: node.uuid, address: o.portMac ?? mac });
   for (const [verb, state] of [
     ["manage", "manageable"],
     ["provide", "available"],
@@ -235,6 +237,30 @@ describe("ironicDeploy on the redfish hardware type, through the agent ramdisk",
       expect(gunzipSync(Buffer.from(logs.system_logs, "base64")).toString("latin1")).toContain(
         "Error verifying image checksum",
       );
+    },
+    WAITING,
+  );
+
+  it(
+    "an agent that never calls back (Ironic's port has the wrong MAC, so the machine finds no PXE configuration) times the deploy out with Ironic's message",
+    async () => {
+      const { d, machine } = await availableNode({ portMac: "52:54:00:ff:ff:01" });
+      const img = osImage("never written\n");
+      const f = expectFinal(
+        await rejection(
+          run(acts().ironicDeploy, d, {
+            image: img.url,
+            osHash: { algo: "sha256", value: img.sha256 },
+            marker: randomUUID(),
+          }),
+        ),
+        "SourceRejected",
+        `deploy: node ${d.name} is deploy failed: Timeout reached while waiting for callback for node ${d.ironicNodeUuid}`,
+      );
+      expect(f.message).not.toContain("Traceback");
+      expect(machine.boots.map((b) => [b.device, b.outcome])).toEqual([["Pxe", "PXE-E53: No boot filename received"]]);
+      expect(machine.agents).toEqual([]);
+      expect(files.requests).not.toContain(`GET ${img.path}`);
     },
     WAITING,
   );
