@@ -53,7 +53,19 @@ export interface Machine {
 
 export async function startMachine(opts: MachineOptions): Promise<Machine> {
   const disk = Disk.create(opts.diskPath, opts.diskBytes ?? 128 * 1024 * 1024);
-  let machine!: Machine;
+  // The BMC is set once it listens (its reset hook needs the machine first).
+  const machine: Machine = {
+    bmc: undefined as unknown as RedfishBmc,
+    disk,
+    agent: undefined,
+    agents: [],
+    boots: [],
+    stop: async () => {
+      const a = machine.agent;
+      machine.agent = undefined;
+      await Promise.all([a?.stop(), machine.bmc.stop()]);
+    },
+  };
   const address = opts.host ?? "127.0.0.1";
 
   const stopAgent = () => {
@@ -106,7 +118,7 @@ export async function startMachine(opts: MachineOptions): Promise<Machine> {
     machine.agents.push(agent);
   };
 
-  const bmc = await startRedfishBmc({
+  machine.bmc = await startRedfishBmc({
     ...opts,
     powerState: "Off",
     ethernetInterfaces: opts.nics,
@@ -115,18 +127,6 @@ export async function startMachine(opts: MachineOptions): Promise<Machine> {
       if (to === "On") boot();
     },
   });
-  machine = {
-    bmc,
-    disk,
-    agent: undefined,
-    agents: [],
-    boots: [],
-    stop: async () => {
-      const a = machine.agent;
-      machine.agent = undefined;
-      await Promise.all([a?.stop(), bmc.stop()]);
-    },
-  };
   return machine;
 }
 
