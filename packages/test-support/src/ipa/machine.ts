@@ -30,6 +30,12 @@ export interface MachineOptions extends Omit<RedfishBmcOptions, "onReset" | "eth
   /** The disk's backing file (created sparse, `diskBytes` long). */
   diskPath: string;
   diskBytes?: number;
+  /**
+   * The firmware's boot mode, as the BMC reports it (`Boot.BootSourceOverrideMode`: UEFI, or
+   * Legacy for "bios"); Ironic's redfish inspection records it as the node's boot_mode. UEFI by
+   * default, as the mock-up says.
+   */
+  bootMode?: "bios" | "uefi";
 }
 
 export interface Boot {
@@ -127,6 +133,8 @@ export async function startMachine(opts: MachineOptions): Promise<Machine> {
       if (to === "On") boot();
     },
   });
+  if (opts.bootMode === "bios")
+    machine.bmc.system.Boot = { ...machine.bmc.system.Boot, BootSourceOverrideMode: "Legacy" };
   return machine;
 }
 

@@ -68,6 +68,12 @@ export interface PxeOptions {
    * agent's call-back. Provision timeouts are then checked every 2 s instead of every 60 s.
    */
   deployCallbackTimeoutS?: number;
+  /**
+   * A site whose nodes PXE-boot in BIOS mode: `pxe` is the default boot interface and `bios` the
+   * default boot mode ([DEFAULT] default_boot_interface, [deploy] default_boot_mode), so nodes
+   * the workflows enrol need nothing of their own to deploy through the agent ramdisk.
+   */
+  biosPxeByDefault?: boolean;
 }
 
 /**
@@ -102,6 +108,7 @@ enabled_rescue_interfaces = fake,no-rescue
 enabled_storage_interfaces = fake,noop
 enabled_vendor_interfaces = fake,no-vendor
 default_network_interface = noop
+${pxe?.biosPxeByDefault ? "default_boot_interface = pxe" : ""}
 debug = false
 log_dir = ${dir}
 log_file = ironic.log
@@ -159,6 +166,9 @@ kernel_append_params = nofb vga=normal ${pxe.kernelAppendParams ?? ""}
 
 [service_catalog]
 endpoint_override = http://127.0.0.1:${port}
+
+[deploy]
+default_boot_mode = ${pxe.biosPxeByDefault ? "bios" : "uefi"}
 
 [agent]
 deploy_logs_local_path = ${dir}/deploy-logs

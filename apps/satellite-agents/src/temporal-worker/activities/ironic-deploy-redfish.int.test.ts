@@ -9,8 +9,9 @@
  * The node PXE-boots the agent (boot interface `pxe`, BIOS boot mode): `redfish-virtual-media`
  * would need a BIOS/UEFI boot image built from syslinux or an ESP and a VirtualMedia service on
  * the BMC, while `pxe` with `[dhcp] dhcp_provider = none` only writes files to a TFTP root and
- * sets the boot device to Pxe, which the test machine's firmware reads. BIOS mode keeps the
- * deploy to what ironic-python-agent does for a whole-disk image there (no bootloader install).
+ * sets the boot device to Pxe, which the test machine's firmware reads. Nodes boot in BIOS mode
+ * (no bootloader install for a whole-disk image) but for the UEFI case, where Ironic has the
+ * agent install the bootloader.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -67,7 +68,7 @@ const acts = () =>
  * An available redfish node on a machine of its own: BMC credentials, the deploy kernel and
  * ramdisk on the file server, PXE boot in BIOS mode, a port with the machine's MAC.
  */
-async function availableNode(o: { portMac?: string } = {}) {
+async function availableNode(o: { portMac?: string; bootMode?: "bios" | "uefi" } = {}) {
   const n = hostSeq++;
   const mac = `52:54:00:12:34:${n.toString(16).padStart(2, "0")}`;
   const machine = await startMachine({
@@ -77,6 +78,7 @@ async function availableNode(o: { portMac?: string } = {}) {
     nics: [{ id: "NIC1", mac }],
     tftpRoot: ironic.tftpRoot!,
     diskPath: join(scratch, `disk-${n}`),
+    bootMode: o.bootMode ?? "bios",
   });
   machines.push(machine);
   const p = plan({ bmcAddress: machine.bmc.host });
@@ -93,7 +95,7 @@ async function availableNode(o: { portMac?: string } = {}) {
       deploy_kernel: files.put("/ipa.kernel", Buffer.from("a deploy kernel\n")),
       deploy_ramdisk: files.put("/ipa.initramfs", Buffer.from("a deploy ramdisk\n")),
     },
-    properties: { capabilities: "boot_mode:bios" },
+    properties: { capabilities: `boot_mode:${o.bootMode ?? "bios"}` },
   })) as { uuid: string };
   await ironicRequest(ironic.url, "POST", "/v1/ports", { node_uuid: node.uuid, address: o.portMac ?? mac });
   for (const [verb, state] of [
@@ -107,8 +109,8 @@ async function availableNode(o: { portMac?: string } = {}) {
 }
 
 /** An OS image: a raw disk with an MBR and one partition holding `text`. */
-function osImage(text: string) {
-  const image = rawDiskImage({ sizeBytes: 4 * MIB, diskIdentifier: 0x5eed1234, content: Buffer.from(text) });
+function osImage(text: string, diskIdentifier = 0x5eed1234) {
+  const image = rawDiskImage({ sizeBytes: 4 * MIB, diskIdentifier, content: Buffer.from(text) });
   const path = `/images/${randomUUID()}.raw`;
   return { url: files.put(path, image), path, image, sha256: createHash("sha256").update(image).digest("hex") };
 }
@@ -191,6 +193,37 @@ describe("ironicDeploy on the redfish hardware type, through the agent ramdisk",
       const configDrive = table.partitions[1]!;
       expect(machine.disk.isoVolumeId(configDrive.startBytes)).toBe("config-2");
       expect(machine.disk.read(configDrive.startBytes, MIB).toString("latin1")).toContain(userData);
+    },
+    WAITING,
+  );
+
+  it(
+    "in UEFI mode the firmware boots GRUB's configuration and Ironic has the agent install the bootloader, which for a whole-disk image without an EFI system partition or disk identifier it skips",
+    async () => {
+      const { d, machine } = await availableNode({ bootMode: "uefi" });
+      const img = osImage("an image booting through its own loader\n", 0);
+      await run(acts().ironicDeploy, d, {
+        image: img.url,
+        osHash: { algo: "sha256", value: img.sha256 },
+        marker: randomUUID(),
+      });
+      expect(await getNode(ironic.url, d.ironicNodeUuid)).toMatchObject({
+        provision_state: "active",
+        last_error: null,
+      });
+      expect(machine.boots.map((b) => [b.device, b.mode, b.outcome])).toEqual([
+        ["Pxe", "uefi", "agent"],
+        ["Hdd", "uefi", "instance"],
+      ]);
+      const agent = machine.agents[0]!;
+      expect(agent.commands.map((c) => [c.command_name, c.command_status])).toEqual([
+        ["get_deploy_steps", "SUCCEEDED"],
+        ["execute_deploy_step", "SUCCEEDED"],
+        ["get_partition_uuids", "SUCCEEDED"],
+        ["install_bootloader", "SUCCEEDED"],
+        ["power_off", "SUCCEEDED"],
+      ]);
+      expect(agent.log.join("\n")).toContain("Not using grub2-install since root UUID is not provided");
     },
     WAITING,
   );
