@@ -128,7 +128,8 @@ const errors = {
     new IpaError(
       "VersionMismatch",
       "Hardware managers version mismatch, reload agent with correct version",
-      `Current versions: ${JSON.stringify(agent)}, versions used by ironic: ${JSON.stringify(node)}`,
+      `Current versions: ${pyRepr(agent)}, versions used by ironic: ${pyRepr(node)}`,
+      409,
     ),
   restError: (details: string) => new IpaError("RESTError", "An error occurred", details),
 };
@@ -804,6 +805,19 @@ export function bootAgent(opts: AgentOptions): Agent {
   })();
 
   return agent;
+}
+
+/** Python's repr() of JSON-like values, as IPA's messages format dicts with str.format. */
+function pyRepr(v: unknown): string {
+  if (v === null || v === undefined) return "None";
+  if (typeof v === "string") return `'${v}'`;
+  if (typeof v === "boolean") return v ? "True" : "False";
+  if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+  if (typeof v === "object")
+    return `{${Object.entries(v)
+      .map(([k, x]) => `'${k}': ${pyRepr(x)}`)
+      .join(", ")}}`;
+  return String(v);
 }
 
 /** utils.py `remove_large_keys`: what IPA logs of a command's params and result. */
