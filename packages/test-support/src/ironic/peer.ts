@@ -25,6 +25,8 @@ export interface IronicPeer {
   port: number;
   /** The scratch folder: ironic.conf, ironic.db, ironic.log, stdout.log. */
   dir: string;
+  /** [pxe] tftp_root when started with `pxe`. */
+  tftpRoot: string | undefined;
   pid: number;
   /** SIGTERM, wait for the exit (SIGKILL after 10 s), then remove `dir` unless `keepDir`. */
   stop(): Promise<void>;
@@ -42,6 +44,36 @@ export interface StartIronicOptions {
    * ramdisk (redfish nodes on a test BMC): their cleaning would wait for a call-back forever.
    */
   automatedClean?: boolean;
+  /**
+   * Nodes may PXE-boot the agent ramdisk (the `pxe` boot interface, for machines of
+   * ../ipa/machine.ts): see `PxeOptions`. Off by default, so other suites keep their config.
+   */
+  pxe?: PxeOptions;
+}
+
+/**
+ * What PXE-booting the agent ramdisk needs from this Ironic, and the agent-facing timings a
+ * deploy test wants short (each only in an Ironic started with `pxe`).
+ */
+export interface PxeOptions {
+  /**
+   * [pxe] kernel_append_params: ironic-python-agent options the agent reads from its kernel
+   * command line (e.g. `ipa-image-download-connection-retry-interval=0`).
+   */
+  kernelAppendParams?: string;
+  /** [api] ramdisk_heartbeat_timeout (300 by default; the agent heartbeats every 0.3–0.6 × it). */
+  ramdiskHeartbeatTimeoutS?: number;
+  /**
+   * [conductor] deploy_callback_timeout (1800 s by default): how long a deploy waits for the
+   * agent's call-back. Provision timeouts are then checked every 2 s instead of every 60 s.
+   */
+  deployCallbackTimeoutS?: number;
+  /**
+   * A site whose nodes PXE-boot in BIOS mode: `pxe` is the default boot interface and `bios` the
+   * default boot mode ([DEFAULT] default_boot_interface, [deploy] default_boot_mode), so nodes
+   * the workflows enrol need nothing of their own to deploy through the agent ramdisk.
+   */
+  biosPxeByDefault?: boolean;
 }
 
 /**
@@ -51,15 +83,20 @@ export interface StartIronicOptions {
  * and inspection, virtual-media boot and direct deploy (which nothing here can boot, hence
  * `automatedClean: false` for tests that provide redfish nodes).
  */
-export function ironicConfig(dir: string, port: number, o: { automatedClean?: boolean } = {}): string {
+export function ironicConfig(
+  dir: string,
+  port: number,
+  o: { automatedClean?: boolean; pxe?: PxeOptions } = {},
+): string {
   const automatedClean = o.automatedClean ?? true;
+  const pxe = o.pxe;
   return `[DEFAULT]
 auth_strategy = noauth
 rpc_transport = none
 host = ci-conductor
 enabled_hardware_types = fake-hardware,redfish
 enabled_bios_interfaces = fake,no-bios
-enabled_boot_interfaces = fake,redfish-virtual-media
+enabled_boot_interfaces = fake,redfish-virtual-media${pxe ? ",pxe" : ""}
 enabled_console_interfaces = fake,no-console
 enabled_deploy_interfaces = fake,direct
 enabled_inspect_interfaces = fake,redfish,no-inspect
@@ -71,6 +108,7 @@ enabled_rescue_interfaces = fake,no-rescue
 enabled_storage_interfaces = fake,noop
 enabled_vendor_interfaces = fake,no-vendor
 default_network_interface = noop
+${pxe?.biosPxeByDefault ? "default_boot_interface = pxe" : ""}
 debug = false
 log_dir = ${dir}
 log_file = ironic.log
@@ -81,6 +119,7 @@ tempdir = ${dir}
 host_ip = 127.0.0.1
 port = ${port}
 api_workers = 1
+${pxe ? `ramdisk_heartbeat_timeout = ${pxe.ramdiskHeartbeatTimeoutS ?? 300}` : ""}
 
 [conductor]
 automated_clean = ${automatedClean}
@@ -88,6 +127,7 @@ deploy_kernel = http://127.0.0.1/fake-kernel
 deploy_ramdisk = http://127.0.0.1/fake-ramdisk
 heartbeat_interval = 5
 sync_power_state_interval = 60
+${pxe?.deployCallbackTimeoutS ? `deploy_callback_timeout = ${pxe.deployCallbackTimeoutS}\ncheck_provision_state_interval = 2` : ""}
 
 [redfish]
 # A test BMC that is down is down: fail in seconds rather than retry for 20 s (5 x 4 s by default).
@@ -106,6 +146,33 @@ dhcp_provider = none
 
 [oslo_concurrency]
 lock_path = ${dir}/locks
+${pxe ? pxeConfig(dir, port, pxe) : ""}`;
+}
+
+/**
+ * The `pxe` boot interface's folders in the scratch folder (tftp_root is what the test machine's
+ * firmware reads, ../ipa/machine.ts), the API URL the agent is told (ipa-api-url, from
+ * [service_catalog] endpoint_override in standalone mode), deploy logs kept locally, and the
+ * agent-facing waits shortened: heartbeats, the power-off poll after the agent's `poweroff`.
+ */
+function pxeConfig(dir: string, port: number, pxe: PxeOptions): string {
+  return `
+[pxe]
+tftp_root = ${dir}/tftpboot
+tftp_master_path = ${dir}/tftpboot/master_images
+images_path = ${dir}/images
+instance_master_path = ${dir}/master_images
+kernel_append_params = nofb vga=normal ${pxe.kernelAppendParams ?? ""}
+
+[service_catalog]
+endpoint_override = http://127.0.0.1:${port}
+
+[deploy]
+default_boot_mode = ${pxe.biosPxeByDefault ? "bios" : "uefi"}
+
+[agent]
+deploy_logs_local_path = ${dir}/deploy-logs
+post_deploy_get_power_state_retry_interval = 1
 `;
 }
 
@@ -147,6 +214,7 @@ export async function startIronic(opts: StartIronicOptions = {}): Promise<Ironic
   const conf = join(dir, "ironic.conf");
   try {
     await mkdir(join(dir, "locks"));
+    if (opts.pxe) await mkdir(join(dir, "tftpboot", "master_images"), { recursive: true });
     // The schema first, with a placeholder port, so that the time between choosing a free
     // port and Ironic binding it is Ironic's own startup only.
     // create_schema, not `upgrade`: Ironic's migrations fail on SQLite.
@@ -288,6 +356,7 @@ async function spawnIronic(dir: string, conf: string, port: number, opts: StartI
     url: `http://127.0.0.1:${port}`,
     port,
     dir,
+    tftpRoot: opts.pxe ? join(dir, "tftpboot") : undefined,
     pid: p.pid,
     stop: () =>
       (stopping ??= (async () => {

@@ -35,6 +35,12 @@ export interface RedfishBmcOptions {
    * `PermanentMACAddress`, so each device's BMC reports its own NICs.
    */
   ethernetInterfaces?: { id: string; mac: string }[];
+  /**
+   * Called after each accepted ComputerSystem.Reset, once PowerState has changed: the host behind
+   * the BMC (../ipa/machine.ts) boots, reboots or stops. `from` and `to` are the power states
+   * before and after; a restart type on a system that is On has both On.
+   */
+  onReset?: (e: { resetType: string; from: "On" | "Off"; to: "On" | "Off" }) => void;
 }
 
 export interface RedfishRequest {
@@ -210,7 +216,9 @@ export async function startRedfishBmc(opts: RedfishBmcOptions): Promise<RedfishB
           `The value ${String(type)} for the parameter ResetType is not in the list of acceptable values.`,
         );
       resets.push(type as string);
+      const from = system.PowerState;
       system.PowerState = next;
+      opts.onReset?.({ resetType: type as string, from, to: next });
       return { status: 204 };
     }
     return redfishError(405, "OperationNotAllowed", `${req.method} is not allowed on ${path}.`);
