@@ -33,7 +33,7 @@ beforeAll(async () => {
     ironic: {
       automatedClean: false,
       pxe: {
-        biosPxeByDefault: true,
+        biosByDefault: true,
         kernelAppendParams: "ipa-image-download-connection-retries=0",
         ramdiskHeartbeatTimeoutS: 10,
       },
@@ -46,6 +46,8 @@ beforeAll(async () => {
       await writeFile(join(creds, "site-bmc", "password"), PASSWORD);
       return {
         IRONIC_ENROL_DRIVER: "redfish",
+        // Ironic's default for redfish is virtual media; this site PXE-boots the agent ramdisk.
+        IRONIC_ENROL_BOOT_INTERFACE: "pxe",
         IRONIC_DEPLOY_KERNEL: files.put("/ipa.kernel", Buffer.from("a deploy kernel\n")),
         IRONIC_DEPLOY_RAMDISK: files.put("/ipa.initramfs", Buffer.from("a deploy ramdisk\n")),
         BMC_CREDENTIALS_DIR: creds,

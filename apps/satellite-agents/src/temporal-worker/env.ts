@@ -16,6 +16,15 @@ export const workerEnv = {
     .min(1)
     .default("redfish")
     .describe("Ironic hardware type of enrolled nodes (fake-hardware in tests)"),
+  IRONIC_ENROL_BOOT_INTERFACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]*$/, {
+      message: "must be an Ironic boot interface name such as pxe or redfish-virtual-media",
+    })
+    .optional()
+    .describe(
+      "boot_interface of enrolled nodes (pxe, ipxe, redfish-virtual-media, ...); unset: Ironic's default for the hardware type",
+    ),
   IRONIC_DEPLOY_KERNEL: z
     .string()
     .min(1)

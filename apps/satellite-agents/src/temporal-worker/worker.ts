@@ -37,6 +37,7 @@ export const temporalWorker: ProcessDefinition<typeof workerEnv> = {
       hub: ctx.hub,
       ...clients,
       ironicDriver: config.IRONIC_ENROL_DRIVER,
+      ironicBootInterface: config.IRONIC_ENROL_BOOT_INTERFACE,
       deployImages:
         config.IRONIC_DEPLOY_KERNEL && config.IRONIC_DEPLOY_RAMDISK
           ? { kernel: config.IRONIC_DEPLOY_KERNEL, ramdisk: config.IRONIC_DEPLOY_RAMDISK }

@@ -54,6 +54,7 @@ const nodeShape = {
   last_error: z.string().nullable(),
   instance_uuid: z.string().nullable(),
   resource_class: z.string().nullable().optional(), // 1.21
+  boot_interface: z.string().nullable().optional(), // 1.31
   conductor_group: z.string().optional(), // 1.46
   conductor: z.string().nullable().optional(), // 1.49
   owner: z.string().nullable().optional(), // 1.50
@@ -206,6 +207,7 @@ export class IronicClient {
     driver: string;
     driver_info?: Record<string, unknown>;
     resource_class?: string;
+    boot_interface?: string;
     properties?: Record<string, unknown>;
     extra?: Record<string, unknown>;
   }): Promise<IronicNode> {

@@ -69,11 +69,10 @@ export interface PxeOptions {
    */
   deployCallbackTimeoutS?: number;
   /**
-   * A site whose nodes PXE-boot in BIOS mode: `pxe` is the default boot interface and `bios` the
-   * default boot mode ([DEFAULT] default_boot_interface, [deploy] default_boot_mode), so nodes
-   * the workflows enrol need nothing of their own to deploy through the agent ramdisk.
+   * A site whose nodes boot in BIOS mode ([deploy] default_boot_mode = bios; uefi otherwise), so
+   * nodes the workflows enrol need no boot mode of their own.
    */
-  biosPxeByDefault?: boolean;
+  biosByDefault?: boolean;
 }
 
 /**
@@ -108,7 +107,6 @@ enabled_rescue_interfaces = fake,no-rescue
 enabled_storage_interfaces = fake,noop
 enabled_vendor_interfaces = fake,no-vendor
 default_network_interface = noop
-${pxe?.biosPxeByDefault ? "default_boot_interface = pxe" : ""}
 debug = false
 log_dir = ${dir}
 log_file = ironic.log
@@ -168,7 +166,7 @@ kernel_append_params = nofb vga=normal ${pxe.kernelAppendParams ?? ""}
 endpoint_override = http://127.0.0.1:${port}
 
 [deploy]
-default_boot_mode = ${pxe.biosPxeByDefault ? "bios" : "uefi"}
+default_boot_mode = ${pxe.biosByDefault ? "bios" : "uefi"}
 
 [agent]
 deploy_logs_local_path = ${dir}/deploy-logs

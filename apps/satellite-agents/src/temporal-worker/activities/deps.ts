@@ -26,6 +26,8 @@ export interface ActivityDeps {
   slurmDeviceNamePrefix: string;
   /** Ironic hardware type for new nodes (`redfish`, `ipmi`, or `fake-hardware` in tests). */
   ironicDriver: string;
+  /** Ironic boot interface for new nodes (IRONIC_ENROL_BOOT_INTERFACE); undefined: Ironic's default. */
+  ironicBootInterface?: string | undefined;
   /** The IPA deploy kernel and ramdisk (Glance image UUIDs or URLs) new nodes boot to be inspected and deployed. */
   deployImages?: { kernel: string; ramdisk: string } | undefined;
   /** Where the BMC credentials of a device are read (BMC_CREDENTIALS_DIR), for the types that log in. */

@@ -13,7 +13,14 @@ import { inOrPast, ironicTransitions } from "./ironic-transitions.ts";
 
 type IronicDeps = Pick<
   ActivityDeps,
-  "ironic" | "ironicDriver" | "deployImages" | "pollIntervalMs" | "bmcCredentials" | "redfish" | "enrolOwner"
+  | "ironic"
+  | "ironicDriver"
+  | "ironicBootInterface"
+  | "deployImages"
+  | "pollIntervalMs"
+  | "bmcCredentials"
+  | "redfish"
+  | "enrolOwner"
 >;
 
 export function ironicActivities(deps: IronicDeps) {
@@ -86,6 +93,7 @@ async function registered(deps: IronicDeps, d: DevicePlan): Promise<IronicNode> 
       driver: deps.ironicDriver,
       driver_info: await driverInfoOf(deps, d),
       ...(d.resourceClass ? { resource_class: d.resourceClass } : {}),
+      ...(deps.ironicBootInterface ? { boot_interface: deps.ironicBootInterface } : {}),
       // No owner here: Ironic refuses a project-scoped creator any owner but its own project
       // (API nodes POST); a PATCH may change it, in manage().
       extra: { fleet_manager_device_id: d.deviceId },
@@ -111,7 +119,11 @@ async function manage(deps: IronicDeps, d: DevicePlan, node: IronicNode): Promis
     // project's users as available.
     const patch = [
       ...driverInfoPatch(node.driver_info, await driverInfoOf(deps, d), { rewriteSecrets: Boolean(node.last_error) }),
-      ...fieldPatch(node, { resource_class: d.resourceClass, owner: await ownerOf(deps, d) }),
+      ...fieldPatch(node, {
+        resource_class: d.resourceClass,
+        owner: await ownerOf(deps, d),
+        boot_interface: deps.ironicBootInterface,
+      }),
     ];
     if (patch.length) await client.patchNode(node.uuid, patch);
     await request(
@@ -289,7 +301,10 @@ async function ownerOf(deps: IronicDeps, d: DevicePlan): Promise<string | undefi
 }
 
 /** Replaces the node's top-level fields that differ from a wanted, non-null value. */
-function fieldPatch(node: IronicNode, wanted: Record<"resource_class" | "owner", string | null | undefined>) {
+function fieldPatch(
+  node: IronicNode,
+  wanted: Record<"resource_class" | "owner" | "boot_interface", string | null | undefined>,
+) {
   return Object.entries(wanted)
     .filter(([key, value]) => value && node[key as keyof IronicNode] !== value)
     .map(([key, value]) => ({ op: "add" as const, path: `/${key}`, value: value! }));
