@@ -302,6 +302,7 @@ describe("names the runbook's commands use", () => {
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_DEPLOY_RAMDISK")).toBe(
       "8a4d1e2f-3b5c-4d6e-8f70-91a2b3c4d5e6",
     );
+    expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_ENROL_BOOT_INTERFACE")).toBe("redfish-virtual-media");
     expect(env("fleet-manager-satellite-temporal-worker", "IRONIC_ENROL_TARGET_PROJECT_NAME")).toBe(
       "fleet-manager-enrol",
     );
