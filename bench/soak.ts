@@ -21,6 +21,7 @@ import { seedDemo } from "../apps/hub/src/seed/demo.ts";
 type Report = (what: string, value: string, note?: string) => void;
 const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 1800);
 const PER_SITE = Number(process.env.BENCH_SOAK_DEVICES ?? 2000);
+const TOKEN_RENEW_MS = 5 * 60_000;
 
 const rssMiB = async (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
@@ -65,20 +66,24 @@ export async function soak(report: Report): Promise<void> {
     }
   }
   try {
-    const admin = bearer(await clientToken(hubs[0]!.url, "fleet-admin", ADMIN_SECRET));
-    const json = { ...admin, "content-type": "application/json" };
+    // Tokens outlive no soak: every caller takes a new one every TOKEN_RENEW_MS, as a client
+    // renews before `expires_in` (the hub's default lifetime is shorter than the run).
+    const adminToken = () => clientToken(hubs[0]!.url, "fleet-admin", ADMIN_SECRET);
+    let adminBearer = bearer(await adminToken());
+    const admin = () => adminBearer;
+    const json = () => ({ ...adminBearer, "content-type": "application/json" });
     const agents = await Promise.all(
       sites.map(async (s, i) => {
         const res = await fetch(`${hubs[0]!.url}/api/v1/satellites/`, {
           method: "POST",
-          headers: json,
+          headers: json(),
           body: JSON.stringify({ name: `soak-${i}`, siteIds: [s.id], environment: "dev" }),
         });
         const secrets = ((await res.json()) as { secrets: { agent: string; clientId: string; clientSecret: string }[] })
           .secrets;
         const c = secrets.find((x) => x.agent === "openstack")!;
-        const token = await clientToken(hubs[1]!.url, c.clientId, c.clientSecret, "fleet.read agent:openstack");
-        return { site: s, token, satellite: `soak-${i}` };
+        const renew = () => clientToken(hubs[1]!.url, c.clientId, c.clientSecret, "fleet.read agent:openstack");
+        return { site: s, token: await renew(), renew, satellite: `soak-${i}` };
       }),
     );
     const nodes = new Map<string, IronicItem[]>();
@@ -88,7 +93,7 @@ export async function soak(report: Report): Promise<void> {
         const page = (await (
           await fetch(
             `${hubs[0]!.url}/api/v1/devices/?site=${a.site.slug}&brief=true&limit=1000${cursor ? `&cursor=${cursor}` : ""}`,
-            { headers: admin },
+            { headers: admin() },
           )
         ).json()) as { items: { name: string }[]; nextCursor: string | null };
         items.push(
@@ -156,37 +161,44 @@ export async function soak(report: Report): Promise<void> {
         ),
       );
     }
+    let renewed = Date.now();
+    every(10_000, async () => {
+      if (Date.now() - renewed < TOKEN_RENEW_MS) return;
+      renewed = Date.now();
+      adminBearer = bearer(await adminToken());
+      for (const a of agents) a.token = await a.renew();
+    });
     const site = sites[0]!.slug;
     every(200, () =>
-      call("GET devices (full)", `/api/v1/devices/?site=${site}&limit=100`, { headers: admin }, (s) => s === 200),
+      call("GET devices (full)", `/api/v1/devices/?site=${site}&limit=100`, { headers: admin() }, (s) => s === 200),
     );
     every(200, () =>
       call(
         "GET devices (brief)",
         `/api/v1/devices/?site=${site}&limit=100&brief=true`,
-        { headers: admin },
+        { headers: admin() },
         (s) => s === 200,
       ),
     );
-    every(500, () => call("GET sites", "/api/v1/sites/", { headers: admin }, (s) => s === 200));
+    every(500, () => call("GET sites", "/api/v1/sites/", { headers: admin() }, (s) => s === 200));
     every(1000, async () => {
       const some = nodes.get(sites[0]!.id)!;
       const page = await call(
         "GET devices (by name)",
         `/api/v1/devices/?nameExact=${some[Math.floor(Math.random() * some.length)]!.name}`,
-        { headers: admin },
+        { headers: admin() },
         (s) => s === 200,
       );
       const id = (JSON.parse(page.text || "{}") as { items?: { id: string }[] }).items?.[0]?.id;
       if (!id) return;
-      const got = await call("GET device", `/api/v1/devices/${id}`, { headers: admin }, (s) => s === 200);
+      const got = await call("GET device", `/api/v1/devices/${id}`, { headers: admin() }, (s) => s === 200);
       const cordoned = (JSON.parse(got.text || "{}") as { cordoned?: boolean }).cordoned;
       await call(
         "PATCH device (If-Match)",
         `/api/v1/devices/${id}`,
         {
           method: "PATCH",
-          headers: { ...json, "if-match": got.etag ?? "*" },
+          headers: { ...json(), "if-match": got.etag ?? "*" },
           body: JSON.stringify(cordoned ? { cordoned: false } : { cordoned: true, cordonReason: "soak" }),
         },
         (s) => s === 200 || s === 412, // 412: an agent's push changed it in between, as If-Match intends
@@ -197,7 +209,7 @@ export async function soak(report: Report): Promise<void> {
       const r = await call(
         "GET feed (wait=5)",
         `/api/v1/feeds/inventory?after=${after}&limit=1000&wait=5`,
-        { headers: admin },
+        { headers: admin() },
         (s) => s === 200,
       );
       if (r.status === 200) after = (JSON.parse(r.text) as { nextAfter: string }).nextAfter;
@@ -225,7 +237,14 @@ export async function soak(report: Report): Promise<void> {
         `${pct(xs, 0.99).toFixed(0)} ms p99`,
         `p50 ${pct(xs, 0.5).toFixed(0)} ms, ${xs.length} requests`,
       );
-    for (const e of errors.slice(0, 10)) console.log(`  error: ${e}`);
+    const kinds = new Map<string, number>();
+    for (const e of errors) kinds.set(e.slice(0, 80), (kinds.get(e.slice(0, 80)) ?? 0) + 1);
+    for (const [k, n] of kinds) console.log(`  ${n} × error: ${k}`);
+    for (const e of errors.slice(0, 5)) console.log(`  error: ${e}`);
+    // What the hubs logged at ERROR: a 5xx's cause.
+    for (const [i, h] of hubs.entries())
+      for (const l of h.logs.filter((x) => x.level === "ERROR" || x.level === "FATAL").slice(0, 5))
+        console.log(`  replica ${i + 1} logged: ${JSON.stringify(l).slice(0, 600)}`);
   } finally {
     stop.now = true;
     await Promise.all(hubs.map((h) => h.stop()));

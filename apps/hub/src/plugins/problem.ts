@@ -149,6 +149,21 @@ function isDatabaseBusy(err: unknown): boolean {
   return code === "P2028" && /Unable to start a transaction in the given time/.test(err.message);
 }
 
+/**
+ * The request's transaction outlived its time budget (Prisma's interactive transaction timeout,
+ * P2028 "…on an expired transaction"), typically waiting for rows another write held, such as a
+ * device a reflection push was stamping. Prisma rolled it back: nothing was changed. Also
+ * PostgreSQL's own lock_timeout (55P03), should a session set one.
+ */
+function isTransactionExpired(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "P2028" && /expired transaction/.test(e.message)) return true;
+    if (code === "55P03") return true;
+  }
+  return false;
+}
+
 function validationErrors(err: FastifyError): FieldError[] {
   const part = err.validationContext ?? "request";
   const out: FieldError[] = [];
@@ -215,6 +230,17 @@ export const problemPlugin = fp(
           "Service Unavailable",
           "database_busy",
           "Every database connection is busy; nothing was changed, retry shortly",
+        );
+      }
+      if (isTransactionExpired(err)) {
+        request.log.warn({ err: err.message }, "transaction expired waiting for the database; nothing was changed");
+        reply.header("retry-after", "2");
+        return sendProblem(
+          reply,
+          503,
+          "Service Unavailable",
+          "database_contention",
+          "The change waited too long for other writes to the same rows and was not made; retry shortly",
         );
       }
       if (isDatabaseUnavailable(err)) {

@@ -19,6 +19,7 @@ import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
+import { DISCREPANCY_INPUTS } from "../discrepancies/repo.ts";
 import { resolveSiteId } from "../sites/repo.ts";
 import {
   deviceRepo,
@@ -129,6 +130,10 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
       before: toDeviceNow(withRelations(current, row)),
       after: toDeviceNow(row),
     });
+    // A cordon, a job's observation of its node or NetBox status: this device's discrepancies
+    // open or close with it (a reflection reconciles the devices it wrote itself, once).
+    if (DISCREPANCY_INPUTS.some((f) => !sameValue(current[f], row[f])))
+      await reconcileDiscrepancies(db, row.siteId, at, undefined, new Set([row.id]));
     return row;
   }
 
@@ -151,7 +156,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     return {};
   }
 
-  /** Applies changes that may cordon or uncordon; a cordon opens or closes the discrepancies that depend on it. */
+  /** Applies changes that may cordon or uncordon (apply reconciles the discrepancies that depend on it). */
   async function applyCordon(
     tx: Db,
     ctx: ChangeContext,
@@ -159,10 +164,7 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     changes: DeviceChanges,
     source: string,
   ): Promise<DeviceRow> {
-    const updated = (await apply(tx, ctx, current, changes, source)) ?? current;
-    if (updated.cordoned !== current.cordoned)
-      await reconcileDiscrepancies(tx, current.siteId, now(), undefined, new Set([current.id]));
-    return updated;
+    return (await apply(tx, ctx, current, changes, source)) ?? current;
   }
 
   /** What `changes` would make of `current`: the next row, its derived status, and whether anything differs. */

@@ -37,6 +37,12 @@ const DEVICES_SQL = `SELECT ${DEVICE_COLUMNS.map((f) => `d.${snakeCase(f)}${f ==
  WHERE d.site_id = $1::uuid`;
 export type DiscrepancyDeviceRow = Pick<Device, (typeof DEVICE_COLUMNS)[number]> & { deviceClass: string | null };
 
+/** The device fields a device's discrepancies depend on (its role: through the role's class). */
+export const DISCREPANCY_INPUTS = [
+  ...DEVICE_COLUMNS.filter((f) => f !== "id" && f !== "name"),
+  "deviceRoleId",
+] as const;
+
 export interface OpenRow {
   id: string;
   kind: string;
@@ -89,6 +95,13 @@ export const discrepancyRepo = {
     if (ids)
       return db.$queryRawUnsafe<DiscrepancyDeviceRow[]>(`${DEVICES_SQL} AND d.id = ANY($2::uuid[])`, siteId, ids);
     return db.$queryRawUnsafe<DiscrepancyDeviceRow[]>(DEVICES_SQL, siteId);
+  },
+
+  /** The sites that have devices of any of these roles. */
+  async sitesWithRoles(db: Db, roleIds: readonly string[]): Promise<string[]> {
+    const rows = await db.$queryRaw<{ site_id: string }[]>`
+      SELECT DISTINCT site_id::text FROM devices WHERE device_role_id = ANY(${[...roleIds]}::uuid[]) ORDER BY 1`;
+    return rows.map((r) => r.site_id);
   },
 
   /** True once the hub has accepted an Ironic reflection for the site. */

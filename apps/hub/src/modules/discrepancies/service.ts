@@ -1,7 +1,9 @@
 /**
  * The discrepancy report. Open discrepancies are kept with the time each was first seen:
- * `reconcileDiscrepancies` rewrites a site's set inside the transaction of every accepted
- * reflection and of every cordon change (the only writes that can open or close one), so a
+ * `reconcileDiscrepancies` rewrites a site's set inside the transaction of every write that
+ * can open or close one: an accepted reflection (for the devices it touched), a device change
+ * of a field they read (a cordon, a job's observation: devices.apply), and a role's new device
+ * class (every site with devices of the role), so a
  * row's `first_seen_at` is when the hub first saw that disagreement, and it disappears the
  * moment the sources agree. Kept, not derived from device history: history records each
  * field's changes, and a disagreement is a relation between fields of several sources, so
@@ -87,6 +89,15 @@ export async function reconcileDiscrepancies(
   }
   await discrepancyRepo.remove(db, gone);
   await discrepancyRepo.insert(db, siteId, [...wanted.values()], now);
+}
+
+/**
+ * A role's device class changed: every site with devices of these roles is derived again whole
+ * (the class decides which devices Ironic must know).
+ */
+export async function reconcileSitesOfRoles(db: Db, roleIds: readonly string[], now: Date): Promise<void> {
+  if (!roleIds.length) return;
+  for (const siteId of await discrepancyRepo.sitesWithRoles(db, roleIds)) await reconcileDiscrepancies(db, siteId, now);
 }
 
 function toDiscrepancy(row: ReportRow): Discrepancy {

@@ -396,6 +396,38 @@ describe("jobs API", () => {
       expect((await call("POST", "/api/v1/jobs/", { kind: "UNENROL", deviceIds: [staged[0]] })).status).toBe(201);
     });
 
+    it("a job's observation of a device opens and closes that device's discrepancies", async () => {
+      const [d] = (await devices(1)) as [string];
+      const site = (await hub.db.prisma.device.findUniqueOrThrow({ where: { id: d } })).siteId;
+      const job = (await call("POST", "/api/v1/jobs/", { kind: "ENROL", deviceIds: [d] })).body;
+      const report = (body: unknown) => call("POST", `/api/v1/jobs/${job.id}/report/`, body, {}, agents.worker);
+      const open = async () =>
+        (
+          await call<{ items: { kind: string; deviceId: string | null }[] }>(
+            "GET",
+            `/api/v1/sites/${site}/discrepancies/?limit=1000`,
+          )
+        ).body.items
+          .filter((x) => x.deviceId === d)
+          .map((x) => x.kind);
+      const ironic = {
+        instance: "overcloud",
+        nodeUuid: "0190a5b4-0000-7000-8000-00000000beef",
+        provisionState: "available",
+        targetProvisionState: null,
+        powerState: "power off",
+        maintenance: false,
+        lastError: null,
+      };
+      expect(await open()).toEqual([]);
+      // Ironic has the node available while NetBox still says staged: a disagreement, at once.
+      expect((await report({ devices: [{ deviceId: d, ironic }] })).status).toBe(200);
+      expect(await open()).toEqual(["ironic_available_netbox_staged"]);
+      // The workflow sets NetBox active: they agree again.
+      expect((await report({ devices: [{ deviceId: d, netbox: { status: "active" }, ironic }] })).status).toBe(200);
+      expect(await open()).toEqual([]);
+    });
+
     it("only the job's own site's workflow agent or worker may report, and only on the job's devices", async () => {
       const [d] = (await devices(1)) as [string];
       const [active] = await devices(1, "active");

@@ -8,6 +8,7 @@
  * (slug; its name is the slug until the site's netbox agent pushes NetBox's name and ids), so the
  * site's agents and an FM_EXPECTED_SATELLITES satellite naming it can start.
  */
+import { reconcileSitesOfRoles } from "../discrepancies/service.ts";
 import {
   NetboxSettingsSchema,
   type DeviceClass,
@@ -88,6 +89,7 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
           before,
           after,
         });
+      const reclassed: string[] = [];
       for (const [slug, deviceClass] of Object.entries(input.deviceRoleClassMapping)) {
         const role = await deviceRoleRepo.findRoleBySlug(tx, slug);
         if (!role || role.deviceClass === deviceClass) continue;
@@ -96,6 +98,7 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
           deviceClass,
           netboxId: role.netboxId,
         });
+        reclassed.push(role.id);
         const summary = (r: typeof role) => ({ id: r.id, slug: r.slug, name: r.name, deviceClass: r.deviceClass });
         changes.push({
           resourceType: "device_role",
@@ -107,6 +110,7 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
         });
       }
       await recordChanges(tx, ctx, changes);
+      await reconcileSitesOfRoles(tx, reclassed, new Date());
       return after;
     });
   }
