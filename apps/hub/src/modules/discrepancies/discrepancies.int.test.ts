@@ -329,6 +329,28 @@ describe("a push derives again only the devices it touched", () => {
   });
 });
 
+describe("a role's new device class", () => {
+  it("opens and closes the Ironic discrepancies of every site with devices of that role", async () => {
+    const s = await site("reclass", 1);
+    const settings = (mapping: Record<string, string>) =>
+      fetch(`${hub.url}/api/v1/netbox/settings`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", ...bearer(hub.adminToken) },
+        body: JSON.stringify({ deviceFilters: [], deviceRoleClassMapping: mapping }),
+      });
+    expect((await s.push("ironic-overcloud", [])).status).toBe(200);
+    expect(kinds(await s.report())).toEqual(["netbox_active_without_ironic_node:reclass-gpu-0"]);
+    try {
+      // gpu-node devices are no longer ones Ironic must know: no disagreement.
+      expect((await settings({ "gpu-node": "OTHER" })).status).toBe(200);
+      expect(await s.report()).toEqual([]);
+    } finally {
+      expect((await settings({ "gpu-node": "GPU_COMPUTE" })).status).toBe(200);
+    }
+    expect(kinds(await s.report())).toEqual(["netbox_active_without_ironic_node:reclass-gpu-0"]);
+  });
+});
+
 describe("reading the report", () => {
   it("pages with a cursor, counts per kind fleet-wide and on /metrics, and a read-only caller reads it", async () => {
     const s = await site("rd-page", 3);
