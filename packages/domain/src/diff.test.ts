@@ -54,3 +54,16 @@ it("compares values as JSON: key order, undefined keys and Dates against their I
   expect(diffFields({ o: { a: [1, 2] } }, { o: { a: [2, 1] } })).toEqual({ "o.a": { before: [1, 2], after: [2, 1] } });
   expect(diffFields({ o: { a: null } }, { o: { a: 0 } })).toEqual({ "o.a": { before: null, after: 0 } });
 });
+it("a Date changed to another Date is a change; a list of interfaces (type is their kind) is compared whole", () => {
+  const a = new Date("2026-12-04T00:00:00.000Z");
+  const b = new Date("2026-12-04T00:00:01.000Z");
+  expect(diffFields({ t: a, o: { t: a } }, { t: b, o: { t: b } })).toEqual({
+    t: { before: a, after: b },
+    "o.t": { before: a, after: b },
+  });
+  const nics = [{ name: "eth0", type: "1000base-t" }];
+  const moved = [{ name: "eth1", type: "1000base-t" }];
+  expect(diffFields({ interfaces: nics }, { interfaces: moved })).toEqual({
+    interfaces: { before: nics, after: moved },
+  });
+});

@@ -32,11 +32,19 @@ function same(a: unknown, b: unknown): boolean {
   return true;
 }
 
-const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
-/** A list whose elements are objects with distinct string `type`s (Kubernetes-style conditions). */
+/** A JSON object: not a list, not a Date or another class's instance. */
+const isPlain = (v: unknown): v is Plain => {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+/**
+ * A list of Kubernetes-style conditions: objects with a `status` and distinct string `type`s
+ * (not, say, interfaces, whose `type` is their kind and repeats).
+ */
 const typedList = (v: unknown): v is (Plain & { type: string })[] =>
   Array.isArray(v) &&
-  v.every((e) => isPlain(e) && typeof e.type === "string") &&
+  v.every((e) => isPlain(e) && typeof e.type === "string" && "status" in e) &&
   new Set(v.map((e) => (e as { type: string }).type)).size === v.length;
 
 function diffInto(out: FieldDiff, path: string, b: unknown, a: unknown): void {

@@ -3,7 +3,7 @@
  * keep the caller's order, and a large document sent on the transaction's own connection
  * commits and rolls back with the transaction.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { bulkInsert, bulkStatement } from "./bulk.ts";
@@ -89,7 +89,12 @@ it("a large document inside a transaction goes on that transaction's connection:
   expect(await read()).toEqual([]);
 
   await db.prisma.$transaction(async (tx) => {
+    // The statement reaches PostgreSQL through the transaction's own connection, not Prisma.
+    const connection = (await transactionConnection(tx))!;
+    const sent = vi.spyOn(connection, "query");
     await bulkInsert(tx, "bulk_t", COLUMNS, rows);
+    expect(sent.mock.calls.some(([sql]) => String(sql).startsWith("INSERT INTO bulk_t"))).toBe(true);
+    sent.mockRestore();
     const r = await bulkStatement(
       tx,
       `UPDATE bulk_t SET n = n + 1000 WHERE id IN (SELECT (v->>'id')::uuid FROM json_array_elements($1::json) v) RETURNING n`,
@@ -101,6 +106,8 @@ it("a large document inside a transaction goes on that transaction's connection:
   expect(stored).toHaveLength(300);
   expect(stored.filter((r) => (r.n as number) >= 1000)).toHaveLength(200);
   expect(stored[299]!.name).toBe(rows[299]!.name);
+  // Every column type as given on this path too.
+  expect(stored[0]).toEqual({ ...row(0, "p".repeat(400)), x: "1.5", n: 1000 });
 });
 
 it("outside a transaction there is no connection to borrow: the statement goes through Prisma", async () => {

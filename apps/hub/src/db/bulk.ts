@@ -77,8 +77,9 @@ export function jsonColumn(c: BulkInsertColumn, row = "x.v"): string {
 const DIRECT_FROM_CHARS = 64 * 1024;
 
 /**
- * One statement whose first parameter is a JSON document (`$1::jsonb`), the others plain values:
- * the rows it returns and the number of rows it wrote.
+ * One statement whose first parameter is a JSON document (`$1::json`), the others plain values:
+ * the rows it returns and the number of rows it wrote. RETURNING text, uuid or integer columns
+ * only: on the direct path bigint and numeric come back as strings, not BigInt and Decimal.
  */
 export async function bulkStatement(
   db: Db,
@@ -91,7 +92,7 @@ export async function bulkStatement(
     const r = await direct.query(sql, [json, ...params]);
     return { rows: r.rows as Record<string, unknown>[], count: r.rowCount ?? 0 };
   }
-  if (/\bRETURNING\b/.test(sql)) {
+  if (/\bRETURNING\b/i.test(sql)) {
     const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(sql, json, ...params);
     return { rows, count: rows.length };
   }

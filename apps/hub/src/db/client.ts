@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
@@ -46,7 +47,7 @@ function trackConnections(pool: pg.Pool): void {
  * carry, that costs more than PostgreSQL's work. Undefined outside a transaction (the client
  * itself: any pooled connection would do, but not inside someone else's transaction) or when
  * the connection is not one of this process's pools (then the caller goes through Prisma).
- * Asked each time (one short query), not remembered per transaction object. The caller awaits
+ * Asked and checked each time (two short queries), not remembered per transaction object. The caller awaits
  * each statement before its next use of the transaction, so the two never interleave on the
  * connection; an error aborts the transaction as any statement's would.
  */
@@ -54,14 +55,18 @@ export async function transactionConnection(db: Db): Promise<pg.PoolClient | und
   // An interactive transaction's client is the root client without $connect, $disconnect, $on
   // and $extends (Prisma's "itx" deny list).
   if (typeof (db as { $connect?: unknown }).$connect === "function") return undefined;
-  const [row] = await db.$queryRaw<{ pid: number; database: string; port: number | null }[]>`
-    SELECT pg_backend_pid() AS pid, current_database() AS database, inet_server_port() AS port`;
-  const client = connectionsByPid.get(row!.pid) as (pg.PoolClient & { database?: string; port?: number }) | undefined;
-  // Process ids are unique within one server: a connection of this process's pools to another
-  // server (another database or port) that happens to have the same pid is not this one.
-  if (!client || client.database !== row!.database || (row!.port !== null && client.port !== row!.port))
-    return undefined;
-  return client;
+  // A value only this transaction can see (set_config local to it): the candidate connection is
+  // the transaction's own if it reads the value back. A pid is unique within one server only, so
+  // a connection of this process to another server with the same pid reads nothing.
+  const probe = randomUUID();
+  const [row] = await db.$queryRaw<{ pid: number }[]>`
+    SELECT pg_backend_pid() AS pid, set_config('fleet_manager.transaction_probe', ${probe}, true) AS probe`;
+  const client = connectionsByPid.get(row!.pid);
+  if (!client) return undefined;
+  const seen = await client.query<{ probe: string | null }>(
+    "SELECT current_setting('fleet_manager.transaction_probe', true) AS probe",
+  );
+  return seen.rows[0]?.probe === probe ? client : undefined;
 }
 
 export function createDatabase(connectionString: string, opts: DatabaseOptions): Database {

@@ -213,6 +213,7 @@ export function bootAgent(opts: AgentOptions): Agent {
 
   let stopped = false;
   let server: Server | undefined;
+  let listening: Promise<void> | undefined;
   let ironicVersion: [number, number] | undefined;
   let agentToken: string | undefined;
   let heartbeatTimeoutS = 300;
@@ -233,6 +234,8 @@ export function bootAgent(opts: AgentOptions): Agent {
     stop: async () => {
       stopped = true;
       wake?.();
+      // A listen still under way finishes first, or its server would outlive the stop.
+      await listening?.catch(() => {});
       if (server) {
         const s = server;
         server = undefined;
@@ -795,10 +798,18 @@ export function bootAgent(opts: AgentOptions): Agent {
     }
     if (!(await lookup()) || stopped) return;
     server = createServer(listener);
-    await new Promise<void>((resolve, reject) => {
+    listening = new Promise<void>((resolve, reject) => {
       server!.once("error", reject);
       server!.listen(listenPort, opts.address, () => resolve());
-    }).catch((err: unknown) => log(`Failed to start the API: ${String(err)}`));
+    });
+    try {
+      await listening;
+    } catch (err) {
+      // IPA exits when its API cannot bind: it never heartbeats a callback URL nothing serves.
+      log(`Failed to start the API: ${String(err)}`);
+      server = undefined;
+      return;
+    }
     if (stopped) return;
     log(`Started API service on port ${listenPort}`);
     await heartbeater();

@@ -74,16 +74,18 @@ export async function startMachine(opts: MachineOptions): Promise<Machine> {
   };
   const address = opts.host ?? "127.0.0.1";
 
-  const stopAgent = () => {
+  // The next agent binds the same address and port: it starts once the previous one has stopped.
+  const stopAgent = async () => {
     const a = machine.agent;
     machine.agent = undefined;
-    if (a) void a.stop();
+    await a?.stop();
   };
 
   const shutdown = (how: "poweroff" | "reboot") => {
-    stopAgent();
-    if (how === "poweroff") machine.bmc.system.PowerState = "Off";
-    else boot();
+    if (how === "poweroff") {
+      void stopAgent();
+      machine.bmc.system.PowerState = "Off";
+    } else void stopAgent().then(boot);
   };
 
   const boot = () => {
@@ -129,8 +131,10 @@ export async function startMachine(opts: MachineOptions): Promise<Machine> {
     powerState: "Off",
     ethernetInterfaces: opts.nics,
     onReset: ({ from, to }) => {
-      if (from === "On") stopAgent();
-      if (to === "On") boot();
+      void (async () => {
+        if (from === "On") await stopAgent();
+        if (to === "On") boot();
+      })();
     },
   });
   if (opts.bootMode === "bios")

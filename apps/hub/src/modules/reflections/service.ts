@@ -133,7 +133,7 @@ export function createReflectionService({
           // Only the devices this push touched can have new or cleared discrepancies, unless the
           // push is NetBox's (device classes, devices created and deleted) or its source's first
           // at the site (the site's first Ironic report opens one for every unreported device).
-          const whole = source === "netbox" || !last || last.getTime() <= 0;
+          const whole = source === "netbox" || !last || last.getTime() <= 0; // epoch: the row lockLastPush made
           await reconcileDiscrepancies(
             tx,
             siteId,
