@@ -288,33 +288,14 @@ describe("a push derives again only the devices it touched", () => {
     let opened = 0;
     for (let step = 0; step < 40; step++) {
       const action = pick(["ironic", "slurm", "health", "cordon"] as const);
-      if (action === "ironic")
-        expect(
-          (
-            await s.push(
-              "ironic-overcloud",
-              some().map((n) => ironicNode(uuid(100 + names.indexOf(n)), n, pick(["available", "active"]))),
-            )
-          ).status,
-        ).toBe(200);
-      else if (action === "slurm")
-        expect(
-          (
-            await s.push(
-              "slurm",
-              some().map((n) => slurmNode(n, "IDLE", rand() < 0.4 ? ["DRAIN"] : [], "hand drain")),
-            )
-          ).status,
-        ).toBe(200);
-      else if (action === "health")
-        expect(
-          (
-            await s.push(
-              "health",
-              some().map((n) => healthItem(n, pick(["ok", "critical"]))),
-            )
-          ).status,
-        ).toBe(200);
+      const items =
+        action === "ironic"
+          ? some().map((n) => ironicNode(uuid(100 + names.indexOf(n)), n, pick(["available", "active"])))
+          : action === "slurm"
+            ? some().map((n) => slurmNode(n, "IDLE", rand() < 0.4 ? ["DRAIN"] : [], "hand drain"))
+            : some().map((n) => healthItem(n, pick(["ok", "critical"])));
+      if (action !== "cordon")
+        expect((await s.push(action === "ironic" ? "ironic-overcloud" : action, items)).status).toBe(200);
       else {
         const id = pick(ids);
         const device = await hub.db.prisma.device.findUniqueOrThrow({ where: { id } });
