@@ -5,6 +5,7 @@ import type pg from "pg";
 import { serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { PrismaClient } from "./db/client.ts";
 import { clientErrorHandler, frameworkErrors, problemPlugin } from "./plugins/problem.ts";
+import { installJsonParser } from "./plugins/json-body.ts";
 import { textInputPlugin } from "./plugins/text-input.ts";
 import { genReqId, requestContextPlugin, type Authenticator } from "./plugins/request-context.ts";
 import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
@@ -187,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   // The API speaks JSON only: any other body is 415, not a string for the validator to reject.
   app.removeContentTypeParser("text/plain");
+  installJsonParser(app);
   collectRouteTable(app);
 
   await app.register(problemPlugin);

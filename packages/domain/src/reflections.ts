@@ -165,9 +165,13 @@ export const ReflectionBodySchema = z
       "When the source was read: a push older than the last accepted one is refused (409)",
     ),
     complete: z.literal(true).describe("The items are the source's whole view of the site"),
+    // Each item is checked against its source's schema by the service, which names the item and
+    // field at fault; checking here that each is an object first copied every item of a
+    // 10,000-item push (a fifth of the push's time). The document still says they are objects.
     items: z
-      .array(z.record(z.string(), z.unknown()))
+      .array(z.unknown())
       .max(100_000)
+      .meta({ items: { type: "object", additionalProperties: {} } })
       .describe(
         "Items of the source's shape: NetboxReflectionItem, IronicReflectionItem, SlurmReflectionItem or HealthReflectionItem",
       ),

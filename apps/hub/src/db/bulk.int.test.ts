@@ -110,6 +110,25 @@ it("a large document inside a transaction goes on that transaction's connection:
   expect(stored[0]).toEqual({ ...row(0, "p".repeat(400)), x: "1.5", n: 1000 });
 });
 
+it("a transaction's connection is asked once, and never lent to its transaction object after it ended", async () => {
+  let ended: Parameters<Parameters<typeof db.prisma.$transaction>[0]>[0] | undefined;
+  await db.prisma.$transaction(async (tx) => {
+    const first = await transactionConnection(tx);
+    const sent = vi.spyOn(first!, "query");
+    expect(await transactionConnection(tx)).toBe(first);
+    expect(sent).not.toHaveBeenCalled(); // remembered: no second probe
+    sent.mockRestore();
+    ended = tx;
+  });
+  // The connection went back to the pool (and may serve another transaction by now): a late
+  // statement on the ended transaction's object must not run on it outside any transaction.
+  await db.prisma.$transaction(async (other) => {
+    await transactionConnection(other);
+    await expect(transactionConnection(ended!)).rejects.toThrow();
+  });
+  await expect(transactionConnection(ended!)).rejects.toThrow();
+});
+
 it("outside a transaction there is no connection to borrow: the statement goes through Prisma", async () => {
   expect(await transactionConnection(db.prisma)).toBeUndefined();
   await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");

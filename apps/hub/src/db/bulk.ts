@@ -9,7 +9,7 @@
  * the whole document first (for a first load's 23 MB of feed events, a third of the time). A
  * large document goes to the transaction's connection directly (see `transactionConnection`).
  */
-import { transactionConnection, type Db } from "./client.ts";
+import { directQuery, prismaQuery, type Db } from "./client.ts";
 
 export interface BulkInsertColumn {
   /** Column name in PostgreSQL (snake_case). */
@@ -87,14 +87,7 @@ export async function bulkStatement(
   json: string,
   ...params: unknown[]
 ): Promise<{ rows: Record<string, unknown>[]; count: number }> {
-  const direct = json.length >= DIRECT_FROM_CHARS ? await transactionConnection(db) : undefined;
-  if (direct) {
-    const r = await direct.query(sql, [json, ...params]);
-    return { rows: r.rows as Record<string, unknown>[], count: r.rowCount ?? 0 };
-  }
-  if (/\bRETURNING\b/i.test(sql)) {
-    const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(sql, json, ...params);
-    return { rows, count: rows.length };
-  }
-  return { rows: [], count: await db.$executeRawUnsafe(sql, json, ...params) };
+  return json.length >= DIRECT_FROM_CHARS
+    ? directQuery<Record<string, unknown>>(db, sql, json, ...params)
+    : prismaQuery<Record<string, unknown>>(db, sql, json, ...params);
 }

@@ -29,7 +29,19 @@ export interface DatabaseOptions {
 const connectionsByPid = new Map<number, pg.PoolClient>();
 const PID = (c: pg.PoolClient) => (c as unknown as { processID: number | null }).processID;
 
+/**
+ * Each connection's current checkout from its pool (from `acquire` to `release`): a transaction
+ * holds one checkout for its whole life (Prisma's pg adapter connects at BEGIN and releases at
+ * COMMIT or ROLLBACK), so a connection found for a transaction is still that transaction's while
+ * the checkout it was found in lasts.
+ */
+const checkouts = new WeakMap<pg.PoolClient, object>();
+/** The connection found for a transaction object, and the checkout it was found in. */
+const foundFor = new WeakMap<object, { client: pg.PoolClient; checkout: object }>();
+
 function trackConnections(pool: pg.Pool): void {
+  pool.on("acquire", (client) => checkouts.set(client, {}));
+  pool.on("release", (_err, client) => checkouts.delete(client));
   pool.on("connect", (client) => {
     const pid = PID(client);
     if (pid) connectionsByPid.set(pid, client);
@@ -47,14 +59,18 @@ function trackConnections(pool: pg.Pool): void {
  * carry, that costs more than PostgreSQL's work. Undefined outside a transaction (the client
  * itself: any pooled connection would do, but not inside someone else's transaction) or when
  * the connection is not one of this process's pools (then the caller goes through Prisma).
- * Asked and checked each time (two short queries), not remembered per transaction object. The caller awaits
- * each statement before its next use of the transaction, so the two never interleave on the
- * connection; an error aborts the transaction as any statement's would.
+ * Found with two short queries the first time, then remembered for the transaction object for
+ * as long as the connection stays in the checkout it was found in: once the transaction ends its
+ * connection goes back to the pool, and the object is asked again (and Prisma refuses it). The
+ * caller awaits each statement before its next use of the transaction, so the two never
+ * interleave on the connection; an error aborts the transaction as any statement's would.
  */
 export async function transactionConnection(db: Db): Promise<pg.PoolClient | undefined> {
   // An interactive transaction's client is the root client without $connect, $disconnect, $on
   // and $extends (Prisma's "itx" deny list).
   if (typeof (db as { $connect?: unknown }).$connect === "function") return undefined;
+  const known = foundFor.get(db);
+  if (known && checkouts.get(known.client) === known.checkout) return known.client;
   // A value only this transaction can see (set_config local to it): the candidate connection is
   // the transaction's own if it reads the value back. A pid is unique within one server only, so
   // a connection of this process to another server with the same pid reads nothing.
@@ -66,7 +82,34 @@ export async function transactionConnection(db: Db): Promise<pg.PoolClient | und
   const seen = await client.query<{ probe: string | null }>(
     "SELECT current_setting('fleet_manager.transaction_probe', true) AS probe",
   );
-  return seen.rows[0]?.probe === probe ? client : undefined;
+  if (seen.rows[0]?.probe !== probe) return undefined;
+  const checkout = checkouts.get(client);
+  if (checkout) foundFor.set(db, { client, checkout });
+  return client;
+}
+
+/**
+ * A plain statement on the transaction's own connection (see `transactionConnection`), else
+ * through Prisma: for a statement that reads thousands of rows (a site's devices for a
+ * reflection) or takes thousands of values (its ids to stamp), Prisma's serialisation and row
+ * building cost as much as PostgreSQL's work, pg's about half. The rows' values are pg's: bigint
+ * and numeric come back as strings on the direct path, so read text, uuid, integer, boolean,
+ * timestamp, array and json columns only.
+ */
+export async function directQuery<T>(db: Db, sql: string, ...params: unknown[]): Promise<{ rows: T[]; count: number }> {
+  const direct = await transactionConnection(db);
+  if (!direct) return prismaQuery<T>(db, sql, ...params);
+  const r = await direct.query(sql, params);
+  return { rows: r.rows as T[], count: r.rowCount ?? 0 };
+}
+
+/** A plain statement through Prisma: its rows (a SELECT, or RETURNING) and the rows it wrote. */
+export async function prismaQuery<T>(db: Db, sql: string, ...params: unknown[]): Promise<{ rows: T[]; count: number }> {
+  if (/^\s*SELECT\b|\bRETURNING\b/i.test(sql)) {
+    const rows = await db.$queryRawUnsafe<T[]>(sql, ...params);
+    return { rows, count: rows.length };
+  }
+  return { rows: [], count: await db.$executeRawUnsafe(sql, ...params) };
 }
 
 export function createDatabase(connectionString: string, opts: DatabaseOptions): Database {

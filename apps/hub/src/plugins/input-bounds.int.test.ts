@@ -264,3 +264,37 @@ describe("what an agent may store", () => {
     expect((await listing.text()).length).toBeLessThan(16 * 1024);
   });
 });
+
+describe("JSON bodies", () => {
+  const post = (raw: string) =>
+    call("/api/v1/sites/", { method: "POST", raw, headers: { "content-type": "application/json" } });
+  const sites = async () =>
+    ((await (await call("/api/v1/sites/?limit=500")).json()) as { items: { slug: string; name: string }[] }).items;
+
+  it("refuses a __proto__ key or a constructor.prototype, spelled plainly or escaped, with a 400 and writes nothing", async () => {
+    for (const raw of [
+      '{"slug":"poison-a","name":"a","__proto__":{"admin":true}}',
+      '{"slug":"poison-b","name":"b","\\u005f_proto__":{"admin":true}}',
+      '{"slug":"poison-c","name":"c","constructor":{"prototype":{"admin":true}}}',
+      '{"slug":"poison-d","name":"d","\\u0063onstructor":{"prototype":{"admin":true}}}',
+    ]) {
+      const res = await post(raw);
+      expect(res.status, raw).toBe(400);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      // Refused by the parser, before the schema (which would answer validation_failed).
+      expect(((await res.json()) as { code: string }).code).toBe("malformed_json");
+    }
+    expect((await sites()).filter((s) => s.slug.startsWith("poison-"))).toEqual([]);
+  });
+
+  it("parses escapes and the words alone as JSON, and names an empty or broken body in a 400", async () => {
+    expect((await post('{"slug":"escaped","name":"Reykjav\\u00edk constructor"}')).status).toBe(201);
+    expect((await sites()).find((s) => s.slug === "escaped")?.name).toBe("Reykjavík constructor");
+    for (const raw of ["", '{"slug":', "[1,"]) {
+      const res = await post(raw);
+      expect(res.status, raw).toBe(400);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/JSON|body/i);
+    }
+  });
+});

@@ -38,3 +38,14 @@ it("declares a scope on every /api/v1 route", () => {
   expect(api.length).toBeGreaterThanOrEqual(20);
   expect(api.filter((r) => !r.scope).map((r) => `${r.method} ${r.url}`)).toEqual([]);
 });
+
+it("documents a reflection push's items as objects, though the route leaves checking them to the service", async () => {
+  const doc = (await hub.app.inject({ url: "/openapi.json" })).json() as {
+    components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+  };
+  expect(doc.components.schemas.ReflectionPush!.properties.items).toMatchObject({
+    type: "array",
+    maxItems: 100_000,
+    items: { type: "object" },
+  });
+});

@@ -1,5 +1,5 @@
 import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
-import type { Db } from "../../db/client.ts";
+import { directQuery, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkStatement, jsonColumn, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -382,7 +382,8 @@ export const deviceRepo = {
   ): Promise<void> {
     const column = snakeCase(field);
     if (ids.length)
-      await db.$executeRawUnsafe(
+      await directQuery(
+        db,
         // Never backwards: a job that observed a device after this push keeps its (later) stamp.
         `UPDATE devices SET ${column} = $1 WHERE id = ANY($2::uuid[]) AND (${column} IS NULL OR ${column} < $1)`,
         at,

@@ -91,7 +91,9 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 /** Would these changes alter any field of the device? */
 export function differs(current: object, changes: object): boolean {
-  for (const [k, v] of Object.entries(changes)) if (!sameValue((current as Record<string, unknown>)[k], v)) return true;
+  // for…in, not Object.entries: a reflection asks this of every device it lists (10,000 and more).
+  for (const k in changes)
+    if (!sameValue((current as Record<string, unknown>)[k], (changes as Record<string, unknown>)[k])) return true;
   return false;
 }
 

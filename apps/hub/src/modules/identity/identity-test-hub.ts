@@ -10,7 +10,11 @@ import { seedInventory } from "../../testing/inventory.ts";
 import { startTestIssuer } from "@fm/test-support/oidc-issuer";
 import { bearer } from "@fm/test-support/process";
 
-export const OVERLAP_MS = 1500;
+/**
+ * Long enough for a test to rotate a secret and use both (two password hashes on a loaded
+ * 2-core machine took longer than 1.5 s), short enough to wait for its end.
+ */
+export const OVERLAP_MS = 4000;
 
 export async function startIdentityTestHub() {
   const people = await startTestIssuer();

@@ -170,7 +170,13 @@ export async function applyAnnotations(
 ): Promise<ReflectionResult> {
   // Only the columns matching and comparing need: most devices of most pushes are unchanged,
   // and their full rows (conditions, tags, notes …) are never looked at.
-  const index = new DeviceIndex(await reflectionRepo.annotatedDevices(tx, siteId));
+  const index = new DeviceIndex(
+    await reflectionRepo.annotatedDevices(
+      tx,
+      siteId,
+      adapter.columns.map((c) => c.field),
+    ),
+  );
   const result: ReflectionResult = {
     created: 0,
     updated: 0,
@@ -204,9 +210,9 @@ export async function applyAnnotations(
     }
     seen.add(device.id);
     if (device[adapter.observedField] === null) touched.add(device.id);
-    // Compared as if already observed now: observing alone is not a change to record.
+    // The changes never carry the observed-at: observing alone is not a change to record.
     const changes = adapter.changes(item, device, observedAt);
-    if (differs({ ...device, [adapter.observedField]: observedAt }, changes)) entries.push({ id: device.id, changes });
+    if (differs(device, changes)) entries.push({ id: device.id, changes });
     else result.unchanged++;
   }
   const vanished = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));

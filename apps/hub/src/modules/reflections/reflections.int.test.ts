@@ -223,6 +223,13 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
     expect(((await bad.json()) as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(
       expect.arrayContaining(["body.items.0.uuid", "body.items.0.name"]),
     );
+    // The route leaves checking items to the source's schema, which names the one that is no object.
+    const notObjects = await push("ironic-overcloud", [node(devices[0]!, devices[0]!.id), 42, ["x"]], next());
+    expect(notObjects.status).toBe(400);
+    expect(((await notObjects.json()) as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual([
+      "body.items.1",
+      "body.items.2",
+    ]);
     // Serving a new site takes effect at once: the satellite_sites trigger clears every
     // replica's cached client state (the cache would otherwise keep the old list for 5 s).
     await reconcileExpectedSatellites(

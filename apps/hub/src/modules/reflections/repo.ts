@@ -5,7 +5,7 @@
  * whatever the number of rows (see `db/bulk.ts`).
  */
 import type { NetboxItem } from "@fm/domain";
-import type { Db } from "../../db/client.ts";
+import { directQuery, type Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
 import type { BulkColumn } from "../devices/repo.ts";
@@ -64,8 +64,11 @@ const ANNOTATION_SELECT = {
   healthStatus: true,
   healthConditions: true,
   healthObservedAt: true,
+  healthSince: true,
 } as const satisfies Prisma.DeviceSelect;
 export type AnnotatedDevice = Prisma.DeviceGetPayload<{ select: typeof ANNOTATION_SELECT }>;
+/** What every source's matching reads (see annotations.ts `DeviceIndex`). */
+const MATCH_FIELDS = ["id", "name", "serial", "ironicNodeUuid", "slurmNodeName"] as const;
 
 /** What matching and comparing a NetBox item read of every device of the site. */
 const NETBOX_SELECT = {
@@ -119,13 +122,17 @@ const interfaceRow = (deviceId: string, i: NetboxInterface) => ({
 export const reflectionRepo = {
   /**
    * The observed-at of the last accepted push of this (site, source), with its row locked until
-   * the caller commits, so pushes of one (site, source) run one after the other.
+   * the caller commits, so pushes of one (site, source) run one after the other; 'epoch' for the
+   * source's first push at the site, null when there is no such site. One round trip: the row
+   * is made on the first push (the insert's foreign key also holds the site until commit).
    */
-  async lockLastPush(db: Db, siteId: string, source: string): Promise<Date | undefined> {
-    await db.$executeRaw`INSERT INTO reflection_state (site_id, source, observed_at) VALUES (${siteId}::uuid, ${source}, 'epoch') ON CONFLICT DO NOTHING`;
+  async lockLastPush(db: Db, siteId: string, source: string): Promise<Date | null> {
     const rows = await db.$queryRaw<{ observed_at: Date }[]>`
-      SELECT observed_at FROM reflection_state WHERE site_id = ${siteId}::uuid AND source = ${source} FOR UPDATE`;
-    return rows[0]?.observed_at;
+      INSERT INTO reflection_state AS r (site_id, source, observed_at)
+      SELECT s.id, ${source}, 'epoch' FROM sites s WHERE s.id = ${siteId}::uuid
+      ON CONFLICT (site_id, source) DO UPDATE SET source = r.source
+      RETURNING r.observed_at`;
+    return rows[0]?.observed_at ?? null;
   },
 
   async saveLastPush(db: Db, siteId: string, source: string, observedAt: Date): Promise<void> {
@@ -135,14 +142,17 @@ export const reflectionRepo = {
     });
   },
 
-  /** One plain statement: the ORM's hydration of a whole site's rows cost more than the query. */
-  async annotatedDevices(db: Db, siteId: string): Promise<AnnotatedDevice[]> {
-    return db.$queryRawUnsafe<AnnotatedDevice[]>(
-      `SELECT ${Object.keys(ANNOTATION_SELECT)
-        .map((f) => `${snakeCase(f)} AS "${f}"`)
-        .join(", ")} FROM devices WHERE site_id = $1::uuid`,
-      siteId,
-    );
+  /**
+   * Every device of the site with the fields matching needs and the source's own `fields` (an
+   * adapter's columns): the other sources' fields are left out (undefined), as a push of one
+   * source never looks at them. One plain statement on the transaction's connection: the ORM's
+   * hydration of a whole site's rows cost more than the query.
+   */
+  async annotatedDevices(db: Db, siteId: string, fields: readonly string[]): Promise<AnnotatedDevice[]> {
+    const select = new Set<string>([...MATCH_FIELDS, ...fields]);
+    for (const f of select) if (!(f in ANNOTATION_SELECT)) throw new Error(`annotatedDevices: ${f} is not readable`);
+    const sql = `SELECT ${[...select].map((f) => `${snakeCase(f)} AS "${f}"`).join(", ")} FROM devices WHERE site_id = $1::uuid`;
+    return (await directQuery<AnnotatedDevice>(db, sql, siteId)).rows;
   },
 
   /** Which of these Ironic node UUIDs devices of other sites hold. */

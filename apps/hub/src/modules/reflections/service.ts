@@ -6,7 +6,7 @@
  * that source's fields cleared (`missing`). A push older than the last accepted one for the
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
-import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, Unprocessable } from "@fm/domain";
+import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, NotFound, Unprocessable } from "@fm/domain";
 import { agentMayWriteSource, itemSchemaFor, uniqueItemField } from "@fm/domain";
 import type {
   ImpairmentPolicy,
@@ -23,7 +23,7 @@ import type { DeviceService } from "../devices/service.ts";
 import { recordChange } from "../changes/recorder.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { applyImpairment } from "../impairment/service.ts";
-import { requireSite, siteRepo } from "../sites/repo.ts";
+import { siteRepo } from "../sites/repo.ts";
 import { siteFields } from "../sites/service.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
@@ -98,7 +98,6 @@ export function createReflectionService({
       const result = await prisma.$transaction(
         async (tx) => {
           const t0 = performance.now();
-          await requireSite(tx, siteId);
           const last = await checkNotStale(repo, tx, siteId, source, observedAt);
           if (body.site) await applyNetboxSite(tx, ctx, siteId, body.site);
           const unmatchedKeys: string[] = [];
@@ -133,7 +132,7 @@ export function createReflectionService({
           // Only the devices this push touched can have new or cleared discrepancies, unless the
           // push is NetBox's (device classes, devices created and deleted) or its source's first
           // at the site (the site's first Ironic report opens one for every unreported device).
-          const whole = source === "netbox" || !last || last.getTime() <= 0; // epoch: the row lockLastPush made
+          const whole = source === "netbox" || last.getTime() <= 0; // epoch: the row lockLastPush made
           await reconcileDiscrepancies(
             tx,
             siteId,
@@ -214,10 +213,11 @@ async function checkNotStale(
   siteId: string,
   source: string,
   observedAt: Date,
-): Promise<Date | undefined> {
+): Promise<Date> {
   // Serialise pushes of one (site, source): the row lock holds until this push commits.
   const last = await repo.lockLastPush(tx, siteId, source);
-  if (last && last.getTime() > observedAt.getTime()) {
+  if (!last) throw new NotFound("site_not_found", `No site with id ${siteId}`);
+  if (last.getTime() > observedAt.getTime()) {
     throw new Conflict(
       "stale_reflection",
       `A newer push (observed at ${last.toISOString()}) was already applied for this site and source`,
