@@ -5,17 +5,32 @@
  * migration to apply, serve. Alternating runs, `BENCH_BUILT_RUNS` (default 7) of each:
  *  - cold start: spawn to the first `/readyz` 200 (median, min and max);
  *  - idle RSS of the node process 3 s after ready (median).
+ * Then, on the same database seeded with the demo's 50,000 devices (25,000 at the site), the
+ * built hub's RSS under the device-list load (`GET /api/v1/devices/?site=…&limit=100`, 10
+ * connections for BENCH_DURATION_S, default 10 s): its highest sample (every 250 ms) and the
+ * figure 3 s after the load, with the load's req/s.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import autocannon from "autocannon";
 import { createTestDatabase } from "@fm/test-support/postgres";
-import { ADMIN_SECRET, REPO_ROOT, TEST_KEK, hubArgs, onJsonLines } from "@fm/test-support/process";
+import {
+  ADMIN_SECRET,
+  REPO_ROOT,
+  TEST_KEK,
+  bearer,
+  clientToken,
+  hubArgs,
+  onJsonLines,
+  startHub,
+} from "@fm/test-support/process";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
 const RUNS = Number(process.env.BENCH_BUILT_RUNS ?? 7);
 const IDLE_MS = 3000;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -90,7 +105,60 @@ export async function builtVsTsx(report: Report): Promise<void> {
       "built / source cold start",
       `${((median(runs.built.map((r) => r.startS)) / median(runs.tsx.map((r) => r.startS))) * 100).toFixed(0)} %`,
     );
+    await deviceListLoad(report, db.url);
   } finally {
     await db.drop();
+  }
+}
+
+/** The built hub's RSS while the device list is loaded, and once the load stops. */
+async function deviceListLoad(report: Report, databaseUrl: string): Promise<void> {
+  const { createDatabase } = await import("../apps/hub/src/db/client.ts");
+  const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
+  const data = createDatabase(databaseUrl, { poolMax: 4 });
+  try {
+    await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+  } finally {
+    await data.close();
+  }
+  const hub = await startHub({ DATABASE_URL: databaseUrl, FM_DB_POOL_MAX: "10" }, undefined, {
+    built: true,
+    keepLogs: "errors",
+  });
+  try {
+    const url = `${hub.url}/api/v1/devices/?site=keflavik&limit=100`;
+    const headers = bearer(await clientToken(hub.url, "fleet-admin", ADMIN_SECRET));
+    let exited: number | string | undefined;
+    void hub.exited.then((code) => (exited = code));
+    let peak = 0;
+    const sampler = setInterval(() => {
+      rssMiB(hub.proc.pid!).then(
+        (r) => (peak = Math.max(peak, r)),
+        () => {}, // the hub has gone: reported below
+      );
+    }, 250);
+    let result: autocannon.Result;
+    try {
+      result = await autocannon({ url, headers, connections: 10, duration: DURATION_S });
+    } finally {
+      clearInterval(sampler);
+    }
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    if (exited !== undefined)
+      throw new Error(`the hub exited (${exited}) under load:\n${hub.stderr.join("")}\n${JSON.stringify(hub.logs)}`);
+    if (result.non2xx || result.errors) throw new Error(`errors under load: ${result.non2xx}/${result.errors}`);
+    const after = await rssMiB(hub.proc.pid!);
+    report(
+      "hub RSS under the device-list load, built (highest sample)",
+      `${peak.toFixed(1)} MiB`,
+      `GET /api/v1/devices/?site=keflavik&limit=100 of 50,000 devices, 10 connections, ${DURATION_S} s, ${result.requests.average.toFixed(0)} req/s`,
+    );
+    report(
+      "hub RSS after the device-list load, built",
+      `${after.toFixed(1)} MiB`,
+      `${IDLE_MS / 1000} s after the load`,
+    );
+  } finally {
+    await hub.stop();
   }
 }

@@ -5,6 +5,7 @@
  *   apps/hub/dist/migrate.js            npm run db:migrate
  *   apps/hub/dist/seed-demo.js          npm run seed:demo
  *   apps/hub/dist/migrations/           the SQL migrations the hub applies at start
+ *   apps/hub/dist/query_compiler_*.wasm Prisma's query compiler, read by the built client (prismaWasmFile)
  *   apps/satellite-agents/dist/main.js  every agent and the Temporal worker (node …/main.js <name>)
  *   apps/satellite-agents/dist/netbox-check.js   npm run netbox:check
  *   apps/satellite-agents/dist/workflow-bundle.js  the job workflows, bundled for Temporal's sandbox
@@ -26,7 +27,7 @@
  * bundler (bundleWorkflowCode) from the same sources the worker bundles at start when it runs
  * from source: a built worker starts without webpack and without the workflow sources.
  */
-import { cp, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { build, type BuildOptions, type Plugin } from "esbuild";
 import { bundleWorkflowCode } from "@temporalio/worker";
@@ -51,6 +52,35 @@ const npmPackagesExternal: Plugin = {
   },
 };
 
+/**
+ * Prisma's generated client loads its query compiler from a module holding the WebAssembly as a
+ * 4.4 MB base64 string, which then stays in the heap twice for the life of the process (the
+ * module's source and the string). The built hub reads the same bytes from a .wasm file written
+ * beside its chunks instead; the build fails if the generated code no longer has that shape.
+ */
+const PRISMA_WASM_IMPORT =
+  /const \{ wasm \} = await import\("(@prisma\/client\/runtime\/([\w.]+)\.wasm-base64\.mjs)"\)\s*return await decodeBase64AsWasm\(wasm\)/;
+function prismaWasmFile(outdir: string): Plugin {
+  return {
+    name: "prisma-wasm-file",
+    setup(b) {
+      b.onLoad({ filter: /generated[\\/]prisma[\\/]internal[\\/]class\.ts$/ }, async (args) => {
+        const source = await readFile(args.path, "utf8");
+        const found = PRISMA_WASM_IMPORT.exec(source);
+        if (!found)
+          throw new Error(`${args.path}: Prisma's query compiler import has changed shape; update PRISMA_WASM_IMPORT`);
+        const [snippet, specifier, name] = found;
+        const { wasm } = (await import(specifier!)) as { wasm: string };
+        await writeFile(join(outdir, `${name}.wasm`), Buffer.from(wasm, "base64"));
+        const replacement =
+          `const { readFile } = await import("node:fs/promises")\n` +
+          `    return new WebAssembly.Module(await readFile(new URL("./${name}.wasm", import.meta.url)))`;
+        return { contents: source.replace(snippet, replacement), loader: "ts" };
+      });
+    },
+  };
+}
+
 const common: BuildOptions = {
   bundle: true,
   platform: "node",
@@ -72,6 +102,7 @@ async function buildHub() {
       "seed-demo": join(ROOT, "apps/hub/src/seed/demo-cli.ts"),
     },
     outdir: HUB_DIST,
+    plugins: [npmPackagesExternal, prismaWasmFile(HUB_DIST)],
   });
   await cp(MIGRATIONS_DIR, join(HUB_DIST, "migrations"), { recursive: true });
 }

@@ -66,6 +66,18 @@ describe("built processes run on plain node", () => {
     expect((await fetch(`${hub.url}/docs/`)).status).toBe(200);
   });
 
+  it("the built hub's Prisma client reads its query compiler from the .wasm file beside it, not from the base64 module", () => {
+    // The queries above ran through it; the base64 module would stay in the heap twice.
+    const dist = join(REPO_ROOT, "apps/hub/dist");
+    expect(readdirSync(dist).filter((f) => f.endsWith(".wasm"))).toEqual(["query_compiler_fast_bg.postgresql.wasm"]);
+    const code = readdirSync(dist)
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => readFileSync(join(dist, f), "utf8"))
+      .join("\n");
+    expect(code).toContain('new URL("./query_compiler_fast_bg.postgresql.wasm", import.meta.url)');
+    expect(code).not.toContain("wasm-base64");
+  });
+
   it("a built agent serves /healthz and /metrics and brings its source into the built hub", async () => {
     const nb = await startNetboxServer({ token: TOKEN, data: realisticFleet({ sites: 1, devicesPerSite: 4 }) });
     cleanups.push(() => nb.stop());
