@@ -150,9 +150,27 @@ describe("the full device list as JSON text", () => {
     expect(await items("limit=3")).toBe(await items("limit=3&updatedSince=1970-01-01T00:00:00Z"));
   });
 
+  it("brief=true: the whole-site query and the filtered one answer the same page, with and without the pool", async () => {
+    for (const pool of [hub.db.pool, undefined]) {
+      const service = createDeviceService({
+        prisma: hub.db.prisma,
+        pool,
+        staleAfterMs: STALE_AFTER_MS,
+        now: () => NOW,
+      });
+      const page = async (qs: string) => ({ ...(await service.listBrief(ctx, query(qs))), nextCursor: null });
+      for (const qs of ["site=keflavik&limit=100&brief=true", "limit=5&brief=true"]) {
+        const whole = await page(qs);
+        expect(whole.items.length, qs).toBeGreaterThan(0);
+        expect(JSON.stringify(whole), qs).toBe(JSON.stringify(await page(`${qs}&updatedSince=1970-01-01T00:00:00Z`)));
+      }
+    }
+  });
+
   it("an unknown site is the same 400 by either query", async () => {
     const service = createDeviceService({ prisma: hub.db.prisma, pool: hub.db.pool, staleAfterMs: STALE_AFTER_MS });
     for (const qs of ["site=nowhere", "site=nowhere&cordoned=true", "site=0190c1e0-0000-7000-8000-000000000009"])
-      await expect(service.listJson(ctx, query(qs)), qs).rejects.toMatchObject({ status: 400, code: "unknown_site" });
+      for (const list of [() => service.listJson(ctx, query(qs)), () => service.listBrief(ctx, query(qs))])
+        await expect(list(), qs).rejects.toMatchObject({ status: 400, code: "unknown_site" });
   });
 });

@@ -250,23 +250,33 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
                          THEN ${jsonObject({ status: "d.burn_in_status", jobId: "d.burn_in_job_id", at: isoText("d.burn_in_at") })} END`,
          })}::text AS mid,
          ${jsonObject({ version: "d.version", createdAt: isoText("d.created_at"), updatedAt: isoText("d.updated_at") })}::text AS tail`;
-/** JSON_COLUMNS of the devices whose ids `ids` (SQL: a relation with an `id` column) holds. */
-const jsonRowsOf = (ids: string) => `
-  SELECT ${JSON_COLUMNS}
+/** The brief representation's columns (BRIEF_SELECT's) for a page read in one statement. */
+const BRIEF_COLUMNS = `d.id, d.name, json_build_object('id', s.id, 'slug', s.slug) AS site, d.serial,
+         d.netbox_status AS "netboxStatus", d.ironic_provision_state AS "ironicProvisionState",
+         d.operational_status AS "operationalStatus", d.cordoned, d.updated_at AS "updatedAt",
+         d.netbox_observed_at AS "netboxObservedAt", d.ironic_observed_at AS "ironicObservedAt",
+         d.slurm_observed_at AS "slurmObservedAt", d.health_observed_at AS "healthObservedAt"`;
+const COLUMNS = { json: JSON_COLUMNS, brief: BRIEF_COLUMNS };
+/**
+ * `columns` of the devices whose ids `ids` (SQL: a relation `p` with an `id` column) holds (the
+ * joins a representation does not read, PostgreSQL leaves out).
+ */
+const rowsOf = (columns: keyof typeof COLUMNS, ids: string) => `
+  SELECT ${COLUMNS[columns]}
     FROM ${ids} JOIN devices d ON d.id = p.id JOIN sites s ON s.id = d.site_id
     LEFT JOIN racks r ON r.id = d.rack_id
     LEFT JOIN device_types t ON t.id = d.device_type_id
     LEFT JOIN device_roles ro ON ro.id = d.device_role_id`;
-const JSON_ROWS = jsonRowsOf("unnest($1::uuid[]) AS p(id)");
+const JSON_ROWS = rowsOf("json", "unnest($1::uuid[]) AS p(id)");
 
 /**
  * A page of a whole site's devices (or the fleet's) in id order, in one statement: the site
- * (slug or id), the count site_device_counts keeps, and the page's JSON rows (repo's
- * JSON_COLUMNS). One row with a null id when the page is empty; none when the site is unknown.
+ * (slug or id), the count site_device_counts keeps, and the page's rows (JSON_COLUMNS, or
+ * BRIEF_COLUMNS). One row with a null id when the page is empty; none when the site is unknown.
  * Built per case (site or fleet, first page or after a cursor) so that each is planned with
  * the (site_id, id) index or the primary key, never an OR over parameters.
  */
-function idOrderPageSql(site: "slug" | "id" | undefined, after: boolean): string {
+function idOrderPageSql(columns: keyof typeof COLUMNS, site: "slug" | "id" | undefined, after: boolean): string {
   let n = 0;
   const siteParam = site ? `$${++n}` : "";
   const afterParam = after ? `$${++n}::uuid` : "";
@@ -280,7 +290,8 @@ function idOrderPageSql(site: "slug" | "id" | undefined, after: boolean): string
   return `
   SELECT m.site_id AS "siteId", m.count, x.*
     FROM (${meta}) m
-    LEFT JOIN LATERAL (${jsonRowsOf(
+    LEFT JOIN LATERAL (${rowsOf(
+      columns,
       `(SELECT d.id FROM devices d ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY d.id LIMIT ${limitParam}) p`,
     )}
      ) x ON true
@@ -354,26 +365,29 @@ export const deviceRepo = {
     );
   },
   /**
-   * A whole site's list (or the fleet's) in id order, the devices as JSON_ROWS reads them, and
-   * its count, in one statement (idOrderPageSql); undefined when the site is unknown.
+   * A whole site's list (or the fleet's) in id order, the devices as JSON_COLUMNS or
+   * BRIEF_COLUMNS read them, and its count, in one statement (idOrderPageSql); undefined when
+   * the site is unknown.
    */
-  async listJsonInIdOrder(
+  async listInIdOrder<C extends keyof typeof COLUMNS>(
     db: Db,
     pool: pg.Pool | undefined,
+    columns: C,
     site: { slug: string } | { id: string } | undefined,
     afterId: string | undefined,
     limit: number,
-  ): Promise<RowPage<DeviceJsonRow> | undefined> {
-    const sql = idOrderPageSql(site && ("id" in site ? "id" : "slug"), afterId !== undefined);
+  ): Promise<RowPage<C extends "json" ? DeviceJsonRow : DeviceBriefRow> | undefined> {
+    type R = C extends "json" ? DeviceJsonRow : DeviceBriefRow;
+    const sql = idOrderPageSql(columns, site && ("id" in site ? "id" : "slug"), afterId !== undefined);
     const params = [
       ...(site ? ["id" in site ? site.id : site.slug] : []),
       ...(afterId !== undefined ? [afterId] : []),
       limit + 1,
     ];
-    const rows = await readOnly<DeviceJsonRow & { siteId: string | null; count: number }>(
+    const rows = await readOnly<R & { siteId: string | null; count: number }>(
       db,
       pool,
-      `devices-json-page-${site ? ("id" in site ? "site-id" : "site-slug") : "fleet"}-${afterId === undefined ? "first" : "after"}`,
+      `devices-${columns}-page-${site ? ("id" in site ? "site-id" : "site-slug") : "fleet"}-${afterId === undefined ? "first" : "after"}`,
       sql,
       params,
     );

@@ -34,6 +34,7 @@ import {
   wholeSiteOf,
   type BulkColumn,
   type DeviceBase,
+  type DeviceBriefRow,
   type DeviceHistoryRow,
   type DeviceJsonRow,
   type DeviceRow,
@@ -106,6 +107,23 @@ export function differs(current: object, changes: object): boolean {
 }
 
 export function createDeviceService({ prisma, pool, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
+  /**
+   * The commonest page, a whole site's (or the fleet's) in id order, as one statement (the
+   * site, its count and the rows): the fetch of deviceListPage.
+   */
+  const wholeSitePage =
+    <C extends "json" | "brief">(query: DeviceListQuery, columns: C) =>
+    async (p: { afterId: string | undefined; limit: number }) => {
+      const site = query.site
+        ? Uuid.safeParse(query.site).success
+          ? { id: query.site }
+          : { slug: query.site }
+        : undefined;
+      const rows = await deviceRepo.listInIdOrder(prisma, pool, columns, site, p.afterId, p.limit);
+      if (!rows) throw unknownSite(query.site!, "site");
+      return rows;
+    };
+
   /** The representation as a reader sees it now (staleness depends on the clock). */
   const toDeviceNow = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
 
@@ -314,13 +332,15 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
 
     /** The list in the brief representation (brief=true); the full one is listJson. */
     async listBrief(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceBriefList> {
-      const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
       const staleBefore = new Date(now().getTime() - staleAfterMs);
+      const toItem = (row: DeviceBriefRow) => toDeviceBrief(row, staleBefore);
+      if (!query.sort && wholeSiteOf(query)) return deviceListPage(query, wholeSitePage(query, "brief"), toItem);
+      const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
       const filter = { ...query, siteId };
       return deviceListPage(
         query,
         (page) => deviceRepo.listBrief(prisma, deviceWhere(filter, staleBefore), page, wholeSiteOf(filter)),
-        (row) => toDeviceBrief(row, staleBefore),
+        toItem,
       );
     },
 
@@ -333,22 +353,8 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       const at = now();
       const toItem = (row: DeviceJsonRow) => toDeviceJson(row, at, staleAfterMs);
       const page =
-        // The commonest page, a whole site's (or the fleet's) in id order: one statement.
         !query.sort && wholeSiteOf(query)
-          ? await deviceListPage(
-              query,
-              async (p) => {
-                const site = query.site
-                  ? Uuid.safeParse(query.site).success
-                    ? { id: query.site }
-                    : { slug: query.site }
-                  : undefined;
-                const rows = await deviceRepo.listJsonInIdOrder(prisma, pool, site, p.afterId, p.limit);
-                if (!rows) throw unknownSite(query.site!, "site");
-                return rows;
-              },
-              toItem,
-            )
+          ? await deviceListPage(query, wholeSitePage(query, "json"), toItem)
           : await this.listJsonFiltered(query, at, toItem);
       return `{"items":[${page.items.join(",")}],"count":${page.count},"nextCursor":${JSON.stringify(page.nextCursor)}}`;
     },
