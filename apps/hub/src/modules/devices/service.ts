@@ -123,6 +123,13 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       if (!rows) throw unknownSite(query.site!, "site");
       return rows;
     };
+  /** listJson's page of any other filter or order: the page's ids through Prisma, then their JSON rows. */
+  async function filteredJsonPage(query: DeviceListQuery, at: Date, toItem: (row: DeviceJsonRow) => string) {
+    const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
+    const filter = { ...query, siteId };
+    const where = deviceWhere(filter, new Date(at.getTime() - staleAfterMs));
+    return deviceListPage(query, (p) => deviceRepo.listJson(prisma, pool, where, p, wholeSiteOf(filter)), toItem);
+  }
 
   /** The representation as a reader sees it now (staleness depends on the clock). */
   const toDeviceNow = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
@@ -355,16 +362,8 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       const page =
         !query.sort && wholeSiteOf(query)
           ? await deviceListPage(query, wholeSitePage(query, "json"), toItem)
-          : await this.listJsonFiltered(query, at, toItem);
+          : await filteredJsonPage(query, at, toItem);
       return `{"items":[${page.items.join(",")}],"count":${page.count},"nextCursor":${JSON.stringify(page.nextCursor)}}`;
-    },
-
-    /** listJson of any filter and order: the page's ids through Prisma, then their JSON rows. */
-    async listJsonFiltered(query: DeviceListQuery, at: Date, toItem: (row: DeviceJsonRow) => string) {
-      const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
-      const filter = { ...query, siteId };
-      const where = deviceWhere(filter, new Date(at.getTime() - staleAfterMs));
-      return deviceListPage(query, (p) => deviceRepo.listJson(prisma, pool, where, p, wholeSiteOf(filter)), toItem);
     },
 
     /** Exact counts of the devices the list would show for these filters, grouped as asked. */
