@@ -157,7 +157,7 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
 }
 
 /**
- * toDevice as JSON text, from a row whose representation PostgreSQL wrote (repo's JSON_ROWS):
+ * toDevice as JSON text, from a row whose representation PostgreSQL wrote (repo's JSON_COLUMNS):
  * the same bytes as JSON.stringify(toDevice(row, now, staleAfterMs)), with the read-time
  * derivation (operationalStatus, conditions, stale) and the health checks written here.
  */
