@@ -31,7 +31,7 @@ import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createTestDatabase } from "@fm/test-support/postgres";
+import { adminQuery, createTestDatabase, urlFor } from "@fm/test-support/postgres";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { ironicCycle, reflectionApply } from "./reflections.ts";
 import { slurmCycle } from "./slurm.ts";
@@ -207,22 +207,27 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * reference) and the bare handler with it; ratios per round, then their median and spread.
  */
 async function devicesList(): Promise<void> {
-  const db = await createTestDatabase();
+  const db = await devicesDatabase();
   try {
-    await migrate(db.url);
-    const { createDatabase } = await import("../apps/hub/src/db/client.ts");
-    const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
-    const data = createDatabase(db.url, { poolMax: 4 });
-    const t0 = performance.now();
-    // The seed analyses what it loaded, as a first NetBox load does: no ANALYZE of our own here.
-    const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
-    await data.close();
-    report(
-      "seed 50,000 devices (demo generator, with feed events)",
-      `${((performance.now() - t0) / 1000).toFixed(1)} s`,
-      `${seeded.devices} devices`,
-    );
-    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, QUIET);
+    if (db.seed) {
+      await migrate(db.url);
+      const { createDatabase } = await import("../apps/hub/src/db/client.ts");
+      const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
+      const data = createDatabase(db.url, { poolMax: 4 });
+      const t0 = performance.now();
+      // The seed analyses what it loaded, as a first NetBox load does: no ANALYZE of our own here.
+      const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+      await data.close();
+      report(
+        "seed 50,000 devices (demo generator, with feed events)",
+        `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+        `${seeded.devices} devices`,
+      );
+    } else report("seed 50,000 devices", "kept", `database ${db.name} of an earlier run (BENCH_DEVICES_DB)`);
+    const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, {
+      ...QUIET,
+      nodeArgs: hubNodeArgs(),
+    });
     const bare = await startBaseline("bench/baseline-devices.ts", db.url, { BASELINE_COUNT: "false" });
     const counted = await startBaseline("bench/baseline-devices.ts", db.url);
     try {
@@ -287,6 +292,37 @@ async function devicesList(): Promise<void> {
   } finally {
     await db.drop();
   }
+}
+
+/** Extra node arguments for the measured hub, e.g. BENCH_HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const hubNodeArgs = () => (process.env.BENCH_HUB_NODE_ARGS ?? "").split(" ").filter(Boolean);
+
+/**
+ * The devices part's database: a fresh one, seeded and dropped; or, with BENCH_DEVICES_DB=<name>
+ * (while iterating on the hub), that database, migrated and seeded on its first run and kept, so
+ * later runs skip the minute of seeding. Drop it by hand when done (or when the migrations change).
+ */
+async function devicesDatabase(): Promise<{ name: string; url: string; seed: boolean; drop(): Promise<void> }> {
+  const kept = process.env.BENCH_DEVICES_DB;
+  if (!kept) return { ...(await createTestDatabase()), seed: true };
+  if (!/^[a-z][a-z0-9_]*$/.test(kept) || kept.startsWith("fm_t_") || kept.startsWith("fm_template_"))
+    throw new Error(`BENCH_DEVICES_DB: a lower-case name outside the tests' fm_t_/fm_template_ databases`);
+  const exists = (await adminQuery("SELECT 1 FROM pg_database WHERE datname = $1", [kept])).rowCount === 1;
+  const url = urlFor(kept);
+  if (exists) {
+    const pg = (await import("pg")).default;
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const seeded = await c
+      .query<{ n: number }>("SELECT count(*)::int AS n FROM devices")
+      .then((r) => r.rows[0]!.n === 50_000)
+      .catch(() => false)
+      .finally(() => c.end());
+    if (seeded) return { name: kept, url, seed: false, drop: async () => {} };
+    await adminQuery(`DROP DATABASE ${kept} WITH (FORCE)`);
+  }
+  await adminQuery(`CREATE DATABASE ${kept}`);
+  return { name: kept, url, seed: true, drop: async () => {} };
 }
 
 async function sitesList(): Promise<void> {

@@ -243,7 +243,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   registerSiteMetrics(registry, sites);
   registerTopology(app, { service: createTopologyService({ prisma, repo: topologyRepo }) });
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
-  const devices = createDeviceService({ prisma, staleAfterMs });
+  const devices = createDeviceService({ prisma, pool: deps.pool, staleAfterMs });
   registerDevices(app, { service: devices });
   registerReflections(app, {
     service: createReflectionService({

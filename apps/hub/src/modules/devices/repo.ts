@@ -1,9 +1,11 @@
+import type pg from "pg";
 import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
 import { directQuery, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkStatement, jsonColumn, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
 import { lockRow } from "../../db/lock.ts";
+import type { ObservedColumns } from "./state.ts";
 import { keysetRows, orderedKeysetRows, type OrderedPage, type PageRequest, type RowPage } from "../../db/keyset.ts";
 
 export const DEVICE_INCLUDE = {
@@ -157,9 +159,168 @@ async function fullRows(db: Db, ids: string[], lock: boolean): Promise<DeviceRow
   return rows;
 }
 
-/** fullRows in the order of `ids` (a sorted page's), not in id order. */
-async function fullRowsInOrder(db: Db, ids: string[]): Promise<DeviceRow[]> {
-  const byId = new Map((await fullRows(db, ids, false)).map((r) => [r.id, r]));
+/** SQL: a timestamptz as toISOString() writes it (the columns hold milliseconds). */
+const isoText = (e: string) => `to_char(${e} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
+ * SQL: a JSON object of these members (name: SQL expression) as compact text, as
+ * JSON.stringify writes it (row_to_json is compact; json_build_object is not).
+ */
+const jsonObject = (members: Record<string, string>) =>
+  `(SELECT row_to_json(o) FROM (SELECT ${Object.entries(members)
+    .map(([k, e]) => `${e} AS "${k}"`)
+    .join(", ")}) o)`;
+
+/**
+ * The device list's rows with their representation (toDevice's) as JSON text written by
+ * PostgreSQL, in three objects around what the hub writes (toDeviceJson): `head` from id to
+ * slurm, `mid` from cordoned to burnIn, `tail` from version to updatedAt. The hub writes the
+ * health (its checks are jsonb, whose text is not compact) and what depends on its clock
+ * (operationalStatus, conditions, stale) between them. The other columns are what that
+ * derivation reads, and the sort values of the next page's cursor. The bytes equal
+ * JSON.stringify(toDevice(row)) (a test holds the two together): a page costs no object per
+ * field and no re-serialisation.
+ */
+const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operationalStatus", d.updated_at AS "updatedAt",
+         d.netbox_status AS "netboxStatus", d.netbox_missing AS "netboxMissing", d.netbox_observed_at AS "netboxObservedAt",
+         d.ironic_provision_state AS "ironicProvisionState", d.ironic_target_provision_state AS "ironicTargetProvisionState",
+         d.ironic_power_state AS "ironicPowerState", d.ironic_maintenance AS "ironicMaintenance",
+         d.ironic_maintenance_reason AS "ironicMaintenanceReason", d.ironic_last_error AS "ironicLastError",
+         d.ironic_fault AS "ironicFault", d.ironic_observed_at AS "ironicObservedAt",
+         d.slurm_state AS "slurmState", d.slurm_state_flags AS "slurmStateFlags", d.slurm_reason AS "slurmReason",
+         d.slurm_observed_at AS "slurmObservedAt", d.health_status AS "healthStatus",
+         d.health_conditions AS "healthConditions", d.health_observed_at AS "healthObservedAt",
+         d.cordoned, d.cordon_reason AS "cordonReason", d.conditions,
+         ${jsonObject({
+           id: "d.id",
+           name: "d.name",
+           site: jsonObject({ id: "s.id", slug: "s.slug" }),
+           serial: "d.serial",
+           assetTag: "d.asset_tag",
+           rack: `CASE WHEN r.id IS NOT NULL THEN ${jsonObject({ id: "r.id", name: "r.name", position: "d.rack_position::float8" })} END`,
+           deviceType: `CASE WHEN t.id IS NOT NULL THEN ${jsonObject({ id: "t.id", slug: "t.slug", model: "t.model", cpuArchitecture: "t.cpu_architecture" })} END`,
+           role: `CASE WHEN ro.id IS NOT NULL THEN ${jsonObject({ id: "ro.id", slug: "ro.slug", deviceClass: "ro.device_class" })} END`,
+           platformClass: "d.platform_class",
+           tags: "d.tags",
+           bmcAddress: "d.bmc_address",
+           interfaces: `('[' || coalesce((SELECT string_agg(${jsonObject({
+             name: "i.name",
+             type: "i.type",
+             macAddress: "i.mac_address",
+             ibGuid: "i.ib_guid",
+             mgmtOnly: "i.mgmt_only",
+             peerDevice: "i.peer_device",
+             peerInterface: "i.peer_interface",
+           })}::text, ',' ORDER BY i.name) FROM device_interfaces i WHERE i.device_id = d.id), '') || ']')::json`,
+           netbox: jsonObject({
+             id: "d.netbox_id",
+             status: "d.netbox_status",
+             missing: "d.netbox_missing",
+             observedAt: isoText("d.netbox_observed_at"),
+           }),
+           ironic: jsonObject({
+             instance: "d.ironic_instance",
+             nodeUuid: "d.ironic_node_uuid",
+             provisionState: "d.ironic_provision_state",
+             targetProvisionState: "d.ironic_target_provision_state",
+             powerState: "d.ironic_power_state",
+             maintenance: "d.ironic_maintenance",
+             maintenanceReason: "d.ironic_maintenance_reason",
+             lastError: "d.ironic_last_error",
+             fault: "d.ironic_fault",
+             observedAt: isoText("d.ironic_observed_at"),
+           }),
+           slurm: jsonObject({
+             nodeName: "d.slurm_node_name",
+             state: "d.slurm_state",
+             stateFlags: "d.slurm_state_flags",
+             reason: "d.slurm_reason",
+             partitions: "d.slurm_partitions",
+             observedAt: isoText("d.slurm_observed_at"),
+           }),
+         })}::text AS head,
+         ${jsonObject({
+           cordoned: "d.cordoned",
+           cordonReason: "d.cordon_reason",
+           cordonedBy: "d.cordoned_by",
+           cordonedAt: isoText("d.cordoned_at"),
+           // A cordon without a recorded source is an operator's (as toDevice reads it).
+           cordonSource: "CASE WHEN d.cordoned THEN coalesce(d.cordon_source, 'operator') END",
+           notes: "d.notes",
+           burnIn: `CASE WHEN d.burn_in_status <> '' AND d.burn_in_job_id IS NOT NULL AND d.burn_in_at IS NOT NULL
+                         THEN ${jsonObject({ status: "d.burn_in_status", jobId: "d.burn_in_job_id", at: isoText("d.burn_in_at") })} END`,
+         })}::text AS mid,
+         ${jsonObject({ version: "d.version", createdAt: isoText("d.created_at"), updatedAt: isoText("d.updated_at") })}::text AS tail`;
+/** The brief representation's columns (BRIEF_SELECT's) for a page read in one statement. */
+const BRIEF_COLUMNS = `d.id, d.name, json_build_object('id', s.id, 'slug', s.slug) AS site, d.serial,
+         d.netbox_status AS "netboxStatus", d.ironic_provision_state AS "ironicProvisionState",
+         d.operational_status AS "operationalStatus", d.cordoned, d.updated_at AS "updatedAt",
+         d.netbox_observed_at AS "netboxObservedAt", d.ironic_observed_at AS "ironicObservedAt",
+         d.slurm_observed_at AS "slurmObservedAt", d.health_observed_at AS "healthObservedAt"`;
+const COLUMNS = { json: JSON_COLUMNS, brief: BRIEF_COLUMNS };
+/**
+ * `columns` of the devices whose ids `ids` (SQL: a relation `p` with an `id` column) holds (the
+ * joins a representation does not read, PostgreSQL leaves out).
+ */
+const rowsOf = (columns: keyof typeof COLUMNS, ids: string) => `
+  SELECT ${COLUMNS[columns]}
+    FROM ${ids} JOIN devices d ON d.id = p.id JOIN sites s ON s.id = d.site_id
+    LEFT JOIN racks r ON r.id = d.rack_id
+    LEFT JOIN device_types t ON t.id = d.device_type_id
+    LEFT JOIN device_roles ro ON ro.id = d.device_role_id`;
+const JSON_ROWS = rowsOf("json", "unnest($1::uuid[]) AS p(id)");
+
+/**
+ * A page of a whole site's devices (or the fleet's) in id order, in one statement: the site
+ * (slug or id), the count site_device_counts keeps, and the page's rows (JSON_COLUMNS, or
+ * BRIEF_COLUMNS). One row with a null id when the page is empty; none when the site is unknown.
+ * Built per case (site or fleet, first page or after a cursor) so that each is planned with
+ * the (site_id, id) index or the primary key, never an OR over parameters.
+ */
+function idOrderPageSql(columns: keyof typeof COLUMNS, site: "slug" | "id" | undefined, after: boolean): string {
+  let n = 0;
+  const siteParam = site ? `$${++n}` : "";
+  const afterParam = after ? `$${++n}::uuid` : "";
+  const limitParam = `$${++n}`;
+  const where = [...(site ? ["d.site_id = m.site_id"] : []), ...(after ? [`d.id > ${afterParam}`] : [])];
+  const meta = site
+    ? `SELECT s.id AS site_id,
+              coalesce((SELECT c.devices FROM site_device_counts c WHERE c.site_id = s.id), 0)::int AS count
+         FROM sites s WHERE ${site === "id" ? `s.id = ${siteParam}::uuid` : `s.slug = ${siteParam}`}`
+    : `SELECT NULL::uuid AS site_id, coalesce((SELECT sum(c.devices) FROM site_device_counts c), 0)::int AS count`;
+  return `
+  SELECT m.site_id AS "siteId", m.count, x.*
+    FROM (${meta}) m
+    LEFT JOIN LATERAL (${rowsOf(
+      columns,
+      `(SELECT d.id FROM devices d ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY d.id LIMIT ${limitParam}) p`,
+    )}
+     ) x ON true
+   ORDER BY x.id`;
+}
+
+/** A row of JSON_ROWS: the representation's text pieces and what the read-time derivation needs. */
+export type DeviceJsonRow = ObservedColumns &
+  Pick<DeviceBase, "id" | "name" | "serial" | "operationalStatus" | "updatedAt"> & {
+    head: string;
+    mid: string;
+    tail: string;
+  };
+
+/**
+ * A read through `pool` as a named (prepared) statement when the hub has its pool: planned
+ * once per connection (the list's statement costs more to plan than to run), and without
+ * Prisma's mapping of every value of a raw result. Through Prisma otherwise.
+ */
+async function readOnly<R>(db: Db, pool: pg.Pool | undefined, name: string, text: string, values: unknown[]) {
+  if (pool) return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows as R[];
+  return db.$queryRawUnsafe<R[]>(text, ...values);
+}
+
+/** JSON_ROWS of these devices in the order of `ids`. */
+async function jsonRowsInOrder(db: Db, pool: pg.Pool | undefined, ids: string[]): Promise<DeviceJsonRow[]> {
+  if (!ids.length) return [];
+  const rows = await readOnly<DeviceJsonRow>(db, pool, "devices-json-rows", JSON_ROWS, [ids]);
+  const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
@@ -178,21 +339,23 @@ export async function analyzeInventory(db: Db): Promise<void> {
 
 export const deviceRepo = {
   /**
-   * A page of devices and the exact count of those matching. `wholeSite` (see wholeSiteOf):
-   * the count is read from site_device_counts instead of counting the site's rows.
+   * A page of devices, each as JSON_ROWS reads it (the representation's text, built by
+   * PostgreSQL), and the exact count of those matching. `wholeSite` (see wholeSiteOf): the
+   * count is read from site_device_counts instead of counting the site's rows.
    */
-  async list(
+  async listJson(
     db: Db,
+    pool: pg.Pool | undefined,
     where: Prisma.DeviceWhereInput,
     page: DevicePage,
     wholeSite?: { siteId: string | undefined },
-  ): Promise<RowPage<DeviceRow>> {
+  ): Promise<RowPage<DeviceJsonRow>> {
     return orderedKeysetRows(
       {
-        // The page's ids through the filter, then their full rows in one plain statement.
         findMany: async (args) =>
-          fullRowsInOrder(
+          jsonRowsInOrder(
             db,
+            pool,
             (await db.device.findMany({ ...args, select: { id: true } })).map((r) => r.id),
           ),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
@@ -201,7 +364,37 @@ export const deviceRepo = {
       page,
     );
   },
-  /** `list` in the brief representation's columns: no relations but the site, no interfaces. */
+  /**
+   * A whole site's list (or the fleet's) in id order, the devices as JSON_COLUMNS or
+   * BRIEF_COLUMNS read them, and its count, in one statement (idOrderPageSql); undefined when
+   * the site is unknown.
+   */
+  async listInIdOrder<C extends keyof typeof COLUMNS>(
+    db: Db,
+    pool: pg.Pool | undefined,
+    columns: C,
+    site: { slug: string } | { id: string } | undefined,
+    afterId: string | undefined,
+    limit: number,
+  ): Promise<RowPage<C extends "json" ? DeviceJsonRow : DeviceBriefRow> | undefined> {
+    type R = C extends "json" ? DeviceJsonRow : DeviceBriefRow;
+    const sql = idOrderPageSql(columns, site && ("id" in site ? "id" : "slug"), afterId !== undefined);
+    const params = [
+      ...(site ? ["id" in site ? site.id : site.slug] : []),
+      ...(afterId !== undefined ? [afterId] : []),
+      limit + 1,
+    ];
+    const rows = await readOnly<R & { siteId: string | null; count: number }>(
+      db,
+      pool,
+      `devices-${columns}-page-${site ? ("id" in site ? "site-id" : "site-slug") : "fleet"}-${afterId === undefined ? "first" : "after"}`,
+      sql,
+      params,
+    );
+    if (rows.length === 0) return undefined;
+    return { rows: rows[0]!.id === null ? [] : rows, count: Number(rows[0]!.count) };
+  },
+  /** `listJson` in the brief representation's columns: no relations but the site, no interfaces. */
   async listBrief(
     db: Db,
     where: Prisma.DeviceWhereInput,

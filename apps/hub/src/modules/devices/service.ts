@@ -1,4 +1,11 @@
-import { NotFound, OPERATIONAL_STATUSES, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
+import {
+  NotFound,
+  OPERATIONAL_STATUSES,
+  Unprocessable,
+  Uuid,
+  decodeSequenceCursor,
+  encodeSequenceCursor,
+} from "@fm/domain";
 import type {
   Device,
   DeviceHistoryEntry,
@@ -7,10 +14,10 @@ import type {
   DeviceBriefList,
   DeviceCountQuery,
   DeviceCounts,
-  DeviceList,
   DeviceListQuery,
   DevicePatch,
 } from "@fm/domain";
+import type pg from "pg";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange, recordChanges, type Change } from "../changes/recorder.ts";
@@ -20,21 +27,25 @@ import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { DISCREPANCY_INPUTS } from "../discrepancies/repo.ts";
-import { resolveSiteId } from "../sites/repo.ts";
+import { resolveSiteId, unknownSite } from "../sites/repo.ts";
 import {
   deviceRepo,
   deviceWhere,
   wholeSiteOf,
   type BulkColumn,
   type DeviceBase,
+  type DeviceBriefRow,
   type DeviceHistoryRow,
+  type DeviceJsonRow,
   type DeviceRow,
 } from "./repo.ts";
 import { deviceListPage } from "./sort.ts";
-import { TRACKED, storedStatus, toDevice, toDeviceBrief } from "./state.ts";
+import { TRACKED, storedStatus, toDevice, toDeviceBrief, toDeviceJson } from "./state.ts";
 
 export interface DeviceServiceDeps {
   prisma: PrismaClient;
+  /** The pool behind `prisma`: the device list reads through it directly (repo's readOnly). */
+  pool?: pg.Pool | undefined;
   /** A source that has not observed a device for this long makes it STALE. */
   staleAfterMs: number;
   now?: () => Date;
@@ -97,7 +108,31 @@ export function differs(current: object, changes: object): boolean {
   return false;
 }
 
-export function createDeviceService({ prisma, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
+export function createDeviceService({ prisma, pool, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
+  /**
+   * The commonest page, a whole site's (or the fleet's) in id order, as one statement (the
+   * site, its count and the rows): the fetch of deviceListPage.
+   */
+  const wholeSitePage =
+    <C extends "json" | "brief">(query: DeviceListQuery, columns: C) =>
+    async (p: { afterId: string | undefined; limit: number }) => {
+      const site = query.site
+        ? Uuid.safeParse(query.site).success
+          ? { id: query.site }
+          : { slug: query.site }
+        : undefined;
+      const rows = await deviceRepo.listInIdOrder(prisma, pool, columns, site, p.afterId, p.limit);
+      if (!rows) throw unknownSite(query.site!, "site");
+      return rows;
+    };
+  /** listJson's page of any other filter or order: the page's ids through Prisma, then their JSON rows. */
+  async function filteredJsonPage(query: DeviceListQuery, at: Date, toItem: (row: DeviceJsonRow) => string) {
+    const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
+    const filter = { ...query, siteId };
+    const where = deviceWhere(filter, new Date(at.getTime() - staleAfterMs));
+    return deviceListPage(query, (p) => deviceRepo.listJson(prisma, pool, where, p, wholeSiteOf(filter)), toItem);
+  }
+
   /** The representation as a reader sees it now (staleness depends on the clock). */
   const toDeviceNow = (row: DeviceRow) => toDevice(row, now(), staleAfterMs);
 
@@ -304,24 +339,33 @@ export function createDeviceService({ prisma, staleAfterMs, now = () => new Date
     create,
     toDevice: toDeviceNow,
 
-    async list(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceList | DeviceBriefList> {
+    /** The list in the brief representation (brief=true); the full one is listJson. */
+    async listBrief(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceBriefList> {
+      const staleBefore = new Date(now().getTime() - staleAfterMs);
+      const toItem = (row: DeviceBriefRow) => toDeviceBrief(row, staleBefore);
+      if (!query.sort && wholeSiteOf(query)) return deviceListPage(query, wholeSitePage(query, "brief"), toItem);
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
-      const at = now();
-      const staleBefore = new Date(at.getTime() - staleAfterMs);
       const filter = { ...query, siteId };
-      const where = deviceWhere(filter, staleBefore);
-      const wholeSite = wholeSiteOf(filter);
-      if (query.brief)
-        return deviceListPage(
-          query,
-          (page) => deviceRepo.listBrief(prisma, where, page, wholeSite),
-          (row) => toDeviceBrief(row, staleBefore),
-        );
       return deviceListPage(
         query,
-        (page) => deviceRepo.list(prisma, where, page, wholeSite),
-        (row) => toDevice(row, at, staleAfterMs),
+        (page) => deviceRepo.listBrief(prisma, deviceWhere(filter, staleBefore), page, wholeSiteOf(filter)),
+        toItem,
       );
+    },
+
+    /**
+     * The full list (brief unset) as the JSON text of its DeviceList page: each item
+     * written by PostgreSQL but for what is derived at read time, so a page of 100 devices costs
+     * no object per field, no validation and no re-serialisation.
+     */
+    async listJson(_ctx: RequestContext, query: DeviceListQuery): Promise<string> {
+      const at = now();
+      const toItem = (row: DeviceJsonRow) => toDeviceJson(row, at, staleAfterMs);
+      const page =
+        !query.sort && wholeSiteOf(query)
+          ? await deviceListPage(query, wholeSitePage(query, "json"), toItem)
+          : await filteredJsonPage(query, at, toItem);
+      return `{"items":[${page.items.join(",")}],"count":${page.count},"nextCursor":${JSON.stringify(page.nextCursor)}}`;
     },
 
     /** Exact counts of the devices the list would show for these filters, grouped as asked. */

@@ -26,27 +26,30 @@ type SortRow = { id: string; name: string; serial?: string | null; operationalSt
 
 /**
  * One page of the device list in the query's order: decodes the cursor against the query's
- * sort and filters, fetches the rows after it (the repo), and issues the next page's cursor
+ * sort and filters, fetches the rows after it (the repo; in the Prisma condition `after`, or
+ * after the id `afterId` in id order), and issues the next page's cursor
  * from the last row's id and sort value.
  */
 export async function deviceListPage<R extends SortRow, T>(
   query: DeviceListQuery,
-  fetch: (page: DevicePage) => Promise<RowPage<R>>,
+  fetch: (page: DevicePage & { afterId: string | undefined }) => Promise<RowPage<R>>,
   toItem: (row: R) => T,
 ): Promise<List<T>> {
   const { limit, cursor, sort, brief: _brief, ...filters } = query;
   const order = deviceOrder(sort);
   const shape = { sort: sort ?? "id", filters: filterFingerprint(filters) };
   let after: Prisma.DeviceWhereInput | undefined;
+  let afterId: string | undefined;
   if (cursor) {
     const pos = decodeListCursor(cursor, shape);
+    afterId = pos.after;
     if (!sortValueValid(order.field, pos.value))
       throw new BadRequest("invalid_cursor", "The cursor is not one this API issued", {
         errors: [{ path: "cursor", message: "invalid cursor" }],
       });
     after = afterWhere(order, pos.after, pos.value);
   }
-  const { rows, count } = await fetch({ after, orderBy: orderByOf(order), limit });
+  const { rows, count } = await fetch({ after, afterId, orderBy: orderByOf(order), limit });
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];

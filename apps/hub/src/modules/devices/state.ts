@@ -12,10 +12,36 @@ import {
   type DeviceObservations,
   type DerivedStatus,
 } from "@fm/domain";
-import type { DeviceBase, DeviceBriefRow, DeviceRow } from "./repo.ts";
+import type { DeviceBase, DeviceBriefRow, DeviceJsonRow, DeviceRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
-export function observationsOf(d: DeviceBase, activeJobKind: string | null = null): DeviceObservations {
+/** The columns a device's status is derived from (observationsOf, and the stored conditions). */
+export type ObservedColumns = Pick<
+  DeviceBase,
+  | "netboxStatus"
+  | "netboxMissing"
+  | "netboxObservedAt"
+  | "ironicProvisionState"
+  | "ironicTargetProvisionState"
+  | "ironicPowerState"
+  | "ironicMaintenance"
+  | "ironicMaintenanceReason"
+  | "ironicLastError"
+  | "ironicFault"
+  | "ironicObservedAt"
+  | "slurmState"
+  | "slurmStateFlags"
+  | "slurmReason"
+  | "slurmObservedAt"
+  | "healthStatus"
+  | "healthConditions"
+  | "healthObservedAt"
+  | "cordoned"
+  | "cordonReason"
+  | "conditions"
+>;
+
+export function observationsOf(d: ObservedColumns, activeJobKind: string | null = null): DeviceObservations {
   return {
     netbox: { status: d.netboxStatus, missing: d.netboxMissing, observedAt: d.netboxObservedAt },
     ironic: d.ironicObservedAt
@@ -128,6 +154,28 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
   };
+}
+
+/**
+ * toDevice as JSON text, from a row whose representation PostgreSQL wrote (repo's JSON_COLUMNS):
+ * the same bytes as JSON.stringify(toDevice(row, now, staleAfterMs)), with the read-time
+ * derivation (operationalStatus, conditions, stale) and the health checks written here.
+ */
+export function toDeviceJson(d: DeviceJsonRow, now: Date, staleAfterMs: number): string {
+  const derived = deriveDeviceStatus(observationsOf(d), {
+    now,
+    staleAfterMs,
+    previous: d.conditions as Condition[],
+  });
+  const stale =
+    derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False");
+  const health = `{"status":${JSON.stringify(d.healthStatus)},"conditions":${JSON.stringify(
+    d.healthConditions ?? [],
+  )},"observedAt":${d.healthObservedAt ? `"${d.healthObservedAt.toISOString()}"` : "null"}}`;
+  // head `{…,"slurm":{…}}`, mid `{"cordoned":…,"burnIn":…}`, tail `{"version":…}`: joined as one object.
+  return `${d.head.slice(0, -1)},"health":${health},${d.mid.slice(1, -1)},"operationalStatus":"${
+    derived.operationalStatus
+  }","conditions":${JSON.stringify(derived.conditions)},"stale":${stale},${d.tail.slice(1)}`;
 }
 
 /**

@@ -111,9 +111,12 @@ export async function resolveSiteId(db: Db, slugOrId: string, param: string): Pr
     where: Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId },
     select: { id: true },
   });
-  if (!site)
-    throw new BadRequest("unknown_site", `No site '${slugOrId}'`, {
-      errors: [{ path: `querystring.${param}`, message: "unknown site" }],
-    });
+  if (!site) throw unknownSite(slugOrId, param);
   return site.id;
 }
+
+/** The 400 of a query parameter `param` naming no site (by slug or id). */
+export const unknownSite = (slugOrId: string, param: string) =>
+  new BadRequest("unknown_site", `No site '${slugOrId}'`, {
+    errors: [{ path: `querystring.${param}`, message: "unknown site" }],
+  });
