@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { bulkInsert, bulkStatement } from "./bulk.ts";
-import { createDatabase, transactionConnection, type Database } from "./client.ts";
+import { createDatabase, directQuery, prismaQuery, transactionConnection, type Database } from "./client.ts";
 
 let tdb: TestDatabase;
 let db: Database;
@@ -127,6 +127,30 @@ it("a transaction's connection is asked once, and never lent to its transaction 
     await expect(transactionConnection(ended!)).rejects.toThrow();
   });
   await expect(transactionConnection(ended!)).rejects.toThrow();
+});
+
+it("a transaction that times out between direct statements commits none of them", async () => {
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  // Prisma rolls the transaction back when its budget runs out during the sleep, queueing
+  // ROLLBACK on the connection before releasing it: the INSERT after it must not run on its own.
+  await expect(
+    db.prisma.$transaction(
+      async (tx) => {
+        await directQuery(tx, "SELECT 1");
+        await directQuery(tx, "SELECT pg_sleep(0.8)");
+        await directQuery(tx, "INSERT INTO bulk_t (name) VALUES ('after the timeout')");
+      },
+      { timeout: 300 },
+    ),
+  ).rejects.toThrow();
+  // Whatever the INSERT met, it never reached the table.
+  await new Promise((r) => setTimeout(r, 200));
+  expect(await read()).toEqual([]);
+});
+
+it("a statement through Prisma says what it is by its first word", async () => {
+  await expect(prismaQuery(db.prisma, "WITH x AS (SELECT 1) SELECT * FROM x")).rejects.toThrow(/SELECT, INSERT/);
+  expect((await prismaQuery(db.prisma, "SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
 });
 
 it("outside a transaction there is no connection to borrow: the statement goes through Prisma", async () => {

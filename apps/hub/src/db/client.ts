@@ -70,7 +70,7 @@ export async function transactionConnection(db: Db): Promise<pg.PoolClient | und
   // and $extends (Prisma's "itx" deny list).
   if (typeof (db as { $connect?: unknown }).$connect === "function") return undefined;
   const known = foundFor.get(db);
-  if (known && checkouts.get(known.client) === known.checkout) return known.client;
+  if (known && checkouts.get(known.client) === known.checkout && idleInTransaction(known.client)) return known.client;
   // A value only this transaction can see (set_config local to it): the candidate connection is
   // the transaction's own if it reads the value back. A pid is unique within one server only, so
   // a connection of this process to another server with the same pid reads nothing.
@@ -99,13 +99,40 @@ export async function transactionConnection(db: Db): Promise<pg.PoolClient | und
 export async function directQuery<T>(db: Db, sql: string, ...params: unknown[]): Promise<{ rows: T[]; count: number }> {
   const direct = await transactionConnection(db);
   if (!direct) return prismaQuery<T>(db, sql, ...params);
+  // Checked in the tick the statement is queued: when Prisma ends a transaction (its timeout, a
+  // rollback) it queues ROLLBACK on this connection before releasing it, and a statement queued
+  // behind that ROLLBACK would run outside any transaction and commit on its own.
+  if (!idleInTransaction(direct)) {
+    foundFor.delete(db);
+    throw new Error(
+      "directQuery: the transaction's connection is no longer idle inside it (the transaction is ending)",
+    );
+  }
   const r = await direct.query(sql, params);
   return { rows: r.rows as T[], count: r.rowCount ?? 0 };
 }
 
-/** A plain statement through Prisma: its rows (a SELECT, or RETURNING) and the rows it wrote. */
+/**
+ * pg's connection is idle inside a transaction block: nothing running or queued on it, and
+ * PostgreSQL's last ReadyForQuery said "in a transaction" ('T'). pg keeps these as internals
+ * (pg 8.x); bulk.int.test.ts fails if they stop meaning this.
+ */
+function idleInTransaction(client: pg.PoolClient): boolean {
+  const c = client as unknown as { readyForQuery: boolean; _queryQueue: unknown[]; _txStatus: string | null };
+  return c.readyForQuery && c._queryQueue.length === 0 && c._txStatus === "T";
+}
+
+/**
+ * A plain statement through Prisma: its rows (a SELECT, or RETURNING) and the rows it wrote. The
+ * statement says which it is by its first word; any other first word is refused rather than guessed.
+ */
 export async function prismaQuery<T>(db: Db, sql: string, ...params: unknown[]): Promise<{ rows: T[]; count: number }> {
-  if (/^\s*SELECT\b|\bRETURNING\b/i.test(sql)) {
+  const kind = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
+  if (kind !== "SELECT" && kind !== "INSERT" && kind !== "UPDATE" && kind !== "DELETE")
+    throw new Error(
+      `prismaQuery: a statement starting with SELECT, INSERT, UPDATE or DELETE, not ${kind ?? "nothing"}`,
+    );
+  if (kind === "SELECT" || /\bRETURNING\b/i.test(sql)) {
     const rows = await db.$queryRawUnsafe<T[]>(sql, ...params);
     return { rows, count: rows.length };
   }
