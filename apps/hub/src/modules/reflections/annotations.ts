@@ -26,6 +26,11 @@ export interface SourceAdapter {
   observedField: "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt";
   /** The Ironic node UUID an item carries: unique in the fleet, so another site may hold it. */
   nodeUuid?(item: unknown): string;
+  /**
+   * Whether a push decides the discrepancies of devices the source has never reported (Ironic:
+   * a NetBox-active device without an Ironic node), whatever path brought those devices in.
+   */
+  judgesUnreported?: true;
 }
 
 class DeviceIndex {
@@ -83,6 +88,7 @@ function ironic(instance: "overcloud" | "undercloud"): SourceAdapter {
     },
     observedBefore: (d) => d.ironicInstance === instance && d.ironicObservedAt !== null,
     nodeUuid: (i) => (i as IronicItem).uuid,
+    judgesUnreported: true,
   };
 }
 
@@ -216,6 +222,10 @@ export async function applyAnnotations(
     else result.unchanged++;
   }
   const vanished = index.all.filter((d) => !seen.has(d.id) && adapter.observedBefore(d));
+  // In the steady state, only the devices the source does not know (few): a device created by
+  // any path, even one that wrote no discrepancy of its own, is judged by the next push.
+  if (adapter.judgesUnreported)
+    for (const d of index.all) if (!seen.has(d.id) && d[adapter.observedField] === null) touched.add(d.id);
   // Full rows for the devices that change, locked: their status is derived from every field,
   // and their representation after the change is built from them.
   const full = new Map(
