@@ -140,13 +140,13 @@ describe("Ironic against NetBox", () => {
 
   it("a device that arrived by a path that judged nothing (a bulk import) is judged by the next Ironic push", async () => {
     const s = await site("ir-late", 1);
-    expect((await s.push("ironic-overcloud", [ironicNode(uuid(31), "ir-late-gpu-0")])).status).toBe(200);
+    expect((await s.push("ironic-overcloud", [ironicNode(uuid(61), "ir-late-gpu-0")])).status).toBe(200);
     expect(await s.report()).toEqual([]);
     // Written straight into the table, as the demo seed and the bench loaders do: no reconcile ran.
     await seedNetboxOnlyDevices(hub.db.prisma, { slug: "ir-late" }, [{ name: "ir-late-gpu-9", role: "gpu-node" }]);
     expect(await s.report()).toEqual([]);
     // Not the source's first push at the site, and the push does not list it: still its verdict.
-    expect((await s.push("ironic-overcloud", [ironicNode(uuid(31), "ir-late-gpu-0")])).status).toBe(200);
+    expect((await s.push("ironic-overcloud", [ironicNode(uuid(61), "ir-late-gpu-0")])).status).toBe(200);
     expect(kinds(await s.report())).toEqual(["netbox_active_without_ironic_node:ir-late-gpu-9"]);
   });
 
