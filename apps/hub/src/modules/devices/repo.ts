@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
-import { directQuery, type Db } from "../../db/client.ts";
+import { directQuery, prismaQuery, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkStatement, jsonColumn, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -313,7 +313,7 @@ export type DeviceJsonRow = ObservedColumns &
  */
 async function readOnly<R>(db: Db, pool: pg.Pool | undefined, name: string, text: string, values: unknown[]) {
   if (pool) return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows as R[];
-  return db.$queryRawUnsafe<R[]>(text, ...values);
+  return (await prismaQuery<R>(db, text, ...values)).rows;
 }
 
 /** JSON_ROWS of these devices in the order of `ids`. */

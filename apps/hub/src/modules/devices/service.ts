@@ -1,11 +1,4 @@
-import {
-  NotFound,
-  OPERATIONAL_STATUSES,
-  Unprocessable,
-  Uuid,
-  decodeSequenceCursor,
-  encodeSequenceCursor,
-} from "@fm/domain";
+import { NotFound, OPERATIONAL_STATUSES, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
 import type {
   Device,
   DeviceHistoryEntry,
@@ -27,7 +20,7 @@ import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { DISCREPANCY_INPUTS } from "../discrepancies/repo.ts";
-import { resolveSiteId, unknownSite } from "../sites/repo.ts";
+import { resolveSiteId, siteRef, unknownSite } from "../sites/repo.ts";
 import {
   deviceRepo,
   deviceWhere,
@@ -116,11 +109,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
   const wholeSitePage =
     <C extends "json" | "brief">(query: DeviceListQuery, columns: C) =>
     async (p: { afterId: string | undefined; limit: number }) => {
-      const site = query.site
-        ? Uuid.safeParse(query.site).success
-          ? { id: query.site }
-          : { slug: query.site }
-        : undefined;
+      const site = query.site ? siteRef(query.site) : undefined;
       const rows = await deviceRepo.listInIdOrder(prisma, pool, columns, site, p.afterId, p.limit);
       if (!rows) throw unknownSite(query.site!, "site");
       return rows;

@@ -80,6 +80,10 @@ export function storedStatus(d: DeviceBase, now: Date): DerivedStatus {
   });
 }
 
+/** A device is stale when its status says so or a source's observation is no longer fresh. */
+const isStale = (derived: DerivedStatus): boolean =>
+  derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False");
+
 export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device {
   const derived = deriveDeviceStatus(observationsOf(d), { now, staleAfterMs, previous: d.conditions as Condition[] });
   return {
@@ -147,9 +151,7 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
         : null,
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
-    stale:
-      derived.operationalStatus === "STALE" ||
-      derived.conditions.some((c) => c.type === "Fresh" && c.status === "False"),
+    stale: isStale(derived),
     version: d.version,
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),
@@ -167,8 +169,7 @@ export function toDeviceJson(d: DeviceJsonRow, now: Date, staleAfterMs: number):
     staleAfterMs,
     previous: d.conditions as Condition[],
   });
-  const stale =
-    derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False");
+  const stale = isStale(derived);
   const health = `{"status":${JSON.stringify(d.healthStatus)},"conditions":${JSON.stringify(
     d.healthConditions ?? [],
   )},"observedAt":${d.healthObservedAt ? `"${d.healthObservedAt.toISOString()}"` : "null"}}`;

@@ -105,12 +105,13 @@ export async function requireSite(db: Db, siteId: string): Promise<SiteRow> {
   return site;
 }
 
+/** A `?site=` filter value as what it names the site by: a UUID is an id, anything else a slug. */
+export const siteRef = (slugOrId: string): { id: string } | { slug: string } =>
+  Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId };
+
 /** A `?site=` filter value (slug or id) to the site's id; an unknown site is a 400 naming the parameter. */
 export async function resolveSiteId(db: Db, slugOrId: string, param: string): Promise<string> {
-  const site = await db.site.findFirst({
-    where: Uuid.safeParse(slugOrId).success ? { id: slugOrId } : { slug: slugOrId },
-    select: { id: true },
-  });
+  const site = await db.site.findFirst({ where: siteRef(slugOrId), select: { id: true } });
   if (!site) throw unknownSite(slugOrId, param);
   return site.id;
 }
