@@ -75,14 +75,14 @@ it("stores each type as given, JSON nulls as NULL, in the caller's order", async
 
 it("a large document inside a transaction goes on that transaction's connection: rolled back with it, committed with it", async () => {
   await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
-  // Large enough (over 64 KiB) to take the direct path.
-  const rows = Array.from({ length: 300 }, (_, i) => row(i, "p".repeat(400)));
+  // Large enough (over 64 KiB) to take the direct path, too few rows for COPY.
+  const rows = Array.from({ length: 150 }, (_, i) => row(i, "p".repeat(600)));
   await expect(
     db.prisma.$transaction(async (tx) => {
       expect(await transactionConnection(tx)).toBeDefined();
       await bulkInsert(tx, "bulk_t", COLUMNS, rows);
       // Seen inside the transaction, through Prisma: the same connection.
-      expect((await tx.$queryRawUnsafe<{ n: bigint }[]>("SELECT count(*) AS n FROM bulk_t"))[0]!.n).toBe(300n);
+      expect((await tx.$queryRawUnsafe<{ n: bigint }[]>("SELECT count(*) AS n FROM bulk_t"))[0]!.n).toBe(150n);
       throw new Error("roll back");
     }),
   ).rejects.toThrow("roll back");
@@ -98,16 +98,81 @@ it("a large document inside a transaction goes on that transaction's connection:
     const r = await bulkStatement(
       tx,
       `UPDATE bulk_t SET n = n + 1000 WHERE id IN (SELECT (v->>'id')::uuid FROM json_array_elements($1::json) v) RETURNING n`,
-      JSON.stringify(rows.slice(0, 200)),
+      JSON.stringify(rows.slice(0, 100)),
     );
-    expect(r.count).toBe(200);
+    expect(r.count).toBe(100);
   });
   const stored = await read();
-  expect(stored).toHaveLength(300);
-  expect(stored.filter((r) => (r.n as number) >= 1000)).toHaveLength(200);
-  expect(stored[299]!.name).toBe(rows[299]!.name);
+  expect(stored).toHaveLength(150);
+  expect(stored.filter((r) => (r.n as number) >= 1000)).toHaveLength(100);
+  expect(stored[149]!.name).toBe(rows[149]!.name);
   // Every column type as given on this path too.
-  expect(stored[0]).toEqual({ ...row(0, "p".repeat(400)), x: "1.5", n: 1000 });
+  expect(stored[0]).toEqual({ ...row(0, "p".repeat(600)), x: "1.5", n: 1000 });
+});
+
+/** Values COPY's text format must escape (tab, newline, carriage return, backslash) or an array literal must quote. */
+const awkward = (i: number) => ({
+  id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+  name: `tab\there, new\nline, cr\r, back\\slash \\N, "quoted", é 😀 ${i}`,
+  n: i,
+  x: i % 3 === 0 ? Number.NaN : 2.25,
+  ok: i % 2 === 1,
+  at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+  tags:
+    i % 5 === 0
+      ? []
+      : i % 7 === 0
+        ? "not an array"
+        : ["a\tb", 'q"uote', "back\\slash", "", null, "new\nline", "{braces}", "NULL", "comma,x"],
+  doc: i % 4 === 0 ? null : { s: 'tab\t nl\n bs\\ q" \\N', arr: [null, 1.5, "x"], empty: "" },
+  status: i % 6 === 0 ? null : "AVAILABLE",
+});
+
+it("a large insert inside a transaction is a COPY, and stores every value as the JSON document does", async () => {
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  const rows = Array.from({ length: 260 }, (_, i) => awkward(i));
+  // Through the JSON document (outside a transaction there is no connection to COPY on) ...
+  expect(await bulkInsert(db.prisma, "bulk_t", COLUMNS, rows)).toBe(260);
+  const viaJson = await read();
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  // ... and as a COPY on the transaction's connection.
+  await db.prisma.$transaction(async (tx) => {
+    const connection = (await transactionConnection(tx))!;
+    const sent = vi.spyOn(connection, "query");
+    expect(await bulkInsert(tx, "bulk_t", COLUMNS, rows)).toBe(260);
+    expect(sent.mock.calls.map(([q]) => (q as { text?: string }).text)).toEqual([
+      "COPY bulk_t (id, name, n, x, ok, at, tags, doc, status) FROM STDIN",
+    ]);
+    sent.mockRestore();
+  });
+  const viaCopy = await read();
+  expect(viaCopy).toEqual(viaJson);
+  // And both are what was given, in the caller's order.
+  expect(viaCopy.map((r) => r.n)).toEqual(rows.map((r) => r.n));
+  expect(viaCopy[1]).toEqual({
+    ...rows[1],
+    x: "2.25",
+    tags: ["a\tb", 'q"uote', "back\\slash", "", null, "new\nline", "{braces}", "NULL", "comma,x"],
+  });
+  expect(viaCopy[0]).toMatchObject({ x: null, tags: [], doc: null, status: null });
+  expect(viaCopy[7]).toMatchObject({ tags: null });
+});
+
+it("a COPY that breaks a constraint rolls its transaction back, and says why", async () => {
+  await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+  const rows = Array.from({ length: 250 }, (_, i) => ({ ...row(i), status: i === 240 ? "NOT_A_STATUS" : "AVAILABLE" }));
+  await expect(
+    db.prisma.$transaction(async (tx) => {
+      await bulkInsert(tx, "bulk_t", COLUMNS, rows.slice(0, 10)); // before it, through Prisma
+      await bulkInsert(tx, "bulk_t", COLUMNS, rows);
+    }),
+  ).rejects.toThrow(/invalid input value for enum operational_status: "NOT_A_STATUS"/);
+  expect(await read()).toEqual([]);
+  // The pool's connections are sound afterwards.
+  await db.prisma.$transaction(async (tx) => {
+    expect(await bulkInsert(tx, "bulk_t", COLUMNS, rows.slice(0, 239))).toBe(239);
+  });
+  expect(await read()).toHaveLength(239);
 });
 
 it("a transaction's connection is asked once, and never lent to its transaction object after it ended", async () => {

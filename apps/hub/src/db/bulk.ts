@@ -7,9 +7,10 @@
  * parameter whatever the size. The document is read as `json`, not `jsonb`: PostgreSQL then only
  * checks it and converts each row's own jsonb values, rather than building one jsonb value of
  * the whole document first (for a first load's 23 MB of feed events, a third of the time). A
- * large document goes to the transaction's connection directly (see `transactionConnection`).
+ * large document goes to the transaction's connection directly (see `transactionConnection`),
+ * and a large insert without RETURNING goes there as COPY, which PostgreSQL reads faster still.
  */
-import { directQuery, prismaQuery, type Db } from "./client.ts";
+import { directCopy, directQuery, prismaQuery, transactionConnection, type Db } from "./client.ts";
 
 export interface BulkInsertColumn {
   /** Column name in PostgreSQL (snake_case). */
@@ -48,6 +49,14 @@ export async function bulkInsert(
   if (returning && !/^[a-z_]+(, [a-z_]+)*$/.test(returning)) throw new Error(`bulkInsert: bad RETURNING list`);
   if (!IDENT.test(table) || columns.some((c) => !IDENT.test(c.name) || !TYPE.test(c.type)))
     throw new Error(`bulkInsert: bad identifier in ${table}`);
+  if (!returning && rows.length >= COPY_FROM_ROWS) {
+    const copied = await directCopy(
+      db,
+      `COPY ${table} (${columns.map((c) => c.name).join(", ")}) FROM STDIN`,
+      copyLines(columns, rows),
+    );
+    if (copied !== undefined) return copied;
+  }
   const sql = `INSERT INTO ${table} (${columns.map((c) => c.name).join(", ")})
      SELECT ${columns.map((c) => jsonColumn(c)).join(", ")}
        FROM json_array_elements($1::json) WITH ORDINALITY AS x(v, ord)
@@ -55,6 +64,54 @@ export async function bulkInsert(
   if (returning) return (await bulkStatement(db, `${sql} RETURNING ${returning}`, JSON.stringify(rows))).rows;
   return (await bulkStatement(db, sql, JSON.stringify(rows))).count;
 }
+
+/**
+ * Inserts of this many rows and more, inside a transaction, go through COPY on its own
+ * connection: PostgreSQL reads each value once, where the JSON document is validated, split
+ * into elements, and every column read again from its element's text (a first load's 50,000
+ * feed events, 111 MB: 2.4 s against 5.4 s, measured on PostgreSQL 15).
+ */
+const COPY_FROM_ROWS = 200;
+/** Rows per COPY data message. */
+const COPY_CHUNK_ROWS = 500;
+
+/** The rows as COPY text, a chunk of lines at a time (columns tab-separated, NULL as \N). */
+function* copyLines(columns: readonly BulkInsertColumn[], rows: readonly Record<string, unknown>[]): Generator<string> {
+  for (let from = 0; from < rows.length; from += COPY_CHUNK_ROWS) {
+    let chunk = "";
+    for (const row of rows.slice(from, from + COPY_CHUNK_ROWS))
+      chunk += `${columns.map((c) => copyField(row[c.name], c.type)).join("\t")}\n`;
+    yield chunk;
+  }
+}
+
+const COPY_SPECIAL = /[\\\n\r\t]/g;
+const COPY_ESCAPE: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * One value as a COPY text field, meaning what the JSON document's `jsonColumn` makes of it: a
+ * null, absent or non-finite value is NULL (a jsonb column's JSON null too); a jsonb column
+ * takes the value's JSON; an array column an array of its elements (NULL when not an array).
+ */
+export function copyField(value: unknown, type: string): string {
+  if (value === null || value === undefined || (typeof value === "number" && !Number.isFinite(value))) return "\\N";
+  let text: string;
+  if (type === "jsonb") text = JSON.stringify(value);
+  else if (type.endsWith("[]")) {
+    if (!Array.isArray(value)) return "\\N";
+    text = `{${value.map(arrayElement).join(",")}}`;
+  } else text = scalarText(value);
+  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPE[c]!);
+}
+
+const scalarText = (value: unknown): string =>
+  value instanceof Date ? value.toISOString() : typeof value === "object" ? JSON.stringify(value) : String(value);
+
+/** An element of an array literal: quoted, its quotes and backslashes escaped; NULL unquoted. */
+const arrayElement = (value: unknown): string =>
+  value === null || value === undefined || (typeof value === "number" && !Number.isFinite(value))
+    ? "NULL"
+    : `"${scalarText(value).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
 /**
  * Column `c` of the JSON row `x.v`, as its PostgreSQL type: a JSON null (or an absent key) is
@@ -67,6 +124,51 @@ export function jsonColumn(c: BulkInsertColumn, row = "x.v"): string {
   if (c.type.endsWith("[]"))
     return `CASE WHEN json_typeof(${value}) = 'array' THEN ARRAY(SELECT json_array_elements_text(${value}))::${c.type} END`;
   return `(${row}->>'${c.name}')::${c.type}`;
+}
+
+/** Temporary tables made for bulkRows, numbered so that two in one session never share a name. */
+let temporaryTables = 0;
+
+/**
+ * One statement reading many rows as a relation: `statement(relation, param)` is the statement,
+ * `relation` standing for the rows (with `columns` as its columns) and `param(n)` for the n-th
+ * of `params` (from 1). Many rows inside a transaction are a temporary table filled by COPY on
+ * its connection, dropped after the statement (PostgreSQL reads each value once; a first
+ * load's UPDATE of 50,000 devices spent more time taking its columns out of the JSON document
+ * than writing the rows); otherwise they are the JSON document, element by element.
+ */
+export async function bulkRows(
+  db: Db,
+  columns: readonly BulkInsertColumn[],
+  rows: readonly Record<string, unknown>[],
+  statement: (relation: string, param: (n: number) => string) => string,
+  ...params: unknown[]
+): Promise<{ rows: Record<string, unknown>[]; count: number }> {
+  if (columns.some((c) => !IDENT.test(c.name) || !TYPE.test(c.type))) throw new Error(`bulkRows: bad column`);
+  const names = columns.map((c) => c.name).join(", ");
+  if (rows.length >= COPY_FROM_ROWS && (await transactionConnection(db))) {
+    const table = `fm_bulk_rows_${++temporaryTables}`;
+    await directQuery(
+      db,
+      `CREATE TEMPORARY TABLE ${table} (${columns.map((c) => `${c.name} ${c.type}`).join(", ")}) ON COMMIT DROP`,
+    );
+    await directCopy(db, `COPY ${table} (${names}) FROM STDIN`, copyLines(columns, rows));
+    const result = await directQuery<Record<string, unknown>>(
+      db,
+      statement(table, (n) => `$${n}`),
+      ...params,
+    );
+    await directQuery(db, `DROP TABLE ${table}`);
+    return result;
+  }
+  const relation = `(SELECT ${columns.map((c) => `${jsonColumn(c)} AS ${c.name}`).join(", ")}
+                       FROM json_array_elements($1::json) AS x(v))`;
+  return bulkStatement(
+    db,
+    statement(relation, (n) => `$${n + 1}`),
+    JSON.stringify(rows),
+    ...params,
+  );
 }
 
 /**

@@ -1,5 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 
@@ -110,6 +113,27 @@ export async function directQuery<T>(db: Db, sql: string, ...params: unknown[]):
   }
   const r = await direct.query(sql, params);
   return { rows: r.rows as T[], count: r.rowCount ?? 0 };
+}
+
+/**
+ * `COPY … FROM STDIN` of `chunks` (COPY text: lines of tab-separated fields) on the transaction's
+ * own connection (see `transactionConnection`): the rows it wrote, or undefined when there is no
+ * such connection (outside a transaction, or a connection this process does not know), and
+ * nothing was sent. An error (a constraint, a malformed field) rejects and aborts the transaction.
+ */
+export async function directCopy(db: Db, sql: string, chunks: Iterable<string>): Promise<number | undefined> {
+  if (!/^COPY [a-z_][a-z0-9_]* \([a-z0-9_, ]+\) FROM STDIN$/.test(sql))
+    throw new Error(`directCopy: not a COPY … FROM STDIN: ${sql}`);
+  const direct = await transactionConnection(db);
+  if (!direct) return undefined;
+  // As directQuery: checked in the tick the statement is queued.
+  if (!idleInTransaction(direct)) {
+    foundFor.delete(db);
+    throw new Error("directCopy: the transaction's connection is no longer idle inside it (the transaction is ending)");
+  }
+  const copy = direct.query(copyFrom(sql));
+  await pipeline(Readable.from(chunks), copy);
+  return copy.rowCount;
 }
 
 /**

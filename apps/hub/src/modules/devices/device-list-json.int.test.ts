@@ -13,6 +13,7 @@ import { seedInventory } from "../../testing/inventory.ts";
 import { createDeviceService } from "./service.ts";
 import { deviceRepo } from "./repo.ts";
 import { toDevice } from "./state.ts";
+import { transactionConnection } from "../../db/client.ts";
 
 const STALE_AFTER_MS = 600_000;
 const NOW = new Date("2031-05-06T07:08:09.010Z");
@@ -104,6 +105,19 @@ const ctx = {
   log: undefined as never,
 };
 const query = (qs: string): DeviceListQuery => DeviceListQuerySchema.parse(Object.fromEntries(new URLSearchParams(qs)));
+
+it("a device's full row is the same read inside a transaction (its own connection) as through Prisma", async () => {
+  const ids = (await hub.db.prisma.device.findMany({ orderBy: { id: "asc" }, select: { id: true } })).map((d) => d.id);
+  const outside = await deviceRepo.findByIds(hub.db.prisma, ids);
+  const inside = await hub.db.prisma.$transaction(async (tx) => {
+    expect(await transactionConnection(tx)).toBeDefined();
+    return deviceRepo.lockByIds(tx, ids);
+  });
+  expect(inside).toEqual(outside);
+  // Every kind of value is in there: a rack position, interfaces, arrays, health checks.
+  expect(inside.map((d) => d.rackPosition)).toEqual(expect.arrayContaining(["12.5", "7"]));
+  expect(inside[0]!.interfaces.map((i) => i.name)).toEqual(["eth0", "eth1", "ib0"]);
+});
 
 describe("the full device list as JSON text", () => {
   it.each([
