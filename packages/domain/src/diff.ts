@@ -48,14 +48,15 @@ const typedList = (v: unknown): v is (Plain & { type: string })[] =>
   new Set(v.map((e) => (e as { type: string }).type)).size === v.length;
 
 function diffInto(out: FieldDiff, path: string, b: unknown, a: unknown): void {
-  if (same(b, a)) return;
   // Both sides present and of one shape: only what changed inside them, so an audit record of
-  // a one-field change names that field rather than repeating the whole object twice.
+  // a one-field change names that field rather than repeating the whole object twice. (Key by
+  // key straight away: comparing the whole objects first walked them twice.)
   if (isPlain(b) && isPlain(a)) {
     for (const k of new Set([...Object.keys(b), ...Object.keys(a)]))
       diffInto(out, `${path}.${k}`, b[k] ?? null, a[k] ?? null);
     return;
   }
+  if (same(b, a)) return;
   if (typedList(b) && typedList(a) && (b.length || a.length)) {
     const before = new Map(b.map((e) => [e.type, e]));
     const after = new Map(a.map((e) => [e.type, e]));

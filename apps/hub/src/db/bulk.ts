@@ -86,6 +86,7 @@ function* copyLines(columns: readonly BulkInsertColumn[], rows: readonly Record<
 }
 
 const COPY_SPECIAL = /[\\\n\r\t]/g;
+const HAS_COPY_SPECIAL = /[\\\n\r\t]/;
 const COPY_ESCAPE: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
 /**
@@ -101,7 +102,8 @@ export function copyField(value: unknown, type: string): string {
     if (!Array.isArray(value)) return "\\N";
     text = `{${value.map(arrayElement).join(",")}}`;
   } else text = scalarText(value);
-  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPE[c]!);
+  // Most values hold none (JSON text has no raw control characters): looking costs less than replacing.
+  return HAS_COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIAL, (c) => COPY_ESCAPE[c]!) : text;
 }
 
 const scalarText = (value: unknown): string =>
