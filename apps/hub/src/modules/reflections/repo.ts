@@ -158,9 +158,13 @@ export const reflectionRepo = {
   /** Which of these Ironic node UUIDs devices of other sites hold. */
   async nodeUuidsHeldElsewhere(db: Db, siteId: string, uuids: string[]): Promise<Set<string>> {
     if (!uuids.length) return new Set();
-    const rows = await db.$queryRaw<{ uuid: string }[]>`
-      SELECT ironic_node_uuid::text AS uuid FROM devices
-       WHERE ironic_node_uuid = ANY(${uuids}::uuid[]) AND site_id <> ${siteId}::uuid`;
+    // On the transaction's connection: a first load asks about every node of the site at once.
+    const { rows } = await directQuery<{ uuid: string }>(
+      db,
+      `SELECT ironic_node_uuid::text AS uuid FROM devices WHERE ironic_node_uuid = ANY($1::uuid[]) AND site_id <> $2::uuid`,
+      uuids,
+      siteId,
+    );
     return new Set(rows.map((r) => r.uuid));
   },
 
