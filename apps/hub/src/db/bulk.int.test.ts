@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
-import { bulkInsert, bulkStatement } from "./bulk.ts";
+import { bulkInsert, bulkRows, bulkStatement } from "./bulk.ts";
 import { createDatabase, directQuery, prismaQuery, transactionConnection, type Database } from "./client.ts";
 
 let tdb: TestDatabase;
@@ -156,6 +156,52 @@ it("a large insert inside a transaction is a COPY, and stores every value as the
   });
   expect(viaCopy[0]).toMatchObject({ x: null, tags: [], doc: null, status: null });
   expect(viaCopy[7]).toMatchObject({ tags: null });
+});
+
+it("a statement over many rows reads them from a temporary table a COPY filled, as it reads the JSON document", async () => {
+  const rows = Array.from({ length: 240 }, (_, i) => awkward(i));
+  const update = (db: Parameters<typeof bulkRows>[0], bump: number) =>
+    bulkRows(
+      db,
+      COLUMNS,
+      rows.map((r) => ({ ...r, n: r.n + bump })),
+      (u, param) =>
+        `UPDATE bulk_t AS t SET name = u.name || ${param(1)}, n = u.n, x = u.x, ok = u.ok, at = u.at, tags = u.tags,
+                doc = u.doc, status = u.status FROM ${u} AS u WHERE t.id = u.id`,
+      " (updated)",
+    );
+  const seed = async () => {
+    await db.prisma.$executeRawUnsafe("TRUNCATE bulk_t");
+    await bulkInsert(
+      db.prisma,
+      "bulk_t",
+      [{ name: "id", type: "uuid" }],
+      rows.map((r) => ({ id: r.id })),
+    );
+  };
+  await seed();
+  // Outside a transaction: the JSON document.
+  expect((await update(db.prisma, 1000)).count).toBe(240);
+  const viaJson = await read();
+  await seed();
+  await db.prisma.$transaction(async (tx) => {
+    const connection = (await transactionConnection(tx))!;
+    const sent = vi.spyOn(connection, "query");
+    expect((await update(tx, 1000)).count).toBe(240);
+    const texts = sent.mock.calls.map(([q]) => String(typeof q === "string" ? q : (q as { text: string }).text));
+    expect(texts[0]).toMatch(
+      /^CREATE TEMPORARY TABLE fm_bulk_rows_\d+ \(id uuid, name varchar, .* status operational_status\) ON COMMIT DROP$/,
+    );
+    expect(texts[1]).toMatch(/^COPY fm_bulk_rows_\d+ \(id, name, n, x, ok, at, tags, doc, status\) FROM STDIN$/);
+    expect(texts[3]).toMatch(/^DROP TABLE fm_bulk_rows_\d+$/);
+    sent.mockRestore();
+    // A second one in the same transaction has a table of its own.
+    expect((await update(tx, 2000)).count).toBe(240);
+  });
+  const viaCopy = await read();
+  expect(viaCopy.map((r) => r.n)).toEqual(rows.map((r) => r.n + 2000));
+  expect(viaCopy.map((r) => ({ ...r, n: 0 }))).toEqual(viaJson.map((r) => ({ ...r, n: 0 })));
+  expect(viaCopy[1]!.name).toBe(`${rows[1]!.name} (updated)`);
 });
 
 it("a COPY that breaks a constraint rolls its transaction back, and says why", async () => {

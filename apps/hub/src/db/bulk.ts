@@ -154,7 +154,8 @@ export async function bulkRows(
       db,
       `CREATE TEMPORARY TABLE ${table} (${columns.map((c) => `${c.name} ${c.type}`).join(", ")}) ON COMMIT DROP`,
     );
-    await directCopy(db, `COPY ${table} (${names}) FROM STDIN`, copyLines(columns, rows));
+    if ((await directCopy(db, `COPY ${table} (${names}) FROM STDIN`, copyLines(columns, rows))) === undefined)
+      throw new Error("bulkRows: the transaction's connection went away between two statements");
     const result = await directQuery<Record<string, unknown>>(
       db,
       statement(table, (n) => `$${n}`),
