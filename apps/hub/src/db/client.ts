@@ -100,6 +100,29 @@ export async function transactionConnection(db: Db): Promise<pg.PoolClient | und
  * timestamp, array and json columns only.
  */
 export async function directQuery<T>(db: Db, sql: string, ...params: unknown[]): Promise<{ rows: T[]; count: number }> {
+  return directStatement<T>(db, undefined, sql, params);
+}
+
+/**
+ * directQuery as a named (prepared) statement: planned once per connection, for a statement a
+ * reflection runs on every push whose planning costs a measurable part of its run (the full
+ * rows' joins). `name` must stand for this very text.
+ */
+export async function directPrepared<T>(
+  db: Db,
+  name: string,
+  sql: string,
+  ...params: unknown[]
+): Promise<{ rows: T[]; count: number }> {
+  return directStatement<T>(db, name, sql, params);
+}
+
+async function directStatement<T>(
+  db: Db,
+  name: string | undefined,
+  sql: string,
+  params: unknown[],
+): Promise<{ rows: T[]; count: number }> {
   const direct = await transactionConnection(db);
   if (!direct) return prismaQuery<T>(db, sql, ...params);
   // Checked in the tick the statement is queued: when Prisma ends a transaction (its timeout, a
@@ -111,7 +134,7 @@ export async function directQuery<T>(db: Db, sql: string, ...params: unknown[]):
       "directQuery: the transaction's connection is no longer idle inside it (the transaction is ending)",
     );
   }
-  const r = await direct.query(sql, params);
+  const r = name ? await direct.query({ name, text: sql, values: params }) : await direct.query(sql, params);
   return { rows: r.rows as T[], count: r.rowCount ?? 0 };
 }
 

@@ -5,7 +5,7 @@
  * cordons, burn-ins, health checks, staleness), by either query (a whole site in id order, any
  * other filter or order) and with or without the pool.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DeviceListQuery } from "@fm/domain";
 import { DeviceListQuerySchema } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
@@ -110,8 +110,13 @@ it("a device's full row is the same read inside a transaction (its own connectio
   const ids = (await hub.db.prisma.device.findMany({ orderBy: { id: "asc" }, select: { id: true } })).map((d) => d.id);
   const outside = await deviceRepo.findByIds(hub.db.prisma, ids);
   const inside = await hub.db.prisma.$transaction(async (tx) => {
-    expect(await transactionConnection(tx)).toBeDefined();
-    return deviceRepo.lockByIds(tx, ids);
+    const connection = (await transactionConnection(tx))!;
+    const sent = vi.spyOn(connection, "query");
+    const rows = await deviceRepo.lockByIds(tx, ids);
+    // A prepared statement: planned once per connection, not on every push.
+    expect(sent.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(["devices-full-rows-locked"]);
+    sent.mockRestore();
+    return rows;
   });
   expect(inside).toEqual(outside);
   // Every kind of value is in there: a rack position, interfaces, arrays, health checks.

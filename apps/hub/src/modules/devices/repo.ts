@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
-import { directQuery, prismaQuery, type Db } from "../../db/client.ts";
+import { directPrepared, directQuery, prismaQuery, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkRows, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -161,7 +161,12 @@ const FULL_ROWS = `
  */
 async function fullRows(db: Db, ids: string[], lock: boolean): Promise<DeviceRow[]> {
   if (!ids.length) return [];
-  const { rows } = await directQuery<DeviceRow>(db, lock ? `${FULL_ROWS} FOR UPDATE OF d` : FULL_ROWS, ids);
+  const { rows } = await directPrepared<DeviceRow>(
+    db,
+    lock ? "devices-full-rows-locked" : "devices-full-rows",
+    lock ? `${FULL_ROWS} FOR UPDATE OF d` : FULL_ROWS,
+    ids,
+  );
   for (const r of rows) if (r.rackPosition !== null) r.rackPosition = String(Number(r.rackPosition)) as never;
   return rows;
 }
