@@ -94,7 +94,7 @@ const COPY_ESCAPE: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "
  * null, absent or non-finite value is NULL (a jsonb column's JSON null too); a jsonb column
  * takes the value's JSON; an array column an array of its elements (NULL when not an array).
  */
-export function copyField(value: unknown, type: string): string {
+function copyField(value: unknown, type: string): string {
   if (value === null || value === undefined || (typeof value === "number" && !Number.isFinite(value))) return "\\N";
   let text: string;
   if (type === "jsonb") text = JSON.stringify(value);

@@ -125,15 +125,7 @@ async function directStatement<T>(
 ): Promise<{ rows: T[]; count: number }> {
   const direct = await transactionConnection(db);
   if (!direct) return prismaQuery<T>(db, sql, ...params);
-  // Checked in the tick the statement is queued: when Prisma ends a transaction (its timeout, a
-  // rollback) it queues ROLLBACK on this connection before releasing it, and a statement queued
-  // behind that ROLLBACK would run outside any transaction and commit on its own.
-  if (!idleInTransaction(direct)) {
-    foundFor.delete(db);
-    throw new Error(
-      "directQuery: the transaction's connection is no longer idle inside it (the transaction is ending)",
-    );
-  }
+  checkStillInTransaction(db, direct);
   const r = name ? await direct.query({ name, text: sql, values: params }) : await direct.query(sql, params);
   return { rows: r.rows as T[], count: r.rowCount ?? 0 };
 }
@@ -149,14 +141,22 @@ export async function directCopy(db: Db, sql: string, chunks: Iterable<string>):
     throw new Error(`directCopy: not a COPY … FROM STDIN: ${sql}`);
   const direct = await transactionConnection(db);
   if (!direct) return undefined;
-  // As directQuery: checked in the tick the statement is queued.
-  if (!idleInTransaction(direct)) {
-    foundFor.delete(db);
-    throw new Error("directCopy: the transaction's connection is no longer idle inside it (the transaction is ending)");
-  }
+  checkStillInTransaction(db, direct);
   const copy = direct.query(copyFrom(sql));
   await pipeline(Readable.from(chunks), copy);
   return copy.rowCount;
+}
+
+/**
+ * Throws unless the transaction's connection is idle inside it. Called in the tick the
+ * statement is queued, with nothing awaited in between: when Prisma ends a transaction (its
+ * timeout, a rollback) it queues ROLLBACK on this connection before releasing it, and a
+ * statement queued behind that ROLLBACK would run outside any transaction and commit on its own.
+ */
+function checkStillInTransaction(db: Db, direct: pg.PoolClient): void {
+  if (idleInTransaction(direct)) return;
+  foundFor.delete(db);
+  throw new Error("the transaction's connection is no longer idle inside it (the transaction is ending)");
 }
 
 /**
