@@ -196,7 +196,6 @@ export const reflectionRepo = {
     return row.id;
   },
 
-  /** Replaces the interfaces of each listed device with the ones given. */
   /**
    * Gives these devices placeholder names (`~fm-renaming~<id>`, unique by their id); the caller
    * gives them their new names in the same transaction, so no reader ever sees one.
@@ -206,6 +205,7 @@ export const reflectionRepo = {
     await db.$executeRaw`UPDATE devices SET name = '~fm-renaming~' || id::text WHERE id = ANY(${ids}::uuid[])`;
   },
 
+  /** Replaces the interfaces of each listed device with the ones given. */
   async replaceInterfaces(db: Db, devices: { deviceId: string; interfaces: NetboxInterface[] }[]): Promise<void> {
     if (!devices.length) return;
     await db.$executeRawUnsafe(
