@@ -16,7 +16,7 @@ beforeAll(async () => {
   db = createDatabase(tdb.url, { poolMax: 3 });
   await db.prisma.$executeRawUnsafe(
     `CREATE TABLE bulk_t (seq bigserial PRIMARY KEY, id uuid, name varchar, n integer, x numeric, ok boolean,
-       at timestamptz, tags text[], doc jsonb, status operational_status)`,
+       at timestamptz, tags text[], doc jsonb, status operational_status, raw json)`,
   );
 });
 afterAll(async () => {
@@ -34,6 +34,8 @@ const COLUMNS = [
   { name: "tags", type: "text[]" },
   { name: "doc", type: "jsonb" },
   { name: "status", type: "operational_status" },
+  // json, not jsonb: kept as written (key order included), and its JSON null is NULL too.
+  { name: "raw", type: "json" },
 ] as const;
 
 const row = (i: number, pad = "") => ({
@@ -46,10 +48,11 @@ const row = (i: number, pad = "") => ({
   tags: ["a", "b,c", 'd"e'],
   doc: { nested: [1, { k: null }], s: "x" },
   status: "AVAILABLE",
+  raw: { z: 1, a: [true, { k: null }] },
 });
 const read = async () =>
   db.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
-    `SELECT id::text, name, n, x::text, ok, at, tags, doc, status::text FROM bulk_t ORDER BY seq`,
+    `SELECT id::text, name, n, x::text, ok, at, tags, doc, status::text, raw FROM bulk_t ORDER BY seq`,
   );
 
 it("stores each type as given, JSON nulls as NULL, in the caller's order", async () => {
@@ -69,7 +72,9 @@ it("stores each type as given, JSON nulls as NULL, in the caller's order", async
     tags: ["a", "b,c", 'd"e'],
     doc: { nested: [1, { k: null }], s: "x" },
     status: "AVAILABLE",
+    raw: { z: 1, a: [true, { k: null }] },
   });
+  expect(Object.keys(rows[0]!.raw as object)).toEqual(["z", "a"]);
   expect(Object.values(rows[1]!).every((v) => v === null)).toBe(true);
 });
 
@@ -126,6 +131,7 @@ const awkward = (i: number) => ({
         : ["a\tb", 'q"uote', "back\\slash", "", null, "new\nline", "{braces}", "NULL", "comma,x"],
   doc: i % 4 === 0 ? null : { s: 'tab\t nl\n bs\\ q" \\N', arr: [null, 1.5, "x"], empty: "" },
   status: i % 6 === 0 ? null : "AVAILABLE",
+  raw: i % 4 === 1 ? null : { 'q"': "tab\t nl\n bs\\ \\N", n: [null, 2.5] },
 });
 
 it("a large insert inside a transaction is a COPY, and stores every value as the JSON document does", async () => {
@@ -141,7 +147,7 @@ it("a large insert inside a transaction is a COPY, and stores every value as the
     const sent = vi.spyOn(connection, "query");
     expect(await bulkInsert(tx, "bulk_t", COLUMNS, rows)).toBe(260);
     expect(sent.mock.calls.map(([q]) => (q as { text?: string }).text)).toEqual([
-      "COPY bulk_t (id, name, n, x, ok, at, tags, doc, status) FROM STDIN",
+      "COPY bulk_t (id, name, n, x, ok, at, tags, doc, status, raw) FROM STDIN",
     ]);
     sent.mockRestore();
   });
@@ -167,7 +173,7 @@ it("a statement over many rows reads them from a temporary table a COPY filled, 
       rows.map((r) => ({ ...r, n: r.n + bump })),
       (u, param) =>
         `UPDATE bulk_t AS t SET name = u.name || ${param(1)}, n = u.n, x = u.x, ok = u.ok, at = u.at, tags = u.tags,
-                doc = u.doc, status = u.status FROM ${u} AS u WHERE t.id = u.id`,
+                doc = u.doc, status = u.status, raw = u.raw FROM ${u} AS u WHERE t.id = u.id`,
       " (updated)",
     );
   const seed = async () => {
@@ -190,9 +196,9 @@ it("a statement over many rows reads them from a temporary table a COPY filled, 
     expect((await update(tx, 1000)).count).toBe(240);
     const texts = sent.mock.calls.map(([q]) => String(typeof q === "string" ? q : (q as { text: string }).text));
     expect(texts[0]).toMatch(
-      /^CREATE TEMPORARY TABLE fm_bulk_rows_\d+ \(id uuid, name varchar, .* status operational_status\) ON COMMIT DROP$/,
+      /^CREATE TEMPORARY TABLE fm_bulk_rows_\d+ \(id uuid, name varchar, .* status operational_status, raw json\) ON COMMIT DROP$/,
     );
-    expect(texts[1]).toMatch(/^COPY fm_bulk_rows_\d+ \(id, name, n, x, ok, at, tags, doc, status\) FROM STDIN$/);
+    expect(texts[1]).toMatch(/^COPY fm_bulk_rows_\d+ \(id, name, n, x, ok, at, tags, doc, status, raw\) FROM STDIN$/);
     expect(texts[3]).toMatch(/^DROP TABLE fm_bulk_rows_\d+$/);
     sent.mockRestore();
     // A second one in the same transaction has a table of its own.

@@ -91,18 +91,22 @@ const COPY_ESCAPE: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "
 
 /**
  * One value as a COPY text field, meaning what the JSON document's `jsonColumn` makes of it: a
- * null, absent or non-finite value is NULL (a jsonb column's JSON null too); a jsonb column
- * takes the value's JSON; an array column an array of its elements (NULL when not an array).
+ * null, absent or non-finite value is NULL (a json or jsonb column's JSON null too); a json or
+ * jsonb column takes the value's JSON; an array column an array of its elements (NULL when not an array).
  */
 function copyField(value: unknown, type: string): string {
   if (value === null || value === undefined || (typeof value === "number" && !Number.isFinite(value))) return "\\N";
   let text: string;
-  if (type === "jsonb") text = JSON.stringify(value);
-  else if (type.endsWith("[]")) {
+  if (type === "jsonb" || type === "json") {
+    // JSON text escapes every control character itself: only its backslashes need COPY's escape.
+    text = JSON.stringify(value);
+    return text.includes("\\") ? text.replaceAll("\\", "\\\\") : text;
+  }
+  if (type.endsWith("[]")) {
     if (!Array.isArray(value)) return "\\N";
     text = `{${value.map(arrayElement).join(",")}}`;
   } else text = scalarText(value);
-  // Most values hold none (JSON text has no raw control characters): looking costs less than replacing.
+  // Most values hold none: looking costs less than replacing.
   return HAS_COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIAL, (c) => COPY_ESCAPE[c]!) : text;
 }
 
@@ -117,12 +121,14 @@ const arrayElement = (value: unknown): string =>
 
 /**
  * Column `c` of the JSON row `x.v`, as its PostgreSQL type: a JSON null (or an absent key) is
- * NULL; a jsonb column keeps the JSON value; an array column takes a JSON array of scalars.
+ * NULL; a json or jsonb column keeps the JSON value; an array column takes a JSON array of scalars.
  */
 export function jsonColumn(c: BulkInsertColumn, row = "x.v"): string {
   if (!IDENT.test(c.name) || !TYPE.test(c.type)) throw new Error(`bulk: bad column ${c.name} ${c.type}`);
   const value = `${row}->'${c.name}'`;
   if (c.type === "jsonb") return `nullif((${value})::jsonb, 'null'::jsonb)`;
+  // json has no equality operator: its null is found by its type.
+  if (c.type === "json") return `CASE WHEN json_typeof(${value}) <> 'null' THEN ${value} END`;
   if (c.type.endsWith("[]"))
     return `CASE WHEN json_typeof(${value}) = 'array' THEN ARRAY(SELECT json_array_elements_text(${value}))::${c.type} END`;
   return `(${row}->>'${c.name}')::${c.type}`;

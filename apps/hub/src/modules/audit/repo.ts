@@ -42,7 +42,7 @@ export const auditRepo = {
         { name: "action", type: "varchar" },
         { name: "resource_type", type: "varchar" },
         { name: "resource_id", type: "varchar" },
-        { name: "diff", type: "jsonb" },
+        { name: "diff", type: "json" },
         { name: "request_id", type: "varchar" },
       ],
       entries.map((e) => ({

@@ -70,7 +70,7 @@ export const feedRepo = {
         { name: "resource_type", type: "varchar" },
         { name: "resource_id", type: "varchar" },
         { name: "site_id", type: "uuid" },
-        { name: "data", type: "jsonb" },
+        { name: "data", type: "json" },
         { name: "request_id", type: "varchar" },
       ],
       events.map((e) => ({
