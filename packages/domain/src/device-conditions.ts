@@ -146,9 +146,14 @@ function fresh(obs: Obs, now: Date, staleAfterMs: number): ConditionBody {
 }
 
 /** Kubernetes semantics: the transition time moves only when the status changes. */
-function stamp(type: ConditionType, body: ConditionBody, opts: DeriveOptions): Condition {
-  const prev = opts.previous?.find((c) => c.type === type);
-  const lastTransitionTime = prev && prev.status === body.status ? prev.lastTransitionTime : opts.now.toISOString();
+function stamp(
+  type: ConditionType,
+  body: ConditionBody,
+  previous: Condition[] | null | undefined,
+  now: string,
+): Condition {
+  const prev = previous?.find((c) => c.type === type);
+  const lastTransitionTime = prev && prev.status === body.status ? prev.lastTransitionTime : now;
   return { type, ...body, lastTransitionTime };
 }
 
@@ -162,5 +167,7 @@ export function deriveConditions(obs: Obs, opts: DeriveOptions): Condition[] {
     Cordoned: cordoned(obs),
     Fresh: fresh(obs, opts.now, opts.staleAfterMs),
   };
-  return CONDITION_TYPES.map((type) => stamp(type, bodies[type], opts));
+  // Once, not per condition: a reflection derives the conditions of thousands of devices.
+  const now = opts.now.toISOString();
+  return CONDITION_TYPES.map((type) => stamp(type, bodies[type], opts.previous, now));
 }

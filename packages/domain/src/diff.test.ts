@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { diffFields } from "./diff.ts";
+import { diffFields, sameJson } from "./diff.ts";
 
 it("reports changed fields only, ignoring bookkeeping", () => {
   expect(diffFields({ a: 1, b: [1], version: 1 }, { a: 1, b: [1, 2], version: 2 })).toEqual({
@@ -66,4 +66,20 @@ it("a Date changed to another Date is a change; a list of interfaces (type is th
   expect(diffFields({ interfaces: nics }, { interfaces: moved })).toEqual({
     interfaces: { before: nics, after: moved },
   });
+});
+it("sameJson: equal as JSON text would be, whatever the key order", () => {
+  const at = new Date("2026-12-04T00:00:00.000Z");
+  // What jsonb gives back (keys reordered) equals what was written.
+  expect(sameJson({ b: [1, { y: 2, x: 1 }], a: "s" }, { a: "s", b: [1, { x: 1, y: 2 }] })).toBe(true);
+  expect(sameJson(null, undefined)).toBe(true);
+  expect(sameJson([null], [undefined])).toBe(true);
+  expect(sameJson({ a: 1, u: undefined }, { a: 1 })).toBe(true);
+  expect(sameJson({ t: at }, { t: at.toISOString() })).toBe(true);
+  // A null key is not an absent one; order inside a list counts; types count.
+  expect(sameJson({ a: null }, {})).toBe(false);
+  expect(sameJson([1, 2], [2, 1])).toBe(false);
+  expect(sameJson({ a: "1" }, { a: 1 })).toBe(false);
+  expect(sameJson([], {})).toBe(false);
+  expect(sameJson(null, 0)).toBe(false);
+  expect(sameJson({ a: { b: [1, { c: null }] } }, { a: { b: [1, { c: false }] } })).toBe(false);
 });

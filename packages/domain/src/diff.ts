@@ -9,16 +9,18 @@ export type FieldDiff = Record<string, { before: unknown; after: unknown }>;
 type Plain = Record<string, unknown>;
 
 /**
- * Equal as JSON values (key order aside; a Date equals its ISO string, as both serialise alike).
- * Structural, not by serialising: a reflection diffs thousands of devices per push.
+ * Equal as JSON values: key order aside, null and undefined alike, a Date equal to its ISO string
+ * (as both serialise alike). What a jsonb column stored (keys reordered) equals what was written.
+ * Structural, not by serialising: a reflection compares thousands of devices per push.
  */
-function same(a: unknown, b: unknown): boolean {
+export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  if (a == null || b == null) return (a ?? null) === (b ?? null);
   if (a instanceof Date || b instanceof Date) return JSON.stringify(a) === JSON.stringify(b);
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -28,7 +30,7 @@ function same(a: unknown, b: unknown): boolean {
   const keys = (o: Plain) => Object.keys(o).filter((k) => o[k] !== undefined);
   const kx = keys(x);
   if (kx.length !== keys(y).length) return false;
-  for (const k of kx) if (!same(x[k], y[k])) return false;
+  for (const k of kx) if (!sameJson(x[k], y[k])) return false;
   return true;
 }
 
@@ -52,22 +54,27 @@ function diffInto(out: FieldDiff, path: string, b: unknown, a: unknown): void {
   // a one-field change names that field rather than repeating the whole object twice. (Key by
   // key straight away: comparing the whole objects first walked them twice.)
   if (isPlain(b) && isPlain(a)) {
-    for (const k of new Set([...Object.keys(b), ...Object.keys(a)]))
-      diffInto(out, `${path}.${k}`, b[k] ?? null, a[k] ?? null);
+    for (const k of Object.keys(b)) diffKey(out, path, k, b[k] ?? null, a[k] ?? null);
+    for (const k of Object.keys(a)) if (!Object.hasOwn(b, k)) diffKey(out, path, k, null, a[k] ?? null);
     return;
   }
-  if (same(b, a)) return;
+  if (sameJson(b, a)) return;
   if (typedList(b) && typedList(a) && (b.length || a.length)) {
     const before = new Map(b.map((e) => [e.type, e]));
     const after = new Map(a.map((e) => [e.type, e]));
     for (const t of new Set([...before.keys(), ...after.keys()])) {
       const x = before.get(t) ?? null;
       const y = after.get(t) ?? null;
-      if (!same(x, y)) out[`${path}.${t}`] = { before: x, after: y };
+      if (!sameJson(x, y)) out[`${path}.${t}`] = { before: x, after: y };
     }
     return;
   }
   out[path] = { before: b, after: a };
+}
+
+/** A field inside an object: its path is built only when the values may differ (most are equal). */
+function diffKey(out: FieldDiff, path: string, key: string, b: unknown, a: unknown): void {
+  if (b !== a) diffInto(out, `${path}.${key}`, b, a);
 }
 
 /**
@@ -86,7 +93,7 @@ export function diffFields(
     const b = before ? (before[k] ?? null) : null;
     const a = after ? (after[k] ?? null) : null;
     if (before && after) diffInto(out, k, b, a);
-    else if (!same(b, a)) out[k] = { before: b, after: a };
+    else if (!sameJson(b, a)) out[k] = { before: b, after: a };
   }
   return out;
 }

@@ -1,4 +1,11 @@
-import { NotFound, OPERATIONAL_STATUSES, Unprocessable, decodeSequenceCursor, encodeSequenceCursor } from "@fm/domain";
+import {
+  NotFound,
+  OPERATIONAL_STATUSES,
+  Unprocessable,
+  decodeSequenceCursor,
+  encodeSequenceCursor,
+  sameJson,
+} from "@fm/domain";
 import type {
   Device,
   DeviceHistoryEntry,
@@ -14,7 +21,6 @@ import type pg from "pg";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { recordChange, recordChanges, type Change } from "../changes/recorder.ts";
-import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
@@ -82,14 +88,13 @@ const historyCursor: CursorCodec<bigint> = { decode: decodeSequenceCursor, encod
 const RELATION_FIELDS = new Set<string>(["siteId", "rackId", "deviceTypeId", "deviceRoleId"]);
 
 const notFound = (id: string) => new NotFound("device_not_found", `No device with id ${id}`);
-const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 /** Cheap equality for column values: primitives, dates, arrays and JSON (null and undefined alike). */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b || (a == null && b == null)) return true;
   if (a == null || b == null) return false;
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  if (typeof a === "object" && typeof b === "object") return same(a, b);
+  if (typeof a === "object" && typeof b === "object") return sameJson(a, b);
   return false;
 }
 
@@ -204,9 +209,9 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     next.conditions = derived.conditions as unknown as Prisma.JsonValue;
     const changed =
       force ||
-      Object.entries(changes).some(([k, v]) => !same((current as Record<string, unknown>)[k], v)) ||
+      Object.entries(changes).some(([k, v]) => !sameJson((current as Record<string, unknown>)[k], v)) ||
       next.operationalStatus !== current.operationalStatus ||
-      !same(next.conditions, current.conditions);
+      !sameJson(next.conditions, current.conditions);
     return { next, changed };
   }
 
@@ -217,7 +222,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     source: string,
     at: Date,
   ): Prisma.DeviceHistoryCreateManyInput[] {
-    return TRACKED.filter((t) => !same(t.read(current), t.read(next))).map((t) => ({
+    return TRACKED.filter((t) => !sameJson(t.read(current), t.read(next))).map((t) => ({
       deviceId: current.id,
       field: t.field,
       source: t.field === "operationalStatus" ? "hub" : source,

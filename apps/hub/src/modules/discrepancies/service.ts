@@ -10,7 +10,7 @@
  * "since" would have to be replayed per kind. `unobserved` alone depends on the clock; the
  * repo derives it when asked (see repo.ts).
  */
-import { DISCREPANCY_KINDS, UNMATCHED_SOURCES, deviceDiscrepancies, unmatchedDiscrepancy } from "@fm/domain";
+import { DISCREPANCY_KINDS, UNMATCHED_SOURCES, deviceDiscrepancies, sameJson, unmatchedDiscrepancy } from "@fm/domain";
 import type {
   Discrepancy,
   DiscrepancyKind,
@@ -20,7 +20,6 @@ import type {
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { canonicalJson } from "../../lib/canonical-json.ts";
 import { keysetList } from "../../lib/paging.ts";
 import { requireSite } from "../sites/repo.ts";
 import { discrepancyRepo, type DiscrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
@@ -84,8 +83,7 @@ export async function reconcileDiscrepancies(
       continue;
     }
     wanted.delete(key);
-    if (canonicalJson(want.observed) !== canonicalJson(row.observed))
-      await discrepancyRepo.updateObserved(db, row.id, want.observed);
+    if (!sameJson(want.observed, row.observed)) await discrepancyRepo.updateObserved(db, row.id, want.observed);
   }
   await discrepancyRepo.remove(db, gone);
   await discrepancyRepo.insert(db, siteId, [...wanted.values()], now);

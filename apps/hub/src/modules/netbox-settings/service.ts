@@ -11,13 +11,13 @@
 import { reconcileSitesOfRoles } from "../discrepancies/service.ts";
 import {
   NetboxSettingsSchema,
+  sameJson,
   type DeviceClass,
   type NetboxDeviceFilter,
   type NetboxSettings,
   type NetboxSettingsInput,
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
-import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges, type Change } from "../changes/recorder.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
@@ -70,8 +70,8 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
       const current = await repo.lock(tx);
       const before = toNetboxSettings(current);
       const same =
-        canonicalJson(before.deviceFilters) === canonicalJson(input.deviceFilters) &&
-        canonicalJson(before.deviceRoleClassMapping) === canonicalJson(input.deviceRoleClassMapping);
+        sameJson(before.deviceFilters, input.deviceFilters) &&
+        sameJson(before.deviceRoleClassMapping, input.deviceRoleClassMapping);
       const sites = await createListedSites(tx, input.deviceFilters);
       if (same && !configured) {
         await recordChanges(tx, ctx, sites);
@@ -131,7 +131,7 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
      */
     async applyConfigured(ctx: ChangeContext, configured: NetboxSettingsInput): Promise<boolean> {
       const row = await repo.get(prisma);
-      if (row?.configured && canonicalJson(row.configured) === canonicalJson(configured)) {
+      if (row?.configured && sameJson(row.configured, configured)) {
         await prisma.$transaction(async (tx) => {
           const current = toNetboxSettings(await repo.lock(tx));
           await recordChanges(tx, ctx, await createListedSites(tx, current.deviceFilters));

@@ -9,7 +9,7 @@
  * identity). Everything runs in the caller's transaction, in bulk: one statement per kind of
  * write, whatever the number of devices.
  */
-import type { NetboxItem, ReflectionResult } from "@fm/domain";
+import { sameJson, type NetboxItem, type ReflectionResult } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext } from "../../lib/context.ts";
@@ -103,9 +103,7 @@ function plan(
       rackPosition: device.rackPosition === null ? null : Number(device.rackPosition),
     };
     const ifaceChanged = ifaceKey(device.interfaces) !== ifaceKey(item.interfaces);
-    const fieldChanged = Object.entries(fields).some(
-      ([k, v]) => canonicalJson(current[k] ?? null) !== canonicalJson(v ?? null),
-    );
+    const fieldChanged = Object.entries(fields).some(([k, v]) => !sameJson(current[k], v));
     if (!fieldChanged && !ifaceChanged) result.unchanged++;
     else
       out.toUpdate.push({
