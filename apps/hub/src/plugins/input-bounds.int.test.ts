@@ -147,6 +147,21 @@ describe("strings PostgreSQL cannot store", () => {
     });
     await expectProblem(res, 400, "body.items.0.conditions.0.message");
   });
+
+  it("a body without escapes cannot carry either: a lone surrogate's raw bytes arrive as U+FFFD, a pair as itself", async () => {
+    // The bytes UTF-8 would give U+D800 (not valid UTF-8), then a raw emoji (a surrogate pair in JavaScript).
+    const body = Buffer.concat([
+      Buffer.from('{"slug":"raw-bytes","name":"a'),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('b 😀"}'),
+    ]);
+    const res = await call("/api/v1/sites/", { method: "POST", body });
+    expect(res.status).toBe(201);
+    const site = (await res.json()) as { id: string; name: string };
+    expect(site.name).toBe("a\ufffd\ufffd\ufffdb 😀");
+    // And stored so: read back from the database.
+    expect(((await (await call(`/api/v1/sites/${site.id}`)).json()) as { name: string }).name).toBe(site.name);
+  });
 });
 
 describe("values past what their column holds", () => {

@@ -7,6 +7,7 @@
  * `__proto__`, `constructor` and `\u` cannot hold one, and is parsed as is.
  */
 import type { FastifyInstance } from "fastify";
+import { storableBodies } from "./text-input.ts";
 
 export function installJsonParser(app: FastifyInstance): void {
   // Fastify's defaults for both: an error (400), as before this parser.
@@ -22,6 +23,8 @@ export function installJsonParser(app: FastifyInstance): void {
         // Fastify's parser names the syntax error (400).
         return secure(request, text, done);
       }
+      // No `\u` in the text: no string in it can hold U+0000 or an unpaired surrogate.
+      if (typeof parsed === "object" && parsed !== null) storableBodies.add(parsed);
       return done(null, parsed);
     }
     return secure(request, text, done);

@@ -57,6 +57,13 @@ export function firstUnstorable(value: unknown): string[] | undefined {
   return walk(value) ? path : undefined;
 }
 
+/**
+ * Bodies the JSON parser found free of `\u` escapes. Such a body holds neither: JSON allows no raw
+ * control character in a string, and text decoded from UTF-8 has no unpaired surrogate (an
+ * invalid sequence decodes to U+FFFD). Its walk is skipped: a 10,000-item push is 2.4 MB of strings.
+ */
+export const storableBodies = new WeakSet<object>();
+
 export const textInputPlugin = fp(
   async (app: FastifyInstance) => {
     app.addHook("preValidation", async (request) => {
@@ -65,6 +72,7 @@ export const textInputPlugin = fp(
         ["querystring", request.query],
         ["body", request.body],
       ] as const) {
+        if (part === "body" && typeof value === "object" && value !== null && storableBodies.has(value)) continue;
         const at = firstUnstorable(value);
         if (at) {
           const path = [part, ...at].join(".");
