@@ -12,12 +12,13 @@ const COUNT = process.env.BASELINE_COUNT !== "false";
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
 const PAGE = `
-  SELECT d.*, json_build_object('id', s.id, 'slug', s.slug) AS site,
+  SELECT d.*, o.netbox_observed_at, o.ironic_observed_at, o.slurm_observed_at, o.health_observed_at,
+         json_build_object('id', s.id, 'slug', s.slug) AS site,
          CASE WHEN r.id IS NULL THEN NULL ELSE json_build_object('id', r.id, 'name', r.name) END AS rack,
          CASE WHEN t.id IS NULL THEN NULL ELSE json_build_object('id', t.id, 'slug', t.slug, 'model', t.model, 'cpuArchitecture', t.cpu_architecture) END AS device_type,
          CASE WHEN ro.id IS NULL THEN NULL ELSE json_build_object('id', ro.id, 'slug', ro.slug, 'deviceClass', ro.device_class) END AS role,
          coalesce((SELECT json_agg(i ORDER BY i.name) FROM device_interfaces i WHERE i.device_id = d.id), '[]') AS interfaces
-    FROM devices d JOIN sites s ON s.id = d.site_id
+    FROM devices d JOIN sites s ON s.id = d.site_id LEFT JOIN device_observations o ON o.device_id = d.id
     LEFT JOIN racks r ON r.id = d.rack_id LEFT JOIN device_types t ON t.id = d.device_type_id LEFT JOIN device_roles ro ON ro.id = d.device_role_id
    WHERE s.slug = $1 ORDER BY d.id LIMIT $2`;
 app.get("/api/v1/devices", async (request) => {

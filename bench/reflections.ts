@@ -284,8 +284,8 @@ async function bareUpsert(sql: pg.Client, view: IronicItem[], observedAt: Date) 
  */
 async function checkSameRows(sql: pg.Client, siteId: string, observedAt: Date): Promise<void> {
   const hub = await sql.query<{ name: string; v: string; at: Date | null }>(
-    `SELECT name, ${COLUMNS.map((c) => `coalesce(ironic_${c}::text, '')`).join(" || '|' || ")} AS v, ironic_observed_at AS at
-       FROM devices WHERE site_id = $1::uuid ORDER BY name`,
+    `SELECT name, ${COLUMNS.map((c) => `coalesce(ironic_${c}::text, '')`).join(" || '|' || ")} AS v, o.ironic_observed_at AS at
+       FROM devices d JOIN device_observations o ON o.device_id = d.id WHERE d.site_id = $1::uuid ORDER BY name`,
     [siteId],
   );
   const base = await sql.query<{ name: string; v: string; at: Date | null }>(
@@ -304,13 +304,15 @@ async function checkSameRows(sql: pg.Client, siteId: string, observedAt: Date): 
     throw new Error("the hub did not stamp every device it saw with the observation time");
 }
 
-/** The devices table's heap and index sizes (MiB, one decimal). */
-async function deviceTableMiB(sql: pg.Client): Promise<{ table: string; indexes: string }> {
-  const r = await sql.query<{ t: string; i: string }>(
-    `SELECT pg_relation_size('devices') AS t, pg_indexes_size('devices') AS i`,
+/** The heap and index sizes (MiB, one decimal) of the devices table and of device_observations. */
+async function deviceTableMiB(sql: pg.Client): Promise<string> {
+  const r = await sql.query<{ t: string; i: string; ot: string; oi: string }>(
+    `SELECT pg_relation_size('devices') AS t, pg_indexes_size('devices') AS i,
+            pg_relation_size('device_observations') AS ot, pg_indexes_size('device_observations') AS oi`,
   );
   const mib = (b: string) => (Number(b) / 2 ** 20).toFixed(1);
-  return { table: mib(r.rows[0]!.t), indexes: mib(r.rows[0]!.i) };
+  const x = r.rows[0]!;
+  return `${mib(x.t)} / ${mib(x.i)}, ${mib(x.ot)} / ${mib(x.oi)}`;
 }
 
 /** (b) hub apply vs a bare SQL upsert of the same rows, for `n` devices with 1 % changed. */
@@ -387,9 +389,9 @@ export async function reflectionApply(report: Report, n: number): Promise<void> 
     );
     const sizeAfter = await deviceTableMiB(sql);
     report(
-      `(b) devices table / its indexes, after the first load -> after ${ROUNDS} rounds`,
-      `${sizeBefore.table} / ${sizeBefore.indexes} -> ${sizeAfter.table} / ${sizeAfter.indexes} MiB`,
-      "growth: stamps that did not fit in their page (not heap-only, a new entry in every index)",
+      `(b) devices, device_observations (table / indexes), first load -> ${ROUNDS} rounds`,
+      `${sizeBefore} -> ${sizeAfter} MiB`,
+      "growth: row versions that did not fit in their page (not heap-only, a new entry in every index)",
     );
     const ratios = hubTimes.map((h, i) => h / baseTimes[i]!);
     report(

@@ -3,10 +3,10 @@
  * field (or handled), and what was stored stays readable.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
-import pg from "pg";
-import { MIGRATIONS_DIR } from "../db/migrate.ts";
+import { createDatabase } from "../db/client.ts";
+import { databaseBefore } from "../testing/migrations.ts";
+import { deviceRepo } from "../modules/devices/repo.ts";
+import { toDevice } from "../modules/devices/state.ts";
 import type { Device } from "@fm/domain";
 import { startOAuthTestHub, type TestHub } from "../testing/test-hub.ts";
 import { seedInventory, type Inventory } from "../testing/inventory.ts";
@@ -95,21 +95,24 @@ describe("timestamps", () => {
   });
 
   it("a device stored as observed in year 10000, before times were bounded, reads again after the migration", async () => {
-    const d = devices[1]!;
-    await hub.db.prisma
-      .$executeRaw`UPDATE devices SET ironic_observed_at = '10000-01-01T13:59:59Z' WHERE id = ${d.id}::uuid`;
-    const sql = await readFile(join(MIGRATIONS_DIR, "1764695200000_future_observations.sql"), "utf8");
-    const db = new pg.Client({ connectionString: hub.database.url });
-    await db.connect();
+    // The schema as it was before the migration, with such a device in it.
+    const db = await databaseBefore("1764695200000_future_observations.sql");
     try {
-      await db.query(sql);
+      await db.client.query(`WITH s AS (INSERT INTO sites (slug, name) VALUES ('future', 'F') RETURNING id)
+                             INSERT INTO devices (site_id, name, ironic_observed_at)
+                             SELECT id, 'future-gpu-1', '10000-01-01T13:59:59Z' FROM s`);
+      await db.migrate();
+      const data = createDatabase(db.url, { poolMax: 1 });
+      try {
+        const id = (await data.prisma.device.findFirstOrThrow({ where: { name: "future-gpu-1" } })).id;
+        const device = toDevice((await deviceRepo.findById(data.prisma, id))!, new Date(), 600_000);
+        expect(Math.abs(Date.parse(device.ironic.observedAt!) - Date.now())).toBeLessThan(3600_000);
+      } finally {
+        await data.close();
+      }
     } finally {
-      await db.end();
+      await db.drop();
     }
-    const res = await call(`/api/v1/devices/${d.id}`);
-    expect(res.status).toBe(200);
-    const observed = Date.parse(((await res.json()) as Device).ironic.observedAt!);
-    expect(Math.abs(observed - Date.now())).toBeLessThan(3600_000);
   });
 
   it("refuses filters outside what PostgreSQL and JavaScript both represent", async () => {

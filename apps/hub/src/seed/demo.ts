@@ -10,7 +10,13 @@ import type { PrismaClient } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { feedRepo } from "../modules/feed/repo.ts";
 import { storedStatus, toDevice } from "../modules/devices/state.ts";
-import { analyzeInventory, deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
+import {
+  analyzeInventory,
+  deviceRepo,
+  splitObserved,
+  type DeviceBase,
+  type Observed,
+} from "../modules/devices/repo.ts";
 import { siteFields } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
@@ -153,13 +159,22 @@ async function seedSite(prisma: PrismaClient, s: DemoSite, si: number, perSite: 
 async function seedDevices(
   prisma: PrismaClient,
   siteId: string,
-  batch: Prisma.DeviceCreateManyInput[],
+  batch: (Prisma.DeviceCreateManyInput & Partial<Observed>)[],
   now: Date,
   staleAfterMs: number,
 ): Promise<number> {
   return prisma.$transaction(
     async (tx) => {
-      const inserted = await tx.device.createManyAndReturn({ data: batch, skipDuplicates: true, select: { id: true } });
+      const split = new Map(batch.map((b) => [b.name, splitObserved(b)]));
+      const inserted = await tx.device.createManyAndReturn({
+        data: [...split.values()].map((b) => b.row),
+        skipDuplicates: true,
+        select: { id: true, name: true },
+      });
+      await deviceRepo.stampCreated(
+        tx,
+        inserted.map((r) => ({ id: r.id, observed: split.get(r.name)!.observed })),
+      );
       const rows = await deviceRepo.findByIds(
         tx,
         inserted.map((r) => r.id),
@@ -197,7 +212,7 @@ export async function seedDemo(
   for (const [si, s] of sites.entries()) {
     const { site, racks } = await seedSite(prisma, s, si, perSite);
     for (let start = 0; start < perSite; start += 1000) {
-      const batch: Prisma.DeviceCreateManyInput[] = [];
+      const batch: (Prisma.DeviceCreateManyInput & Partial<Observed>)[] = [];
       for (let i = start; i < Math.min(perSite, start + 1000); i++)
         batch.push(demoDevice(site.id, s.slug, i, racks, roles, types, now));
       created += await seedDevices(prisma, site.id, batch, now, opts.staleAfterMs ?? 600_000);
@@ -217,7 +232,7 @@ function demoDevice(
   roles: { id: string; slug: string }[],
   types: { id: string }[],
   now: Date,
-): Prisma.DeviceCreateManyInput {
+): Prisma.DeviceCreateManyInput & Partial<Observed> {
   const kind = i % 20 === 0 ? 2 : i % 7 === 0 ? 1 : i % 50 === 1 ? 3 : 0; // mostly GPU trays
   const role = roles[kind]!;
   const st = STATES[i % STATES.length]!;

@@ -42,11 +42,11 @@ describe("HubClient against a real hub", () => {
     const site = await client.createSite({ slug: "client-disc", name: "D" });
     // Three devices NetBox last observed a day ago, and no other source since.
     await hub.db.prisma.device.createMany({
-      data: [0, 1, 2].map((i) => ({
-        siteId: site.id,
-        name: `client-disc-${i}`,
-        netboxObservedAt: new Date(Date.now() - 86_400_000),
-      })),
+      data: [0, 1, 2].map((i) => ({ siteId: site.id, name: `client-disc-${i}` })),
+    });
+    await hub.db.prisma.deviceObservation.updateMany({
+      where: { device: { siteId: site.id } },
+      data: { netboxObservedAt: new Date(Date.now() - 86_400_000) },
     });
     const page = await client.listSiteDiscrepancies(site.id, { limit: 2 });
     expect(page).toMatchObject({ count: 3, nextCursor: expect.any(String) });

@@ -13,7 +13,7 @@ beforeAll(async () => {
   await seedInventory(hub.db.prisma, 40);
   // Stale devices (one of them quarantined, which reads QUARANTINED, not STALE) and an empty site.
   await hub.db.prisma.$executeRawUnsafe(
-    `UPDATE devices SET slurm_observed_at = now() - interval '1 hour' WHERE id IN (SELECT id FROM devices ORDER BY id LIMIT 5)`,
+    `UPDATE device_observations SET slurm_observed_at = now() - interval '1 hour' WHERE device_id IN (SELECT id FROM devices ORDER BY id LIMIT 5)`,
   );
   await hub.db.prisma.$executeRawUnsafe(
     `UPDATE devices SET operational_status = 'QUARANTINED', cordoned = true, cordon_reason = 'counts test' WHERE id = (SELECT id FROM devices ORDER BY id LIMIT 1)`,

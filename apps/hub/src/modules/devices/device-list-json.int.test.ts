@@ -45,7 +45,7 @@ beforeAll(async () => {
       { name: "gpu0", status: "critical", message: "xid 79" },
       { status: "ok", name: "psu" },
     ],
-    healthObservedAt: new Date(NOW.getTime() - 30_000),
+    observations: { update: { healthObservedAt: new Date(NOW.getTime() - 30_000) } },
     slurmStateFlags: ["DRAIN", "NOT_RESPONDING"],
     slurmReason: "Kill task failed",
   });
@@ -60,7 +60,10 @@ beforeAll(async () => {
     rackPosition: null,
   });
   // Stale: observed long before NOW by one source.
-  await edit(3, { ironicObservedAt: new Date(NOW.getTime() - 86_400_000), ironicMaintenance: true });
+  await edit(3, {
+    observations: { update: { ironicObservedAt: new Date(NOW.getTime() - 86_400_000) } },
+    ironicMaintenance: true,
+  });
   await edit(4, { burnInStatus: "FAILED", burnInJobId: null, burnInAt: new Date() });
   await edit(5, { rackPosition: "7.0", ironicLastError: "boom\r\n", ironicFault: "power failure" });
   for (const [i, name] of ["eth1", "eth0", "ib0"].entries())

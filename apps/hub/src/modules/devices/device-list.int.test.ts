@@ -63,7 +63,7 @@ describe("the device list at scale", () => {
     ).items;
     await hub.db.prisma.device.update({
       where: { id: stale!.id },
-      data: { ironicObservedAt: new Date(Date.now() - 86_400_000) },
+      data: { observations: { update: { ironicObservedAt: new Date(Date.now() - 86_400_000) } } },
     });
     await api(`/api/v1/devices/${quarantined!.id}`, {
       method: "PATCH",
@@ -71,7 +71,7 @@ describe("the device list at scale", () => {
     });
     await hub.db.prisma.device.update({
       where: { id: quarantined!.id },
-      data: { netboxObservedAt: new Date(Date.now() - 86_400_000) },
+      data: { observations: { update: { netboxObservedAt: new Date(Date.now() - 86_400_000) } } },
     });
     for (const qs of ["limit=1000", "site=stavanger&limit=1000", "operationalStatus=STALE&limit=1000"]) {
       const full = await api<Page<Device>>(`/api/v1/devices/?${qs}`);

@@ -31,7 +31,7 @@ beforeAll(async () => {
     `UPDATE devices SET burn_in_status = 'FAILED' WHERE id IN (SELECT id FROM devices ORDER BY id OFFSET 40 LIMIT 3)`,
   );
   await sql(
-    `UPDATE devices SET ironic_observed_at = now() - interval '1 hour' WHERE id IN (SELECT id FROM devices ORDER BY id OFFSET 50 LIMIT 4)`,
+    `UPDATE device_observations SET ironic_observed_at = now() - interval '1 hour' WHERE device_id IN (SELECT id FROM devices ORDER BY id OFFSET 50 LIMIT 4)`,
   );
 });
 afterAll(() => hub.close());

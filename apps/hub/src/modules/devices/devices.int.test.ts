@@ -74,7 +74,7 @@ describe("GET /api/v1/devices", () => {
     const target = (await list("site=stavanger&operationalStatus=AVAILABLE&limit=1")).items[0]!;
     await hub.db.prisma.device.update({
       where: { id: target.id },
-      data: { ironicObservedAt: new Date(Date.now() - 3600_000) },
+      data: { observations: { update: { ironicObservedAt: new Date(Date.now() - 3600_000) } } },
     });
     const stale = await list("stale=true&limit=1000");
     expect(stale.items.map((d) => d.id)).toEqual([target.id]);

@@ -14,8 +14,41 @@ export const DEVICE_INCLUDE = {
   deviceType: { select: { id: true, slug: true, model: true, cpuArchitecture: true } },
   deviceRole: { select: { id: true, slug: true, deviceClass: true } },
   interfaces: { orderBy: { name: "asc" } },
+  observations: true,
 } satisfies Prisma.DeviceInclude;
-export type DeviceRow = Prisma.DeviceGetPayload<{ include: typeof DEVICE_INCLUDE }>;
+
+/** When each source last listed a device: its device_observations row, read with the device. */
+export const OBSERVED_FIELDS = ["netboxObservedAt", "ironicObservedAt", "slurmObservedAt", "healthObservedAt"] as const;
+export type ObservedField = (typeof OBSERVED_FIELDS)[number];
+export type Observed = Record<ObservedField, Date | null>;
+export const isObservedField = (f: string): f is ObservedField => (OBSERVED_FIELDS as readonly string[]).includes(f);
+const OBSERVED_SQL = OBSERVED_FIELDS.map((f) => `o.${snakeCase(f)} AS "${f}"`).join(", ");
+/** SQL: the join that brings a device's observation times (as `o`) next to its row (`d`). */
+const OBSERVED_JOIN = "LEFT JOIN device_observations o ON o.device_id = d.id";
+
+type IncludedRow = Prisma.DeviceGetPayload<{ include: typeof DEVICE_INCLUDE }>;
+/** A device with its relations, interfaces and observation times, as one flat row. */
+export type DeviceRow = Omit<IncludedRow, "observations"> & Observed;
+/** The observation times of a read that included them, as fields of the row. */
+export function withObservations<R extends { observations: Partial<Observed> | null }>({
+  observations,
+  ...row
+}: R): Omit<R, "observations"> & Observed {
+  return {
+    ...row,
+    netboxObservedAt: observations?.netboxObservedAt ?? null,
+    ironicObservedAt: observations?.ironicObservedAt ?? null,
+    slurmObservedAt: observations?.slurmObservedAt ?? null,
+    healthObservedAt: observations?.healthObservedAt ?? null,
+  };
+}
+/** A write's fields split between the device row and its observation times. */
+export function splitObserved<T extends object>(data: T): { row: Omit<T, ObservedField>; observed: Partial<Observed> } {
+  const row: Record<string, unknown> = {};
+  const observed: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) (isObservedField(k) ? observed : row)[k] = v;
+  return { row: row as Omit<T, ObservedField>, observed: observed as Partial<Observed> };
+}
 /** What the brief representation shows, and the observed-at times its staleness needs. */
 const BRIEF_SELECT = {
   id: true,
@@ -27,36 +60,22 @@ const BRIEF_SELECT = {
   cordoned: true,
   serial: true,
   updatedAt: true,
-  netboxObservedAt: true,
-  ironicObservedAt: true,
-  slurmObservedAt: true,
-  healthObservedAt: true,
+  observations: true,
 } satisfies Prisma.DeviceSelect;
-export type DeviceBriefRow = Prisma.DeviceGetPayload<{ select: typeof BRIEF_SELECT }>;
-export type DeviceBase = Prisma.DeviceGetPayload<object>;
+export type DeviceBriefRow = Omit<Prisma.DeviceGetPayload<{ select: typeof BRIEF_SELECT }>, "observations"> & Observed;
+/** A device's own columns and its observation times. */
+export type DeviceBase = Prisma.DeviceGetPayload<object> & Observed;
 export type DeviceHistoryRow = Prisma.DeviceHistoryGetPayload<object>;
 
 /** Any source that has observed the device did so before `threshold`. */
 export function staleWhere(threshold: Date): Prisma.DeviceWhereInput {
-  return {
-    OR: [
-      { netboxObservedAt: { lt: threshold } },
-      { ironicObservedAt: { lt: threshold } },
-      { slurmObservedAt: { lt: threshold } },
-      { healthObservedAt: { lt: threshold } },
-    ],
-  };
+  return { observations: { is: { OR: OBSERVED_FIELDS.map((f) => ({ [f]: { lt: threshold } })) } } };
 }
 
 /** The negation of staleWhere, spelled out: SQL's NOT over NULL comparisons would drop rows. */
 export function freshWhere(threshold: Date): Prisma.DeviceWhereInput {
-  const fresh = (
-    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
-  ): Prisma.DeviceWhereInput => ({
-    OR: [{ [field]: null }, { [field]: { gte: threshold } }],
-  });
   return {
-    AND: [fresh("netboxObservedAt"), fresh("ironicObservedAt"), fresh("slurmObservedAt"), fresh("healthObservedAt")],
+    observations: { is: { AND: OBSERVED_FIELDS.map((f) => ({ OR: [{ [f]: null }, { [f]: { gte: threshold } }] })) } },
   };
 }
 
@@ -134,7 +153,7 @@ const DEVICE_FIELDS: readonly (keyof DeviceBase)[] = Object.values(Prisma.Device
  * seconds. `rackPosition` comes back as the decimal's text (Number() reads it as a Decimal alike).
  */
 const FULL_ROWS = `
-  SELECT ${DEVICE_FIELDS.map((f) => `d.${snakeCase(f)} AS "${f}"`).join(", ")},
+  SELECT ${DEVICE_FIELDS.map((f) => `d.${snakeCase(f)} AS "${f}"`).join(", ")}, ${OBSERVED_SQL},
          json_build_object('id', s.id, 'slug', s.slug) AS site,
          CASE WHEN r.id IS NULL THEN NULL ELSE json_build_object('id', r.id, 'name', r.name) END AS rack,
          CASE WHEN t.id IS NULL THEN NULL
@@ -147,6 +166,7 @@ const FULL_ROWS = `
                                    ORDER BY i.name)
                      FROM device_interfaces i WHERE i.device_id = d.id), '[]') AS interfaces
     FROM devices d JOIN sites s ON s.id = d.site_id
+    ${OBSERVED_JOIN}
     LEFT JOIN racks r ON r.id = d.rack_id
     LEFT JOIN device_types t ON t.id = d.device_type_id
     LEFT JOIN device_roles ro ON ro.id = d.device_role_id
@@ -193,14 +213,14 @@ const jsonObject = (members: Record<string, string>) =>
  * field and no re-serialisation.
  */
 const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operationalStatus", d.updated_at AS "updatedAt",
-         d.netbox_status AS "netboxStatus", d.netbox_missing AS "netboxMissing", d.netbox_observed_at AS "netboxObservedAt",
+         d.netbox_status AS "netboxStatus", d.netbox_missing AS "netboxMissing", o.netbox_observed_at AS "netboxObservedAt",
          d.ironic_provision_state AS "ironicProvisionState", d.ironic_target_provision_state AS "ironicTargetProvisionState",
          d.ironic_power_state AS "ironicPowerState", d.ironic_maintenance AS "ironicMaintenance",
          d.ironic_maintenance_reason AS "ironicMaintenanceReason", d.ironic_last_error AS "ironicLastError",
-         d.ironic_fault AS "ironicFault", d.ironic_observed_at AS "ironicObservedAt",
+         d.ironic_fault AS "ironicFault", o.ironic_observed_at AS "ironicObservedAt",
          d.slurm_state AS "slurmState", d.slurm_state_flags AS "slurmStateFlags", d.slurm_reason AS "slurmReason",
-         d.slurm_observed_at AS "slurmObservedAt", d.health_status AS "healthStatus",
-         d.health_conditions AS "healthConditions", d.health_observed_at AS "healthObservedAt",
+         o.slurm_observed_at AS "slurmObservedAt", d.health_status AS "healthStatus",
+         d.health_conditions AS "healthConditions", o.health_observed_at AS "healthObservedAt",
          d.cordoned, d.cordon_reason AS "cordonReason", d.conditions,
          ${jsonObject({
            id: "d.id",
@@ -227,7 +247,7 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
              id: "d.netbox_id",
              status: "d.netbox_status",
              missing: "d.netbox_missing",
-             observedAt: isoText("d.netbox_observed_at"),
+             observedAt: isoText("o.netbox_observed_at"),
            }),
            ironic: jsonObject({
              instance: "d.ironic_instance",
@@ -239,7 +259,7 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
              maintenanceReason: "d.ironic_maintenance_reason",
              lastError: "d.ironic_last_error",
              fault: "d.ironic_fault",
-             observedAt: isoText("d.ironic_observed_at"),
+             observedAt: isoText("o.ironic_observed_at"),
            }),
            slurm: jsonObject({
              nodeName: "d.slurm_node_name",
@@ -247,7 +267,7 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
              stateFlags: "d.slurm_state_flags",
              reason: "d.slurm_reason",
              partitions: "d.slurm_partitions",
-             observedAt: isoText("d.slurm_observed_at"),
+             observedAt: isoText("o.slurm_observed_at"),
            }),
          })}::text AS head,
          ${jsonObject({
@@ -266,8 +286,8 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
 const BRIEF_COLUMNS = `d.id, d.name, json_build_object('id', s.id, 'slug', s.slug) AS site, d.serial,
          d.netbox_status AS "netboxStatus", d.ironic_provision_state AS "ironicProvisionState",
          d.operational_status AS "operationalStatus", d.cordoned, d.updated_at AS "updatedAt",
-         d.netbox_observed_at AS "netboxObservedAt", d.ironic_observed_at AS "ironicObservedAt",
-         d.slurm_observed_at AS "slurmObservedAt", d.health_observed_at AS "healthObservedAt"`;
+         o.netbox_observed_at AS "netboxObservedAt", o.ironic_observed_at AS "ironicObservedAt",
+         o.slurm_observed_at AS "slurmObservedAt", o.health_observed_at AS "healthObservedAt"`;
 const COLUMNS = { json: JSON_COLUMNS, brief: BRIEF_COLUMNS };
 /**
  * `columns` of the devices whose ids `ids` (SQL: a relation `p` with an `id` column) holds (the
@@ -276,6 +296,7 @@ const COLUMNS = { json: JSON_COLUMNS, brief: BRIEF_COLUMNS };
 const rowsOf = (columns: keyof typeof COLUMNS, ids: string) => `
   SELECT ${COLUMNS[columns]}
     FROM ${ids} JOIN devices d ON d.id = p.id JOIN sites s ON s.id = d.site_id
+    ${OBSERVED_JOIN}
     LEFT JOIN racks r ON r.id = d.rack_id
     LEFT JOIN device_types t ON t.id = d.device_type_id
     LEFT JOIN device_roles ro ON ro.id = d.device_role_id`;
@@ -417,7 +438,7 @@ export const deviceRepo = {
   ): Promise<RowPage<DeviceBriefRow>> {
     return orderedKeysetRows(
       {
-        findMany: (args) => db.device.findMany({ ...args, select: BRIEF_SELECT }),
+        findMany: async (args) => (await db.device.findMany({ ...args, select: BRIEF_SELECT })).map(withObservations),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
       },
       where,
@@ -484,18 +505,26 @@ export const deviceRepo = {
     return (await db.device.findUnique({ where: { id }, select: { id: true } })) !== null;
   },
   async findById(db: Db, id: string): Promise<DeviceRow | null> {
-    return db.device.findUnique({ where: { id }, include: DEVICE_INCLUDE });
+    const row = await db.device.findUnique({ where: { id }, include: DEVICE_INCLUDE });
+    return row && withObservations(row);
   },
   async lockById(db: Db, id: string): Promise<DeviceRow | null> {
     return (await lockRow(db, "devices", id)) ? this.findById(db, id) : null;
   },
-  async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput): Promise<DeviceRow> {
+  async update(db: Db, id: string, data: Prisma.DeviceUncheckedUpdateInput & Partial<Observed>): Promise<DeviceRow> {
+    const { row, observed } = splitObserved(data);
     return db.device
       .update({
         where: { id },
-        data: { ...data, version: { increment: 1 }, updatedAt: new Date() },
+        data: {
+          ...row,
+          ...(Object.keys(observed).length ? { observations: { update: observed } } : {}),
+          version: { increment: 1 },
+          updatedAt: new Date(),
+        },
         include: DEVICE_INCLUDE,
       })
+      .then(withObservations)
       .catch(
         translateConstraintErrors({
           unique: (v) =>
@@ -523,16 +552,12 @@ export const deviceRepo = {
    * NetBox, or made its Ironic node, after the agent read its source. Such a push must not undo
    * what the job recorded; the agent's next push, observed after, brings the source's word.
    */
-  async lockObservedAfter(
-    db: Db,
-    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
-    ids: string[],
-    at: Date,
-  ): Promise<Set<string>> {
+  async lockObservedAfter(db: Db, field: ObservedField, ids: string[], at: Date): Promise<Set<string>> {
     if (!ids.length) return new Set();
     const column = snakeCase(field);
     const rows = await db.$queryRawUnsafe<{ id: string; newer: boolean | null }[]>(
-      `SELECT id, ${column} > $2 AS newer FROM devices WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+      `SELECT d.id, o.${column} > $2 AS newer FROM devices d ${OBSERVED_JOIN}
+        WHERE d.id = ANY($1::uuid[]) ORDER BY d.id FOR UPDATE OF d`,
       ids,
       at,
     );
@@ -550,8 +575,10 @@ export const deviceRepo = {
     at: Date,
   ): Promise<number> {
     if (!rows.length) return 0;
+    // The observation times go to their own rows (as markObserved writes them).
+    const stamps = columns.filter((c) => isObservedField(c.field));
     const cols = [
-      ...columns,
+      ...columns.filter((c) => !stamps.includes(c)),
       { field: "operationalStatus", type: "operational_status" },
       { field: "conditions", type: "jsonb" },
     ] as const;
@@ -572,32 +599,63 @@ export const deviceRepo = {
            FROM ${u} AS u WHERE d.id = u.id`,
       at,
     );
+    for (const c of stamps) {
+      const stamped = rows.filter((row) => row.values[c.field] != null);
+      await this.markObserved(
+        db,
+        c.field as ObservedField,
+        stamped.map((row) => row.id),
+        stamped.map((row) => row.values[c.field] as Date),
+      );
+      const cleared = rows.filter((row) => row.values[c.field] == null).map((row) => row.id);
+      if (cleared.length)
+        await directQuery(
+          db,
+          `UPDATE device_observations SET ${snakeCase(c.field)} = NULL WHERE device_id = ANY($1::uuid[])`,
+          cleared,
+        );
+    }
     return r.count;
   },
   /**
-   * A source listed these devices at `at`: one statement, whatever their number. Rows the
-   * caller's bulk update already stamped are left alone: a second version of a wide row in the
-   * same transaction costs as much as the first, and cannot be pruned before it commits (a
-   * first load stamped every row twice).
+   * A source listed these devices at `at` (or each at its own time, `at[i]`): one statement,
+   * whatever their number, on the narrow device_observations rows. Rows already stamped at that
+   * time or later are left alone: never backwards (a job that observed a device after this push
+   * keeps its later stamp), and never a second version of a row in one transaction.
    */
-  async markObserved(
-    db: Db,
-    field: "netboxObservedAt" | "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt",
-    ids: string[],
-    at: Date,
-  ): Promise<void> {
+  async markObserved(db: Db, field: ObservedField, ids: string[], at: Date | Date[]): Promise<void> {
     const column = snakeCase(field);
-    if (ids.length)
-      await directQuery(
-        db,
-        // Never backwards: a job that observed a device after this push keeps its (later) stamp.
-        `UPDATE devices SET ${column} = $1 WHERE id = ANY($2::uuid[]) AND (${column} IS NULL OR ${column} < $1)`,
-        at,
-        ids,
-      );
+    if (!ids.length) return;
+    await directQuery(
+      db,
+      Array.isArray(at)
+        ? `UPDATE device_observations AS o SET ${column} = s.at
+             FROM unnest($1::uuid[], $2::timestamptz[]) AS s(id, at)
+            WHERE o.device_id = s.id AND (o.${column} IS NULL OR o.${column} < s.at)`
+        : `UPDATE device_observations SET ${column} = $2
+            WHERE device_id = ANY($1::uuid[]) AND (${column} IS NULL OR ${column} < $2)`,
+      ids,
+      at,
+    );
   },
-  async create(db: Db, data: Prisma.DeviceUncheckedCreateInput): Promise<DeviceRow> {
-    return db.device.create({ data, include: DEVICE_INCLUDE });
+  /** The observation times of devices just created (their rows came with them, empty). */
+  async stampCreated(db: Db, created: { id: string; observed: Partial<Observed> }[]): Promise<void> {
+    for (const f of OBSERVED_FIELDS) {
+      const stamped = created.filter((c) => c.observed[f] instanceof Date);
+      await this.markObserved(
+        db,
+        f,
+        stamped.map((c) => c.id),
+        stamped.map((c) => c.observed[f]!),
+      );
+    }
+  },
+  async create(db: Db, data: Prisma.DeviceUncheckedCreateInput & Partial<Observed>): Promise<DeviceRow> {
+    // The device's observation row comes with it (a trigger); its times are then written in place.
+    const { row, observed } = splitObserved(data);
+    const created = await db.device.create({ data: row, select: { id: true } });
+    await this.stampCreated(db, [{ id: created.id, observed }]);
+    return (await this.findById(db, created.id))!;
   },
   async addHistory(db: Db, entries: Prisma.DeviceHistoryCreateManyInput[]): Promise<void> {
     await bulkInsert(

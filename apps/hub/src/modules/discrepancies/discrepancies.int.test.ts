@@ -228,8 +228,8 @@ describe("health and staleness", () => {
   it("a device no source has observed for longer than the staleness window appears, since its last observation + window", async () => {
     const s = await site("st-old", 1);
     const lastSeen = new Date(Date.now() - 3600_000);
-    await hub.db.prisma.device.updateMany({
-      where: { siteId: s.id, name: "st-old-gpu-0" },
+    await hub.db.prisma.deviceObservation.updateMany({
+      where: { device: { siteId: s.id, name: "st-old-gpu-0" } },
       data: { netboxObservedAt: lastSeen },
     });
     const id = await s.deviceId("st-old-gpu-0");

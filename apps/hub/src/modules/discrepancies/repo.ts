@@ -6,7 +6,8 @@
  */
 import type { DiscrepancyKind } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
-import { Prisma, type Device } from "../../generated/prisma/client.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
+import { isObservedField, type DeviceBase } from "../devices/repo.ts";
 import { snakeCase } from "../../db/bulk.ts";
 import type { PageRequest, RowPage } from "../../db/keyset.ts";
 
@@ -31,11 +32,11 @@ const DEVICE_COLUMNS = [
   "healthStatus",
   "cordoned",
 ] as const;
-const DEVICES_SQL = `SELECT ${DEVICE_COLUMNS.map((f) => `d.${snakeCase(f)}${f === "netboxStatus" ? "::text" : ""} AS "${f}"`).join(", ")},
+const DEVICES_SQL = `SELECT ${DEVICE_COLUMNS.map((f) => `${isObservedField(f) ? "o" : "d"}.${snakeCase(f)}${f === "netboxStatus" ? "::text" : ""} AS "${f}"`).join(", ")},
        r.device_class::text AS "deviceClass"
-  FROM devices d LEFT JOIN device_roles r ON r.id = d.device_role_id
+  FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id LEFT JOIN device_roles r ON r.id = d.device_role_id
  WHERE d.site_id = $1::uuid`;
-export type DiscrepancyDeviceRow = Pick<Device, (typeof DEVICE_COLUMNS)[number]> & { deviceClass: string | null };
+export type DiscrepancyDeviceRow = Pick<DeviceBase, (typeof DEVICE_COLUMNS)[number]> & { deviceClass: string | null };
 
 /** The device fields a device's discrepancies depend on (its role: through the role's class). */
 export const DISCREPANCY_INPUTS = [
@@ -71,7 +72,7 @@ export interface ReportRow {
 }
 
 /** The last time any source observed the device (never observed: when the hub created it). */
-const LAST_SEEN = Prisma.sql`COALESCE(GREATEST(d.netbox_observed_at, d.ironic_observed_at, d.slurm_observed_at, d.health_observed_at), d.created_at)`;
+const LAST_SEEN = Prisma.sql`COALESCE(GREATEST(o.netbox_observed_at, o.ironic_observed_at, o.slurm_observed_at, o.health_observed_at), d.created_at)`;
 
 function reportSql(siteId: string | null, now: Date, staleAfterMs: number): Prisma.Sql {
   const window = Prisma.sql`make_interval(secs => ${staleAfterMs / 1000})`;
@@ -81,7 +82,8 @@ function reportSql(siteId: string | null, now: Date, staleAfterMs: number): Pris
       FROM discrepancies x WHERE ${siteOf(Prisma.sql`x.site_id`)}
     UNION ALL
     SELECT d.id, d.site_id, 'unobserved', d.id, d.name, NULL::jsonb, ${LAST_SEEN} + ${window}, ${LAST_SEEN}
-      FROM devices d WHERE ${siteOf(Prisma.sql`d.site_id`)} AND ${LAST_SEEN} < ${now}::timestamptz - ${window}`;
+      FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id
+     WHERE ${siteOf(Prisma.sql`d.site_id`)} AND ${LAST_SEEN} < ${now}::timestamptz - ${window}`;
 }
 
 export const discrepancyRepo = {

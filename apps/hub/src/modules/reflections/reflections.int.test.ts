@@ -21,20 +21,20 @@ beforeAll(async () => {
       ironicInstance: null,
       ironicNodeUuid: null,
       ironicProvisionState: null,
-      ironicObservedAt: null,
       ironicMaintenance: null,
       ironicMaintenanceReason: null,
       ironicLastError: null,
       ironicPowerState: null,
       slurmNodeName: null,
       slurmState: null,
-      slurmObservedAt: null,
       healthStatus: null,
-      healthObservedAt: null,
       cordoned: false,
       cordonReason: null,
       netboxStatus: "active",
     },
+  });
+  await hub.db.prisma.deviceObservation.updateMany({
+    data: { ironicObservedAt: null, slurmObservedAt: null, healthObservedAt: null },
   });
   const res = await fetch(`${hub.url}/api/v1/satellites`, {
     method: "POST",
@@ -150,10 +150,19 @@ describe("PUT /api/v1/sites/{site_id}/reflections/{source}", () => {
     const again = (await (await push("ironic-overcloud", items, at)).json()) as ReflectionResult;
     expect(again).toMatchObject({ updated: 0, unchanged: 2 });
     expect(await hub.db.prisma.inventoryEvent.count()).toBe(events);
-    expect(await device(a!.id)).toMatchObject({
+    const before = await device(a!.id);
+    expect(before).toMatchObject({
       operationalStatus: "FAILED",
       ironic: { lastError: "erase_devices failed", maintenance: true },
     });
+    // Listed again later, unchanged: only the time Ironic last listed it moves (not the device's
+    // version, not its updatedAt, no feed event).
+    const later = next();
+    expect(await (await push("ironic-overcloud", items, later)).json()).toMatchObject({ updated: 0, unchanged: 2 });
+    const listed = await device(a!.id);
+    expect(listed.ironic.observedAt).toBe(later.toISOString());
+    expect(listed).toMatchObject({ version: before.version, updatedAt: before.updatedAt });
+    expect(await hub.db.prisma.inventoryEvent.count()).toBe(events);
     const stale = await push(
       "ironic-overcloud",
       [node(a!, uuids[0]!, { provisionState: "available" })],

@@ -8,7 +8,7 @@ import type { NetboxItem } from "@fm/domain";
 import { directQuery, type Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
-import type { BulkColumn } from "../devices/repo.ts";
+import { deviceRepo, isObservedField, withObservations, type BulkColumn, type Observed } from "../devices/repo.ts";
 
 /** Every device column the NetBox reflection writes, with its PostgreSQL type. */
 export const NETBOX_COLUMNS: readonly BulkColumn[] = [
@@ -54,19 +54,18 @@ const ANNOTATION_SELECT = {
   ironicMaintenanceReason: true,
   ironicLastError: true,
   ironicFault: true,
-  ironicObservedAt: true,
   slurmNodeName: true,
   slurmState: true,
   slurmStateFlags: true,
   slurmReason: true,
   slurmPartitions: true,
-  slurmObservedAt: true,
   healthStatus: true,
   healthConditions: true,
-  healthObservedAt: true,
   healthSince: true,
 } as const satisfies Prisma.DeviceSelect;
-export type AnnotatedDevice = Prisma.DeviceGetPayload<{ select: typeof ANNOTATION_SELECT }>;
+/** The columns above and the sources' observation times (device_observations). */
+export type AnnotatedDevice = Prisma.DeviceGetPayload<{ select: typeof ANNOTATION_SELECT }> &
+  Pick<Observed, "ironicObservedAt" | "slurmObservedAt" | "healthObservedAt">;
 /** What every source's matching reads (see annotations.ts `DeviceIndex`). */
 const MATCH_FIELDS = ["id", "name", "serial", "ironicNodeUuid", "slurmNodeName"] as const;
 
@@ -83,7 +82,7 @@ const NETBOX_SELECT = {
   netboxId: true,
   netboxStatus: true,
   netboxMissing: true,
-  netboxObservedAt: true,
+  observations: { select: { netboxObservedAt: true } },
   platformClass: true,
   tags: true,
   bmcAddress: true,
@@ -100,7 +99,8 @@ const NETBOX_SELECT = {
     },
   },
 } as const satisfies Prisma.DeviceSelect;
-export type NetboxDevice = Prisma.DeviceGetPayload<{ select: typeof NETBOX_SELECT }>;
+export type NetboxDevice = Omit<Prisma.DeviceGetPayload<{ select: typeof NETBOX_SELECT }>, "observations"> &
+  Pick<Observed, "netboxObservedAt">;
 
 export type NetboxInterface = NetboxItem["interfaces"][number];
 export type NetboxLocation = NonNullable<NetboxItem["location"]>;
@@ -150,8 +150,10 @@ export const reflectionRepo = {
    */
   async annotatedDevices(db: Db, siteId: string, fields: readonly string[]): Promise<AnnotatedDevice[]> {
     const select = new Set<string>([...MATCH_FIELDS, ...fields]);
-    for (const f of select) if (!(f in ANNOTATION_SELECT)) throw new Error(`annotatedDevices: ${f} is not readable`);
-    const sql = `SELECT ${[...select].map((f) => `${snakeCase(f)} AS "${f}"`).join(", ")} FROM devices WHERE site_id = $1::uuid`;
+    for (const f of select)
+      if (!(f in ANNOTATION_SELECT) && !isObservedField(f)) throw new Error(`annotatedDevices: ${f} is not readable`);
+    const sql = `SELECT ${[...select].map((f) => `${isObservedField(f) ? "o" : "d"}.${snakeCase(f)} AS "${f}"`).join(", ")}
+                   FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id WHERE d.site_id = $1::uuid`;
     return (await directQuery<AnnotatedDevice>(db, sql, siteId)).rows;
   },
 
@@ -169,7 +171,7 @@ export const reflectionRepo = {
   },
 
   async netboxDevices(db: Db, siteId: string): Promise<NetboxDevice[]> {
-    return db.device.findMany({ where: { siteId }, select: NETBOX_SELECT });
+    return (await db.device.findMany({ where: { siteId }, select: NETBOX_SELECT })).map(withObservations);
   },
 
   /** Creates the location or brings it up to date; returns its id. */
@@ -238,7 +240,10 @@ export const reflectionRepo = {
       "devices",
       [
         { name: "site_id", type: "uuid" },
-        ...NETBOX_COLUMNS.map((c) => ({ name: snakeCase(c.field), type: c.type })),
+        ...NETBOX_COLUMNS.filter((c) => !isObservedField(c.field)).map((c) => ({
+          name: snakeCase(c.field),
+          type: c.type,
+        })),
         { name: "operational_status", type: "operational_status" },
         { name: "conditions", type: "jsonb" },
       ],
@@ -248,7 +253,12 @@ export const reflectionRepo = {
       })),
       "id, name",
     );
-    return new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
+    const ids = new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
+    await deviceRepo.stampCreated(
+      db,
+      rows.map((r) => ({ id: ids.get(r.name as string)!, observed: r as Partial<Observed> })),
+    );
+    return ids;
   },
 };
 export type ReflectionRepo = typeof reflectionRepo;
