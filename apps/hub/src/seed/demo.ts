@@ -171,7 +171,7 @@ async function seedDevices(
         skipDuplicates: true,
         select: { id: true, name: true },
       });
-      await deviceRepo.stampCreated(
+      await deviceRepo.stampObserved(
         tx,
         inserted.map((r) => ({ id: r.id, observed: split.get(r.name)!.observed })),
       );

@@ -75,7 +75,7 @@ export async function seedNetboxOnlyDevices(
       skipDuplicates: true,
       select: { id: true },
     });
-    await deviceRepo.stampCreated(
+    await deviceRepo.stampObserved(
       prisma,
       created.map((c) => ({ id: c.id, observed: { netboxObservedAt: now } })),
     );

@@ -369,7 +369,7 @@ export type DevicePage = OrderedPage<Prisma.DeviceWhereInput, Prisma.DeviceOrder
 export async function analyzeInventory(db: Db): Promise<void> {
   // Not device_history: it is read only through its (device_id, id) index, one device at a time,
   // whatever its statistics say, and after a first load it is the largest of them to sample.
-  await db.$executeRawUnsafe("ANALYZE devices, device_interfaces, site_device_counts");
+  await db.$executeRawUnsafe("ANALYZE devices, device_observations, device_interfaces, site_device_counts");
 }
 
 export const deviceRepo = {
@@ -600,12 +600,9 @@ export const deviceRepo = {
       at,
     );
     for (const c of stamps) {
-      const stamped = rows.filter((row) => row.values[c.field] != null);
-      await this.markObserved(
+      await this.stampObserved(
         db,
-        c.field as ObservedField,
-        stamped.map((row) => row.id),
-        stamped.map((row) => row.values[c.field] as Date),
+        rows.map((row) => ({ id: row.id, observed: { [c.field]: row.values[c.field] } })),
       );
       const cleared = rows.filter((row) => row.values[c.field] == null).map((row) => row.id);
       if (cleared.length)
@@ -618,43 +615,45 @@ export const deviceRepo = {
     return r.count;
   },
   /**
-   * A source listed these devices at `at` (or each at its own time, `at[i]`): one statement,
-   * whatever their number, on the narrow device_observations rows. Rows already stamped at that
-   * time or later are left alone: never backwards (a job that observed a device after this push
-   * keeps its later stamp), and never a second version of a row in one transaction.
+   * A source listed these devices at `at`: one statement, whatever their number, on the narrow
+   * device_observations rows. Rows already stamped at that time or later are left alone: never
+   * backwards (a job that observed a device after this push keeps its later stamp), and never a
+   * second version of a row in one transaction.
    */
-  async markObserved(db: Db, field: ObservedField, ids: string[], at: Date | Date[]): Promise<void> {
+  async markObserved(db: Db, field: ObservedField, ids: string[], at: Date): Promise<void> {
     const column = snakeCase(field);
-    if (!ids.length) return;
-    await directQuery(
-      db,
-      Array.isArray(at)
-        ? `UPDATE device_observations AS o SET ${column} = s.at
-             FROM unnest($1::uuid[], $2::timestamptz[]) AS s(id, at)
-            WHERE o.device_id = s.id AND (o.${column} IS NULL OR o.${column} < s.at)`
-        : `UPDATE device_observations SET ${column} = $2
-            WHERE device_id = ANY($1::uuid[]) AND (${column} IS NULL OR ${column} < $2)`,
-      ids,
-      at,
-    );
-  },
-  /** The observation times of devices just created (their rows came with them, empty). */
-  async stampCreated(db: Db, created: { id: string; observed: Partial<Observed> }[]): Promise<void> {
-    for (const f of OBSERVED_FIELDS) {
-      const stamped = created.filter((c) => c.observed[f] instanceof Date);
-      await this.markObserved(
+    if (ids.length)
+      await directQuery(
         db,
-        f,
-        stamped.map((c) => c.id),
-        stamped.map((c) => c.observed[f]!),
+        `UPDATE device_observations SET ${column} = $2
+          WHERE device_id = ANY($1::uuid[]) AND (${column} IS NULL OR ${column} < $2)`,
+        ids,
+        at,
       );
+  },
+  /**
+   * Each device's observation times as given (those it has; a created device's row came with
+   * it, empty): one statement per field and time, the usual case being one time for them all
+   * (a time per row would be 50,000 timestamps sent on a first load).
+   */
+  async stampObserved(db: Db, devices: { id: string; observed: Partial<Observed> }[]): Promise<void> {
+    for (const f of OBSERVED_FIELDS) {
+      const byTime = new Map<number, { at: Date; ids: string[] }>();
+      for (const c of devices) {
+        const at = c.observed[f];
+        if (!(at instanceof Date)) continue;
+        let group = byTime.get(at.getTime());
+        if (!group) byTime.set(at.getTime(), (group = { at, ids: [] }));
+        group.ids.push(c.id);
+      }
+      for (const { at, ids } of byTime.values()) await this.markObserved(db, f, ids, at);
     }
   },
   async create(db: Db, data: Prisma.DeviceUncheckedCreateInput & Partial<Observed>): Promise<DeviceRow> {
     // The device's observation row comes with it (a trigger); its times are then written in place.
     const { row, observed } = splitObserved(data);
     const created = await db.device.create({ data: row, select: { id: true } });
-    await this.stampCreated(db, [{ id: created.id, observed }]);
+    await this.stampObserved(db, [{ id: created.id, observed }]);
     return (await this.findById(db, created.id))!;
   },
   async addHistory(db: Db, entries: Prisma.DeviceHistoryCreateManyInput[]): Promise<void> {

@@ -254,7 +254,7 @@ export const reflectionRepo = {
       "id, name",
     );
     const ids = new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
-    await deviceRepo.stampCreated(
+    await deviceRepo.stampObserved(
       db,
       rows.map((r) => ({ id: ids.get(r.name as string)!, observed: r as Partial<Observed> })),
     );
