@@ -26,12 +26,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false;
   const x = a as Plain;
   const y = b as Plain;
-  // An absent key and an undefined one serialise alike (both absent).
-  const keys = (o: Plain) => Object.keys(o).filter((k) => o[k] !== undefined);
-  const kx = keys(x);
-  if (kx.length !== keys(y).length) return false;
-  for (const k of kx) if (!sameJson(x[k], y[k])) return false;
-  return true;
+  // An absent key and an undefined one serialise alike (both absent): count the defined ones.
+  let defined = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    if (!sameJson(x[k], y[k])) return false;
+    defined++;
+  }
+  for (const k in y) if (y[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** A JSON object: not a list, not a Date or another class's instance. */
@@ -44,10 +47,15 @@ const isPlain = (v: unknown): v is Plain => {
  * A list of Kubernetes-style conditions: objects with a `status` and distinct string `type`s
  * (not, say, interfaces, whose `type` is their kind and repeats).
  */
-const typedList = (v: unknown): v is (Plain & { type: string })[] =>
-  Array.isArray(v) &&
-  v.every((e) => isPlain(e) && typeof e.type === "string" && "status" in e) &&
-  new Set(v.map((e) => (e as { type: string }).type)).size === v.length;
+function typedList(v: unknown): v is (Plain & { type: string })[] {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) {
+    const e: unknown = v[i];
+    if (!isPlain(e) || typeof e.type !== "string" || !("status" in e)) return false;
+    for (let j = 0; j < i; j++) if ((v[j] as Plain).type === e.type) return false;
+  }
+  return true;
+}
 
 function diffInto(out: FieldDiff, path: string, b: unknown, a: unknown): void {
   // Both sides present and of one shape: only what changed inside them, so an audit record of
@@ -87,13 +95,15 @@ export function diffFields(
   ignore: readonly string[] = ["version", "updatedAt", "createdAt"],
 ): FieldDiff {
   const out: FieldDiff = {};
-  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
-  for (const k of keys) {
-    if (ignore.includes(k)) continue;
+  const field = (k: string) => {
+    if (ignore.includes(k)) return;
     const b = before ? (before[k] ?? null) : null;
     const a = after ? (after[k] ?? null) : null;
-    if (before && after) diffInto(out, k, b, a);
-    else if (!sameJson(b, a)) out[k] = { before: b, after: a };
-  }
+    if (before && after) {
+      if (b !== a) diffInto(out, k, b, a);
+    } else if (!sameJson(b, a)) out[k] = { before: b, after: a };
+  };
+  if (before) for (const k of Object.keys(before)) field(k);
+  if (after) for (const k of Object.keys(after)) if (!before || !Object.hasOwn(before, k)) field(k);
   return out;
 }
