@@ -608,7 +608,8 @@ export const deviceRepo = {
       if (cleared.length)
         await directQuery(
           db,
-          `UPDATE device_observations SET ${snakeCase(c.field)} = NULL WHERE device_id = ANY($1::uuid[])`,
+          `UPDATE device_observations SET ${snakeCase(c.field)} = NULL
+            WHERE device_id = ANY($1::uuid[]) AND ${snakeCase(c.field)} IS NOT NULL`,
           cleared,
         );
     }
