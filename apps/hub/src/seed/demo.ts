@@ -10,13 +10,7 @@ import type { PrismaClient } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { feedRepo } from "../modules/feed/repo.ts";
 import { storedStatus, toDevice } from "../modules/devices/state.ts";
-import {
-  analyzeInventory,
-  deviceRepo,
-  splitObserved,
-  type DeviceBase,
-  type Observed,
-} from "../modules/devices/repo.ts";
+import { analyzeInventory, deviceRepo, type DeviceBase, type Observed } from "../modules/devices/repo.ts";
 import { siteFields } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
@@ -165,16 +159,7 @@ async function seedDevices(
 ): Promise<number> {
   return prisma.$transaction(
     async (tx) => {
-      const split = new Map(batch.map((b) => [b.name, splitObserved(b)]));
-      const inserted = await tx.device.createManyAndReturn({
-        data: [...split.values()].map((b) => b.row),
-        skipDuplicates: true,
-        select: { id: true, name: true },
-      });
-      await deviceRepo.stampObserved(
-        tx,
-        inserted.map((r) => ({ id: r.id, observed: split.get(r.name)!.observed })),
-      );
+      const inserted = await deviceRepo.createMany(tx, batch);
       const rows = await deviceRepo.findByIds(
         tx,
         inserted.map((r) => r.id),

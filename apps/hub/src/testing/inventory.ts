@@ -2,7 +2,7 @@
 import type { PrismaClient } from "../db/client.ts";
 import { DEMO_ROLES, seedDemo } from "../seed/demo.ts";
 import { storedStatus } from "../modules/devices/state.ts";
-import { deviceRepo, splitObserved, type DeviceBase } from "../modules/devices/repo.ts";
+import { deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 
 export interface Inventory {
@@ -70,15 +70,7 @@ export async function seedNetboxOnlyDevices(
         conditions: derived.conditions as unknown as Prisma.InputJsonValue,
       };
     });
-    const created = await prisma.device.createManyAndReturn({
-      data: data.map((d) => splitObserved(d).row),
-      skipDuplicates: true,
-      select: { id: true },
-    });
-    await deviceRepo.stampObserved(
-      prisma,
-      created.map((c) => ({ id: c.id, observed: { netboxObservedAt: now } })),
-    );
+    await deviceRepo.createMany(prisma, data);
   }
   return siteRow.id;
 }

@@ -43,7 +43,7 @@ export function withObservations<R extends { observations: Partial<Observed> | n
   };
 }
 /** A write's fields split between the device row and its observation times. */
-export function splitObserved<T extends object>(data: T): { row: Omit<T, ObservedField>; observed: Partial<Observed> } {
+function splitObserved<T extends object>(data: T): { row: Omit<T, ObservedField>; observed: Partial<Observed> } {
   const row: Record<string, unknown> = {};
   const observed: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) (isObservedField(k) ? observed : row)[k] = v;
@@ -649,6 +649,27 @@ export const deviceRepo = {
       }
       for (const { at, ids } of byTime.values()) await this.markObserved(db, f, ids, at);
     }
+  },
+  /**
+   * Creates those of these devices that do not exist yet (a site's names are unique), each with
+   * its observation times; returns the ones it created.
+   */
+  async createMany(
+    db: Db,
+    rows: (Prisma.DeviceCreateManyInput & Partial<Observed>)[],
+  ): Promise<{ id: string; siteId: string; name: string }[]> {
+    const key = (r: { siteId: string; name: string }) => `${r.siteId}/${r.name}`;
+    const split = new Map(rows.map((r) => [key(r), splitObserved(r)]));
+    const created = await db.device.createManyAndReturn({
+      data: [...split.values()].map((s) => s.row),
+      skipDuplicates: true,
+      select: { id: true, siteId: true, name: true },
+    });
+    await this.stampObserved(
+      db,
+      created.map((c) => ({ id: c.id, observed: split.get(key(c))!.observed })),
+    );
+    return created;
   },
   async create(db: Db, data: Prisma.DeviceUncheckedCreateInput & Partial<Observed>): Promise<DeviceRow> {
     // The device's observation row comes with it (a trigger); its times are then written in place.
