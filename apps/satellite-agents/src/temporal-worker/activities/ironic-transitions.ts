@@ -30,6 +30,9 @@ export const inOrPast =
   (n: IronicNode) =>
     states.includes(n.provision_state);
 
+/** Polls a failed node is read again for Ironic's reason before the failure is reported without one. */
+const REASON_POLLS = 3;
+
 export function ironicTransitions(deps: Pick<ActivityDeps, "ironic" | "pollIntervalMs">) {
   /**
    * Polls the node until it rests in one of `want`, heartbeating each poll. A failed state, or
@@ -48,12 +51,20 @@ export function ironicTransitions(deps: Pick<ActivityDeps, "ironic" | "pollInter
   ): Promise<IronicNode> {
     const ctx = Context.current();
     let askedAt = Date.now();
+    let reasonPolls = 0;
     for (;;) {
       const node = await client.getNode(ref);
       ctx.heartbeat({ provisionState: node.provision_state, target: node.target_provision_state });
       const resting = !node.target_provision_state;
       if (resting && want.includes(node.provision_state)) return node;
-      if (FAILED_STATES.has(node.provision_state) || (resting && !passing.includes(node.provision_state))) {
+      const failed = FAILED_STATES.has(node.provision_state);
+      // A timeout's handler records last_error after the failed state is saved (seen once in a
+      // deploy timeout): a failure read without its reason is read again, a few polls at most.
+      if (failed && !node.last_error && reasonPolls++ < REASON_POLLS) {
+        await ctx.sleep(deps.pollIntervalMs);
+        continue;
+      }
+      if (failed || (resting && !passing.includes(node.provision_state))) {
         throw sourceRejected(
           `${what}: node ${node.name ?? node.uuid} is ${node.provision_state}${node.last_error ? `: ${node.last_error}` : ""}`,
         );
