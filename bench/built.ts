@@ -25,12 +25,11 @@ import {
   startHub,
 } from "@fm/test-support/process";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
+import { DEMO_DEVICES, DEMO_DEVICES_PER_SITE, DURATION_S, IDLE_MS, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
-const RUNS = Number(process.env.BENCH_BUILT_RUNS ?? 7);
-const IDLE_MS = 3000;
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const RUNS = knob("BENCH_BUILT_RUNS", 7, 1);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -117,7 +116,7 @@ async function deviceListLoad(report: Report, databaseUrl: string): Promise<void
   const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
   const data = createDatabase(databaseUrl, { poolMax: 4 });
   try {
-    await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+    await seedDemo(data.prisma, { devicesPerSite: DEMO_DEVICES_PER_SITE });
   } finally {
     await data.close();
   }
@@ -151,7 +150,7 @@ async function deviceListLoad(report: Report, databaseUrl: string): Promise<void
     report(
       "hub RSS under the device-list load, built (highest sample)",
       `${peak.toFixed(1)} MiB`,
-      `GET /api/v1/devices/?site=keflavik&limit=100 of 50,000 devices, 10 connections, ${DURATION_S} s, ${result.requests.average.toFixed(0)} req/s`,
+      `GET /api/v1/devices/?site=keflavik&limit=100 of ${DEMO_DEVICES.toLocaleString("en")} devices, 10 connections, ${DURATION_S} s, ${result.requests.average.toFixed(0)} req/s`,
     );
     report(
       "hub RSS after the device-list load, built",

@@ -25,6 +25,7 @@ import { QueueStore } from "../apps/connectors/src/queue/store.ts";
 import { KustoReceiver } from "../apps/connectors/src/testing/kusto-receiver.ts";
 import { migrate as migrateHub } from "../apps/hub/src/db/migrate.ts";
 import { bareNetboxItem } from "@fm/test-support/netbox-items";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
@@ -41,9 +42,9 @@ const until = async (what: () => boolean, ms: number, why: string) => {
 };
 
 export async function connectorBench(report: Report): Promise<void> {
-  const devices = Number(process.env.BENCH_CONNECTOR_DEVICES ?? 5000);
-  const rate = Number(process.env.BENCH_CONNECTOR_RATE ?? 100);
-  const seconds = Number(process.env.BENCH_CONNECTOR_SECONDS ?? 20);
+  const devices = knob("BENCH_CONNECTOR_DEVICES", 5000, 100);
+  const rate = knob("BENCH_CONNECTOR_RATE", 100, 20);
+  const seconds = knob("BENCH_CONNECTOR_SECONDS", 20, 2);
   const [hubDb, connectorDb, dir] = await Promise.all([
     createTestDatabase(),
     createTestDatabase(),

@@ -14,10 +14,11 @@ import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { seedDemo } from "../apps/hub/src/seed/demo.ts";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, clientToken, startHub } from "@fm/test-support/process";
+import { DEMO_DEVICES_PER_SITE, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
-const ROUNDS = Number(process.env.BENCH_SNAPSHOT_ROUNDS ?? 3);
+const ROUNDS = knob("BENCH_SNAPSHOT_ROUNDS", 3, 1);
 
 async function rssMiB(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
@@ -43,7 +44,7 @@ export async function feedSnapshot(report: Report): Promise<void> {
   try {
     await migrate(db.url);
     const data = createDatabase(db.url, { poolMax: 4 });
-    const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+    const seeded = await seedDemo(data.prisma, { devicesPerSite: DEMO_DEVICES_PER_SITE });
     await data.close();
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, { keepLogs: "errors" });
     try {

@@ -16,10 +16,11 @@ import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, REPO_ROOT, clientToken, startHub } from "@fm/test-support/process";
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { FLEETCTL_BUILT, buildFleetctl } from "../scripts/build-fleetctl.ts";
+import { DEMO_DEVICES_PER_SITE, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
-const RUNS = Number(process.env.BENCH_FLEETCTL_RUNS ?? 7);
+const RUNS = knob("BENCH_FLEETCTL_RUNS", 7, 1);
 const BIN = join(REPO_ROOT, "apps/fleetctl/bin/fleetctl.js");
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -70,7 +71,7 @@ async function deviceCount(report: Report, env: NodeJS.ProcessEnv, home: string)
     const { createDatabase } = await import("../apps/hub/src/db/client.ts");
     const { seedDemo } = await import("../apps/hub/src/seed/demo.ts");
     const data = createDatabase(db.url, { poolMax: 4 });
-    const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+    const seeded = await seedDemo(data.prisma, { devicesPerSite: DEMO_DEVICES_PER_SITE });
     await data.close();
     const hub = await startHub({ DATABASE_URL: db.url }, undefined, { keepLogs: "errors" });
     try {

@@ -14,6 +14,7 @@ import { seedDemo } from "../apps/hub/src/seed/demo.ts";
 import { distinctFailures, runFuzz, type FuzzRequest } from "../apps/hub/src/testing/fuzz.ts";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
@@ -31,7 +32,7 @@ async function rssMiB(pid: number): Promise<number> {
 }
 
 export async function fuzzRun(report: Report): Promise<void> {
-  const requests = Number(process.env.BENCH_FUZZ_REQUESTS ?? 20_000);
+  const requests = knob("BENCH_FUZZ_REQUESTS", 20_000, 300);
   const seed = Number(process.env.FM_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
   console.log(`fuzz: seed ${seed} (FM_FUZZ_SEED=${seed} repeats these requests)`);
   const db = await createTestDatabase();

@@ -22,11 +22,12 @@ import { ADMIN_SECRET, clientToken, startHub } from "@fm/test-support/process";
 import { startPrometheus } from "@fm/test-support/prometheus";
 import { eventually } from "@fm/test-support/wait";
 import { agentHubClient } from "./agent-client.ts";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
-export async function healthCycle(report: Report, devices = Number(process.env.BENCH_HEALTH_DEVICES ?? 10_000)) {
+export async function healthCycle(report: Report, devices = knob("BENCH_HEALTH_DEVICES", 10_000, 200)) {
   const t0 = performance.now();
   const names = Array.from({ length: devices }, (_, n) => `gpu-${String(n).padStart(5, "0")}`);
   const exporter = await startTestExporter();

@@ -16,6 +16,7 @@ import { eventually } from "@fm/test-support/wait";
 import { ironicRequest, type RawIronicNode } from "@fm/test-support/ironic";
 import { startJobsStack, type JobsStack } from "@fm/test-support/jobs-stack";
 import type { Job } from "@fm/domain";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 const POLL_MS = 250;
@@ -23,8 +24,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const sec = (ms: number) => (ms / 1000).toFixed(2);
 
 export async function jobsThroughput(report: Report): Promise<void> {
-  const n = Number(process.env.BENCH_JOBS_DEVICES ?? 50);
-  const singles = Number(process.env.BENCH_ENROL_SINGLES ?? 5);
+  const n = knob("BENCH_JOBS_DEVICES", 50, 2);
+  const singles = knob("BENCH_ENROL_SINGLES", 5, 1);
   const s = await startJobsStack({
     stagedDevices: n + singles,
     slurmNodes: 0,

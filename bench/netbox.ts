@@ -19,6 +19,7 @@ import type { AgentContext } from "../apps/satellite-agents/src/runtime/agent.ts
 import { realisticFleet, startNetboxServer } from "@fm/test-support/netbox-server";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 const TOKEN = "0123456789abcdef0123456789abcdef01234567";
@@ -73,10 +74,7 @@ async function bareReads(netbox: NetboxClient, scope: { siteId: number; clusterI
   ]);
 }
 
-export async function netboxSync(
-  report: Report,
-  devices = Number(process.env.BENCH_NETBOX_DEVICES ?? 10_000),
-): Promise<void> {
+export async function netboxSync(report: Report, devices = knob("BENCH_NETBOX_DEVICES", 10_000, 50)): Promise<void> {
   const t0 = performance.now();
   const data = realisticFleet({ sites: 1, devicesPerSite: devices, interfacesPerDevice: 8 });
   const nb = await startNetboxServer({ token: TOKEN, data });

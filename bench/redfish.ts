@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ironicRequest, startIronic, type RawIronicNode } from "@fm/test-support/ironic";
 import { SYSTEM_PATH, startRedfishBmc, type RedfishBmc } from "@fm/test-support/redfish";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 const POLL_MS = 250;
@@ -18,7 +19,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const sec = (ms: number) => (ms / 1000).toFixed(2);
 
 export async function redfishEnrol(report: Report): Promise<void> {
-  const n = Number(process.env.BENCH_REDFISH_NODES ?? 20);
+  const n = knob("BENCH_REDFISH_NODES", 20, 1);
   const ironic = await startIronic({ automatedClean: false });
   const bmcs: RedfishBmc[] = [];
   try {

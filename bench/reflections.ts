@@ -33,12 +33,10 @@ import {
 } from "@fm/test-support/ironic";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
+import { CONNECTIONS, DURATION_S, ROUNDS, WARMUP_S, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 /** Rounds of the apply comparison (b), each hub push followed by the baseline's: a shared machine needs several. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
@@ -82,14 +80,18 @@ async function benchHub(devices: number) {
   };
 }
 
+/** Nodes of the Ironic cycle part, in Ironic and in the hub. */
+const IRONIC_NODES = knob("BENCH_IRONIC_NODES", 2000, 20);
+const NODES_LABEL = `${IRONIC_NODES.toLocaleString("en")} nodes`;
+
 export async function ironicCycle(report: Report): Promise<void> {
   const ironic = await startIronic();
-  const env = await benchHub(2000);
+  const env = await benchHub(IRONIC_NODES);
   try {
     const t0 = performance.now();
     const nodes = await createNodesBulk(ironic.url, env.names, 16);
     report(
-      "(setup) create 2,000 nodes in Ironic",
+      `(setup) create ${NODES_LABEL} in Ironic`,
       `${((performance.now() - t0) / 1000).toFixed(1)} s`,
       "16 concurrent POST /v1/nodes",
     );
@@ -119,24 +121,25 @@ export async function ironicCycle(report: Report): Promise<void> {
     };
     const first = await cycle();
     report(
-      "(a) full cycle, 2,000 nodes, first load",
+      `(a) full cycle, ${NODES_LABEL}, first load`,
       ms(first.total),
       `list ${ms(first.list)}, cordon check ${ms(first.reconcile)}, push+apply ${ms(first.push)}; updated ${String(first.result.updated)}`,
     );
     const steady = [await cycle(), await cycle(), await cycle()];
     report(
-      "(a) full cycle, 2,000 nodes, nothing changed (median of 3)",
+      `(a) full cycle, ${NODES_LABEL}, nothing changed (median of 3)`,
       ms(median(steady.map((c) => c.total))),
       `push+apply ${ms(median(steady.map((c) => c.push)))}; updated ${String(steady[0]!.result.updated)}`,
     );
     const changed: Awaited<ReturnType<typeof cycle>>[] = [];
+    const step = Math.max(1, Math.floor(IRONIC_NODES / 100));
     for (let round = 0; round < 3; round++) {
-      for (const n of nodes.slice(round * 20, round * 20 + 20))
+      for (const n of nodes.slice(round * step, (round + 1) * step))
         await setMaintenance(ironic.url, n.uuid, `bench round ${round}`);
       changed.push(await cycle());
     }
     report(
-      "(a) full cycle, 2,000 nodes, 1 % changed (median of 3)",
+      `(a) full cycle, ${NODES_LABEL}, 1 % changed (median of 3)`,
       ms(median(changed.map((c) => c.total))),
       `list ${ms(median(changed.map((c) => c.list)))}, push+apply ${ms(median(changed.map((c) => c.push)))}; updated ${String(changed[0]!.result.updated)}`,
     );
@@ -162,8 +165,8 @@ export async function ironicCycle(report: Report): Promise<void> {
     const hubHeaders = bearer(env.admin);
     const ironicHeaders = { "x-openstack-ironic-api-version": IRONIC_API_VERSION };
     const pages = await samePages(env.hub.url, hubHeaders, ironic.url, ironicHeaders);
-    await run(hubUrl, hubHeaders, 2);
-    await run(ironicUrl, ironicHeaders, 2);
+    await run(hubUrl, hubHeaders, WARMUP_S);
+    await run(ironicUrl, ironicHeaders, WARMUP_S);
     const h = await run(hubUrl, hubHeaders);
     const i = await run(ironicUrl, ironicHeaders);
     if (h.non2xx || i.non2xx || h.errors || i.errors)
@@ -171,18 +174,18 @@ export async function ironicCycle(report: Report): Promise<void> {
     report(
       "(c) hub GET /api/v1/devices/?limit=100 req/s",
       h.requests.average.toFixed(0),
-      `p99 ${h.latency.p99} ms, ${CONNECTIONS} connections, ${DURATION_S} s, 2,000 devices`,
+      `p99 ${h.latency.p99} ms, ${CONNECTIONS} connections, ${DURATION_S} s, ${IRONIC_NODES.toLocaleString("en")} devices`,
     );
     report(
       "(c) Ironic GET /v1/nodes?detail=true&limit=100 req/s",
       i.requests.average.toFixed(0),
-      `p99 ${i.latency.p99} ms, same 2,000 nodes (one ironic process)`,
+      `p99 ${i.latency.p99} ms, same ${NODES_LABEL} (one ironic process)`,
     );
     report("(c) hub / Ironic throughput", `${((h.requests.average / i.requests.average) * 100).toFixed(0)} %`);
     report(
       "(c) bytes per page of 100, hub / Ironic",
       `${pages.hubBytes} / ${pages.ironicBytes}`,
-      "both listed the same 2,000 nodes (checked, paging to the end)",
+      `both listed the same ${NODES_LABEL} (checked, paging to the end)`,
     );
   } finally {
     await env.close();

@@ -24,7 +24,10 @@
  * 19. web: the devices view's first render in Chromium with 50,000 devices vs its device request alone, and the bundle's gzip size (web.ts)
  * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
- * `npm run bench -- <start|built|sites|devices|ironic|netbox|slurm|reflections|jobs|redfish|health|fuzz|feed-snapshot|connector|fleetctl|web|soak>` runs one part.
+ * `npm run bench -- <suite> [<suite> …]` runs those parts (start, built, sites, devices, ironic, netbox, slurm,
+ * reflections, jobs, redfish, health, fuzz, feed-snapshot, connector, fleetctl, web, soak); with none, every
+ * part but the soak, each to its end: a failed part is reported and the others still run, and the exit
+ * status is 1 if any failed. `BENCH_SMOKE=1`: tiny sizes (bench/config.ts), the soak included.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -46,15 +49,24 @@ import { feedSnapshot } from "./feed-snapshot.ts";
 import { connectorBench } from "./connector.ts";
 import { fleetctlBench } from "./fleetctl.ts";
 import { webBench } from "./web.ts";
+import {
+  CONNECTIONS,
+  DEMO_DEVICES,
+  DEMO_DEVICES_PER_SITE,
+  DURATION_S,
+  IDLE_MS,
+  ROUNDS,
+  SMOKE,
+  WARMUP_S,
+  knob,
+} from "./config.ts";
 import { ADMIN_SECRET, REPO_ROOT, bearer, clientToken, onJsonLines, startHub } from "@fm/test-support/process";
 
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 /**
  * Hubs log at the production level (info: a line per request received and completed); this
  * process, which drives the load on the same cores, does not parse those lines.
  */
 const QUIET = { keepLogs: "errors" } as const;
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const report = (what: string, value: string, note = "") => {
   console.log(`${what.padEnd(70)} ${value.padStart(10)}  ${note}`);
 };
@@ -90,11 +102,11 @@ async function coldStart(): Promise<void> {
       if (res.status !== 200) throw new Error(`readyz ${res.status}`);
       report(label, `${((performance.now() - t0) / 1000).toFixed(2)} s`, "spawn to /readyz 200");
       if (label.startsWith("cold")) {
-        await new Promise((r) => setTimeout(r, 3000));
+        await new Promise((r) => setTimeout(r, IDLE_MS));
         report(
           "hub RSS idle (node process, embedded database)",
           `${(await rssMiB(Number(ready.pid))).toFixed(1)} MiB`,
-          "3 s after ready",
+          `${IDLE_MS / 1000} s after ready`,
         );
       }
       proc.kill("SIGTERM");
@@ -157,8 +169,8 @@ async function compare(
   try {
     const base = `${String(ready.address)}${path}`;
     const bytes = await sameAnswer(hubUrl + path, headers, base, sameBytes);
-    await load(hubUrl + path, headers, 2);
-    await load(base, {}, 2);
+    await load(hubUrl + path, headers, WARMUP_S);
+    await load(base, {}, WARMUP_S);
     const h = await load(hubUrl + path, headers);
     const b = await load(base);
     if (h.non2xx || b.non2xx || h.errors || b.errors)
@@ -216,14 +228,19 @@ async function devicesList(): Promise<void> {
       const data = createDatabase(db.url, { poolMax: 4 });
       const t0 = performance.now();
       // The seed analyses what it loaded, as a first NetBox load does: no ANALYZE of our own here.
-      const seeded = await seedDemo(data.prisma, { devicesPerSite: 25_000 });
+      const seeded = await seedDemo(data.prisma, { devicesPerSite: DEMO_DEVICES_PER_SITE });
       await data.close();
       report(
-        "seed 50,000 devices (demo generator, with feed events)",
+        `seed ${DEMO_DEVICES.toLocaleString("en")} devices (demo generator, with feed events)`,
         `${((performance.now() - t0) / 1000).toFixed(1)} s`,
         `${seeded.devices} devices`,
       );
-    } else report("seed 50,000 devices", "kept", `database ${db.name} of an earlier run (BENCH_DEVICES_DB)`);
+    } else
+      report(
+        `seed ${DEMO_DEVICES.toLocaleString("en")} devices`,
+        "kept",
+        `database ${db.name} of an earlier run (BENCH_DEVICES_DB)`,
+      );
     const hub = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10" }, undefined, {
       ...QUIET,
       nodeArgs: hubNodeArgs(),
@@ -246,7 +263,7 @@ async function devicesList(): Promise<void> {
         "bare, no count": [bare.url + path, {}],
         "bare, with count": [counted.url + path, {}],
       } as const;
-      for (const [url, headers] of Object.values(sides)) await load(url, headers, 2);
+      for (const [url, headers] of Object.values(sides)) await load(url, headers, WARMUP_S);
       const perSide = (): Record<keyof typeof sides, number[]> => ({
         "hub full": [],
         "hub brief": [],
@@ -255,7 +272,7 @@ async function devicesList(): Promise<void> {
       });
       const rps = perSide();
       const p99 = perSide();
-      const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+      const rounds = ROUNDS;
       for (let round = 0; round < rounds; round++)
         for (const [name, [url, headers]] of Object.entries(sides) as [
           keyof typeof sides,
@@ -315,7 +332,7 @@ async function devicesDatabase(): Promise<{ name: string; url: string; seed: boo
     await c.connect();
     const seeded = await c
       .query<{ n: number }>("SELECT count(*)::int AS n FROM devices")
-      .then((r) => r.rows[0]!.n === 50_000)
+      .then((r) => r.rows[0]!.n === DEMO_DEVICES)
       .catch(() => false)
       .finally(() => c.end());
     if (seeded) return { name: kept, url, seed: false, drop: async () => {} };
@@ -326,6 +343,8 @@ async function devicesDatabase(): Promise<{ name: string; url: string; seed: boo
 }
 
 async function sitesList(): Promise<void> {
+  /** Sites in the list. */
+  const SITES = knob("BENCH_SITES", 1000, 150);
   const db = await createTestDatabase();
   try {
     await migrate(db.url);
@@ -333,7 +352,8 @@ async function sitesList(): Promise<void> {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     await c.query(
-      "INSERT INTO sites (slug, name, region) SELECT 'site-' || g, 'Site ' || g, 'region-' || (g % 7) FROM generate_series(1, 1000) g",
+      "INSERT INTO sites (slug, name, region) SELECT 'site-' || g, 'Site ' || g, 'region-' || (g % 7) FROM generate_series(1, $1::int) g",
+      [SITES],
     );
     await c.end();
 
@@ -348,7 +368,7 @@ async function sitesList(): Promise<void> {
         "bench/baseline-sites.ts",
         "/api/v1/sites/",
         db.url,
-        "100 items/page of 1,000",
+        `100 items/page of ${SITES.toLocaleString("en")}`,
         auth,
         true,
       );
@@ -356,7 +376,7 @@ async function sitesList(): Promise<void> {
       // bearer token (signature, claims, client state) and on a hub with FM_AUTH=none.
       const open = await startHub({ DATABASE_URL: db.url, FM_DB_POOL_MAX: "10", FM_AUTH: "none" }, undefined, QUIET);
       try {
-        await load(`${open.url}/api/v1/sites/`, {}, 2);
+        await load(`${open.url}/api/v1/sites/`, {}, WARMUP_S);
         const a = await load(`${hub.url}/api/v1/sites/`, auth);
         const u = await load(`${open.url}/api/v1/sites/`);
         report(
@@ -384,26 +404,62 @@ async function sitesList(): Promise<void> {
   }
 }
 
-console.log(`Fleet Manager benchmarks on ${process.version}, ${(await import("node:os")).cpus().length} cores\n`);
-const only = process.argv[2];
-if (!only || only === "start") await coldStart();
-if (!only || only === "built") await builtVsTsx(report);
-if (!only || only === "sites") await sitesList();
-if (!only || only === "devices") await devicesList();
-if (!only || only === "ironic") await ironicCycle(report);
-if (!only || only === "netbox") await netboxSync(report);
-if (!only || only === "slurm") await slurmCycle(report);
-if (!only || only === "reflections")
-  for (const n of (process.env.BENCH_REFLECTION_SIZES ?? "10000,50000").split(",").map(Number))
-    await reflectionApply(report, n);
-if (!only || only === "jobs") await jobsThroughput(report);
-if (!only || only === "redfish") await redfishEnrol(report);
-if (!only || only === "health") await healthCycle(report);
-if (!only || only === "fuzz") await fuzzRun(report);
-if (!only || only === "feed-snapshot") await feedSnapshot(report);
-if (!only || only === "connector") await connectorBench(report);
-if (!only || only === "fleetctl") await fleetctlBench(report);
-if (!only || only === "web") await webBench(report);
-// Not part of the full run: it lasts BENCH_SOAK_S (30 min by default).
-if (only === "soak") await soak(report);
-process.exit(0);
+/** Every suite, in the order a full run takes them; `soak` runs only when named (30 min by default). */
+const SUITES: Record<string, () => Promise<void>> = {
+  start: coldStart,
+  built: () => builtVsTsx(report),
+  sites: sitesList,
+  devices: devicesList,
+  ironic: () => ironicCycle(report),
+  netbox: () => netboxSync(report),
+  slurm: () => slurmCycle(report),
+  reflections: async () => {
+    for (const n of REFLECTION_SIZES) await reflectionApply(report, n);
+  },
+  jobs: () => jobsThroughput(report),
+  redfish: () => redfishEnrol(report),
+  health: () => healthCycle(report),
+  fuzz: () => fuzzRun(report),
+  "feed-snapshot": () => feedSnapshot(report),
+  connector: () => connectorBench(report),
+  fleetctl: () => fleetctlBench(report),
+  web: () => webBench(report),
+  soak: () => soak(report),
+};
+const REFLECTION_SIZES = (process.env.BENCH_REFLECTION_SIZES ?? (SMOKE ? "200" : "10000,50000")).split(",").map(Number);
+const NAMED_ONLY = new Set(["soak"]);
+
+const named = process.argv.slice(2);
+const unknown = named.filter((n) => !(n in SUITES));
+if (unknown.length) {
+  console.error(`unknown benchmark ${unknown.join(", ")}; the suites: ${Object.keys(SUITES).join(", ")}`);
+  process.exit(2);
+}
+const chosen = named.length ? named : Object.keys(SUITES).filter((n) => !NAMED_ONLY.has(n) || SMOKE);
+console.log(
+  `Fleet Manager benchmarks on ${process.version}, ${(await import("node:os")).cpus().length} cores` +
+    (SMOKE ? "; smoke mode: tiny sizes, one short round, figures that say nothing about speed" : "") +
+    "\n",
+);
+// Each suite runs to its end or its failure; a failed one does not stop the others.
+const results: { suite: string; ok: boolean; s: number; error?: string }[] = [];
+for (const suite of chosen) {
+  console.log(`\n## ${suite}`);
+  const t0 = performance.now();
+  try {
+    await SUITES[suite]!();
+    results.push({ suite, ok: true, s: (performance.now() - t0) / 1000 });
+  } catch (e) {
+    const error = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    console.error(`benchmark ${suite} failed: ${error}`);
+    results.push({ suite, ok: false, s: (performance.now() - t0) / 1000, error: error.split("\n")[0] });
+  }
+}
+console.log("\n## results");
+for (const r of results)
+  console.log(
+    `${r.suite.padEnd(16)} ${r.ok ? "ok    " : "FAILED"} ${r.s.toFixed(1).padStart(7)} s${r.error ? `  ${r.error}` : ""}`,
+  );
+const failed = results.filter((r) => !r.ok).length;
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -31,9 +31,10 @@ import { restDrainer } from "../apps/satellite-agents/src/slurm-agent/drain.ts";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, clientToken, startHub } from "@fm/test-support/process";
 import { agentHubClient } from "./agent-client.ts";
+import { ROUNDS, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
-const NODES = Number(process.env.BENCH_SLURM_NODES ?? 10_000);
+const NODES = knob("BENCH_SLURM_NODES", 10_000, 50);
 const PREFIX = "bench-";
 const API = "v0.0.43";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -240,7 +241,7 @@ export async function slurmCycle(report: Report): Promise<void> {
     };
     const changed: Awaited<ReturnType<typeof cycle>>[] = [];
     const changedBase: Awaited<ReturnType<typeof baseline>>[] = [];
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       change(2 * round);
       changed.push(await cycle());
       change(2 * round + 1);

@@ -17,10 +17,11 @@ import { ADMIN_SECRET, bearer, clientToken, startHub, type HubProcess } from "@f
 import { migrate } from "../apps/hub/src/db/migrate.ts";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { seedDemo } from "../apps/hub/src/seed/demo.ts";
+import { knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
-const SOAK_S = Number(process.env.BENCH_SOAK_S ?? 1800);
-const PER_SITE = Number(process.env.BENCH_SOAK_DEVICES ?? 2000);
+const SOAK_S = knob("BENCH_SOAK_S", 1800, 15);
+const PER_SITE = knob("BENCH_SOAK_DEVICES", 2000, 50);
 const TOKEN_RENEW_MS = 5 * 60_000;
 
 const rssMiB = async (pid: number) =>

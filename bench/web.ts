@@ -16,11 +16,12 @@ import type { Page } from "playwright-core";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { bundleSize, ensureWebBuilt } from "../scripts/build-web.ts";
 import { USERS, seedDemo, startWebEnv } from "../test/web-env.ts";
+import { DEMO_DEVICES_PER_SITE, knob } from "./config.ts";
 
 type Report = (what: string, value: string, note?: string) => void;
 
-const RUNS = Number(process.env.BENCH_WEB_RUNS ?? 5);
-const DEVICES_PER_SITE = 25_000;
+const RUNS = knob("BENCH_WEB_RUNS", 5, 1);
+const DEVICES_PER_SITE = DEMO_DEVICES_PER_SITE;
 /** A sorted view within a site, the case an index on (site_id, field, id) serves. */
 const SORTED = "site=keflavik&sort=-updatedAt";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
