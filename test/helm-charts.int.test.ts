@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
@@ -487,5 +487,89 @@ describe("values the render refuses, naming them", () => {
     expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.temporal = { host: "temporal:7233" }))).toContain(
       "/temporal/host",
     );
+  });
+});
+
+/**
+ * Every numeric bound of both charts' schemas, found by walking the schema: the at-the-bound value
+ * renders and one step past it is refused, naming the value. The list is written out so that a
+ * bound removed from a schema (the feed retention minimum is the only guard of "at least twice
+ * the snapshot timeout") fails here rather than silently dropping out of the table.
+ */
+describe("the charts' numeric guards, on both sides of each bound", () => {
+  type Bound = {
+    chart: string;
+    example: string;
+    path: string;
+    kind: "minimum" | "maximum";
+    bound: number;
+    integer: boolean;
+  };
+  const EXPECTED = {
+    "fleet-manager-hub": [
+      "fleetManager.hub.replicas >= 1",
+      "fleetManager.hub.netboxAgent.resyncIntervalSeconds >= 1",
+      "fleetManager.hub.staleAfterSeconds >= 1",
+      "fleetManager.hub.siteSilenceAfterSeconds >= 10",
+      "fleetManager.hub.feedRetentionSeconds >= 1200",
+      "fleetManager.hub.impairment.cordonAfterSeconds >= 0",
+      "fleetManager.hub.impairment.releaseAfterSeconds >= 0",
+      "fleetManager.hub.impairment.maxSiteFraction >= 0",
+      "fleetManager.hub.impairment.maxSiteFraction <= 1",
+      "fleetManager.hub.connectors.0.slaSeconds >= 1",
+    ],
+    "fleet-manager-satellite": [
+      "temporal.port >= 1",
+      "temporal.port <= 65535",
+      "fleetManager.satellite.workflowAgent.concurrency >= 1",
+    ],
+  };
+  const EXAMPLES = { [HUB]: HUB_EXAMPLE, [SATELLITE]: SATELLITE_EXAMPLE };
+
+  /** The bounds a schema declares, as value paths (an array's items as its first element). */
+  function bounds(chart: string): Bound[] {
+    const found: Bound[] = [];
+    const walk = (node: Record<string, unknown>, path: string[]) => {
+      for (const kind of ["minimum", "maximum"] as const)
+        if (typeof node[kind] === "number")
+          found.push({
+            chart,
+            example: EXAMPLES[chart]!,
+            path: path.join("."),
+            kind,
+            bound: node[kind],
+            integer: node.type === "integer",
+          });
+      for (const [k, child] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>))
+        walk(child, [...path, k]);
+      if (node.items && typeof node.items === "object") walk(node.items as Record<string, unknown>, [...path, "0"]);
+    };
+    walk(JSON.parse(readFileSync(join(chart, "values.schema.json"), "utf8")) as Record<string, unknown>, []);
+    return found;
+  }
+  const all = [...bounds(HUB), ...bounds(SATELLITE)];
+  const label = (b: Bound) => `${b.path} ${b.kind === "minimum" ? ">=" : "<="} ${b.bound}`;
+
+  it("are exactly the bounds the schemas declare", () => {
+    expect(
+      Object.fromEntries([HUB, SATELLITE].map((c) => [basename(c), all.filter((b) => b.chart === c).map(label)])),
+    ).toEqual(EXPECTED);
+  });
+
+  /** Sets `path` in the example's values, creating what is missing on the way. */
+  const set = (path: string, value: number) => (v: Values) => {
+    const keys = path.split(".");
+    const last = keys.pop()!;
+    let o = v;
+    for (const k of keys) o = o[k] ??= {};
+    o[last] = value;
+  };
+  it.each(all.map((b) => [label(b), b] as const))("%s", async (_, b) => {
+    const step = b.integer ? 1 : 0.001;
+    const past = b.kind === "minimum" ? b.bound - step : b.bound + step;
+    expect(await renderError(b.chart, b.example, set(b.path, b.bound))).toBe("");
+    const error = await renderError(b.chart, b.example, set(b.path, past));
+    expect(error).toContain(`/${b.path.replaceAll(".", "/")}`);
+    expect(error).toMatch(b.kind === "minimum" ? /minimum|must be >=/ : /maximum|must be <=/);
   });
 });
