@@ -15,7 +15,13 @@ import { seedNetboxOnlyDevices } from "@fm/hub/testing";
 import { startAgent, type AgentProcess } from "@fm/test-support/agents";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, clientToken, hubApi, startHub, type HubProcess } from "@fm/test-support/process";
-import { setNodeState, slurmCommand, startSlurm, type SlurmPeer } from "@fm/test-support/slurm";
+import {
+  scontrolNode as slurmNode,
+  setNodeState,
+  slurmCommand,
+  startSlurm,
+  type SlurmPeer,
+} from "@fm/test-support/slurm";
 import { eventually } from "@fm/test-support/wait";
 
 const INTERVAL_S = 1;
@@ -204,6 +210,42 @@ describe("SLURM agent against a real SLURM 22.05 (slurmrestd v0.0.38)", () => {
       stateFlags: ["DRAIN"],
       reason: "operator: swapping PSU 2",
     });
+  }, 90_000);
+
+  it("leaves SLURM's own DOWN alone: a DOWN node is not drained over, and a drained node gone DOWN is undrained, not resumed", async () => {
+    const words = (state: string) => state.replace(/\*$/, "").split("+");
+    // SLURM took gpu004 out itself. A cordon takes no new work from it either way: its reason stays SLURM's.
+    await setNodeState(slurm, "gpu004", "down", "Not responding");
+    await patchDevice(`${PREFIX}gpu004`, { cordoned: true, cordonReason: "RMA 9" });
+    await fullCycleAfterNow();
+    await fullCycleAfterNow();
+    const down = await slurmNode(slurm, "gpu004");
+    expect(words(down.state)).toContain("DOWN");
+    expect(words(down.state)).not.toContain("DRAIN");
+    expect(down.reason).toMatch(/^Not responding/);
+    await patchDevice(`${PREFIX}gpu004`, { cordoned: false });
+    await fullCycleAfterNow();
+    expect(words((await slurmNode(slurm, "gpu004")).state)).toContain("DOWN");
+
+    // gpu001, drained by its cordon, then DOWN in SLURM with the drain still on it (DOWN+DRAIN):
+    // uncordon clears the agent's drain and nothing else. `resume` would have brought it back up.
+    await patchDevice(`${PREFIX}gpu001`, { cordoned: true, cordonReason: "RMA 10" });
+    await eventually(async () => expect(await scontrolNode("gpu001")).toMatchObject({ drained: true }));
+    await setNodeState(slurm, "gpu001", "down", "fleet-manager cordon: RMA 10");
+    const before = await slurmNode(slurm, "gpu001");
+    expect(words(before.state)).toEqual(expect.arrayContaining(["DOWN", "DRAIN"]));
+    await patchDevice(`${PREFIX}gpu001`, { cordoned: false });
+    await eventually(async () => expect(words((await slurmNode(slurm, "gpu001")).state)).not.toContain("DRAIN"));
+    expect(words((await slurmNode(slurm, "gpu001")).state)).toContain("DOWN");
+    await eventually(async () =>
+      expect((await device(`${PREFIX}gpu001`)).slurm).toMatchObject({ state: "DOWN", stateFlags: [] }),
+    );
+    expect(agent.logs).toContainEqual(
+      expect.objectContaining({ msg: "uncordon: SLURM drain cleared", node: "gpu001" }),
+    );
+    // Back in service for the other tests, by hand as an operator would.
+    await setNodeState(slurm, "gpu001", "resume");
+    await setNodeState(slurm, "gpu004", "resume");
   }, 90_000);
 
   it("reads the JWT from its file at each request: a rotated token is used without a restart", async () => {
