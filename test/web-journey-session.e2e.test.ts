@@ -63,4 +63,42 @@ describe("the UI's shell", { timeout: 120_000 }, () => {
     }
     await context.close();
   });
+
+  it("says the hub cannot be reached, with Retry, and shows the view once the hub answers again", async () => {
+    const { context, page } = await env.loggedIn(USERS.operator, "/ui/");
+    await page.getByRole("heading", { level: 1, name: /^Fleet overview$/ }).waitFor();
+    const nav = page.getByRole("navigation", { name: "Main" });
+    const banner = page.getByTestId("hub-banner");
+    await expect(banner.count()).resolves.toBe(0);
+    try {
+      // The hub stops answering (its process frozen): the person opens Devices.
+      env.hub.proc.kill("SIGSTOP");
+      await nav.getByRole("link", { name: "Devices", exact: true }).click();
+      await banner.waitFor({ timeout: 60_000 });
+      await expect(banner.textContent()).resolves.toContain("The hub cannot be reached");
+      await expect(page.getByText("Failed to fetch").count()).resolves.toBe(0);
+      await page.getByText("The hub cannot be reached.", { exact: true }).waitFor();
+      await expect(page.getByText("Loading…").count()).resolves.toBe(0);
+      await page.getByText("Waiting for the hub to answer.").waitFor();
+      // Back: the person presses Retry and gets the view.
+      env.hub.proc.kill("SIGCONT");
+      await banner.getByRole("button", { name: "Retry" }).click();
+      await page.getByTestId("device-count").waitFor();
+      await expect(banner.count()).resolves.toBe(0);
+      await stillLoggedIn(page);
+
+      // Gone again while the person opens Jobs; back again, and the banner leaves by itself.
+      env.hub.proc.kill("SIGSTOP");
+      await nav.getByRole("link", { name: "Jobs", exact: true }).click();
+      await banner.waitFor({ timeout: 60_000 });
+      env.hub.proc.kill("SIGCONT");
+      await banner.waitFor({ state: "detached", timeout: 60_000 });
+      await page.getByRole("heading", { level: 1, name: /^Jobs$/ }).waitFor();
+      await page.getByRole("table").waitFor();
+      await stillLoggedIn(page);
+    } finally {
+      env.hub.proc.kill("SIGCONT");
+    }
+    await context.close();
+  });
 });
