@@ -42,7 +42,9 @@ const reachabilityListeners = new Set<() => void>();
 export const hubReachable = () => reachable;
 export function onReachabilityChange(cb: () => void): () => void {
   reachabilityListeners.add(cb);
-  return () => reachabilityListeners.delete(cb);
+  return () => {
+    reachabilityListeners.delete(cb);
+  };
 }
 function setReachable(now: boolean): void {
   if (now === reachable) return;
