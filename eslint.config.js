@@ -120,6 +120,48 @@ const fleetSpecPure = {
   rules: noNode("packages/fleet-spec is pure: Node I/O belongs in src/evidence.ts (the ./evidence export)."),
 };
 
+/*
+ * Browser journeys (test/web-journey-*.e2e.test.ts) get where they go the way a person does: one
+ * first page (`env.loggedIn(user, path)`), then clicks and typing, and a shared link pasted into a
+ * new tab (`env.openShared(context, url)`). Anything that jumps to a URL behind the UI's back is
+ * refused, in the test's own code and in scripts it runs in the page. test/journey-lint.test.ts
+ * shows each rule firing.
+ */
+const JOURNEY =
+  "A journey goes where a person goes: env.loggedIn(user, path) for the first page, clicks and typing after it, env.openShared(context, url) for a pasted link.";
+const IN_PAGE_SCRIPT =
+  "CallExpression[callee.property.name=/^(evaluate|evaluateHandle|addInitScript|\\$eval|\\$\\$eval)$/]";
+const NAVIGATING = "location|history|pushState|replaceState|open\\(";
+const journeysNavigateLikePeople = {
+  files: ["test/web-journey-*.e2e.test.ts"],
+  rules: {
+    "no-restricted-syntax": [
+      "error",
+      noFocusedOrSkippedTests,
+      { selector: "CallExpression[callee.property.name=/^(goto|goBack|goForward|reload)$/]", message: JOURNEY },
+      { selector: "MemberExpression[property.name=/^(pushState|replaceState)$/]", message: JOURNEY },
+      {
+        selector: "AssignmentExpression > MemberExpression.left[property.name=/^(href|pathname|search|hash)$/]",
+        message: JOURNEY,
+      },
+      {
+        selector: "AssignmentExpression > :matches(Identifier, MemberExpression).left[name='location']",
+        message: JOURNEY,
+      },
+      { selector: "AssignmentExpression > MemberExpression.left[property.name='location']", message: JOURNEY },
+      { selector: "MemberExpression[property.name=/^(assign|replace)$/][object.name='location']", message: JOURNEY },
+      {
+        selector: "MemberExpression[property.name=/^(assign|replace)$/][object.property.name='location']",
+        message: JOURNEY,
+      },
+      {
+        selector: `${IN_PAGE_SCRIPT} :matches(Literal[value=/${NAVIGATING}/], TemplateElement[value.raw=/${NAVIGATING}/], Identifier[name=/^(location|history|open)$/])`,
+        message: JOURNEY,
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/generated/**", "**/dist/**", ".data/**", ".cache/**"] },
   js.configs.recommended,
@@ -154,6 +196,7 @@ export default tseslint.config(
   // After the test files' settings: it keeps their focused/skipped-test check.
   domainBrowserSafe,
   fleetSpecPure,
+  journeysNavigateLikePeople,
   // Formatting is Prettier's (checked by `npm run lint`); rules that would fight it are off.
   prettier,
 );

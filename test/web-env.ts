@@ -37,6 +37,11 @@ export interface WebEnv {
   api: HubApi;
   /** A browser context (its own tabs, no shared tokens) for a person, logged in on its first page. */
   loggedIn(user: TestUser, path?: string, o?: BrowserContextOptions): Promise<{ context: BrowserContext; page: Page }>;
+  /**
+   * A person pastes a shared URL into a new tab of the same browser (context): the one way a
+   * journey opens a second page without going through the UI's own links.
+   */
+  openShared(context: BrowserContext, url: string): Promise<Page>;
   stop(): Promise<void>;
 }
 
@@ -104,6 +109,11 @@ export async function startWebEnv(databaseUrl: string, o: { hubEnv?: Record<stri
       issuer.setUser(user);
       await logIn(page, hub.url, path);
       return { context, page };
+    },
+    async openShared(context, url) {
+      const page = await context.newPage();
+      await page.goto(url);
+      return page;
     },
     async stop() {
       clearInterval(renew);

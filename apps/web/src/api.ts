@@ -15,6 +15,58 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The hub did not answer: the connection failed, or no answer came within REQUEST_TIMEOUT_MS.
+ * The shell shows a banner for it (see `hubReachable`) instead of the browser's "Failed to fetch".
+ */
+export class HubUnreachable extends Error {
+  constructor(readonly method: string) {
+    super(
+      method === "GET"
+        ? "The hub cannot be reached."
+        : "The hub did not answer: check whether the change was made before trying it again.",
+    );
+  }
+}
+
+/** How long a call waits for the hub before it counts as unreachable (ms). */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** How often the UI asks the hub's /healthz while it cannot be reached (ms). */
+export const PROBE_MS = 3_000;
+
+let reachable = true;
+let probing: ReturnType<typeof setInterval> | undefined;
+const reachabilityListeners = new Set<() => void>();
+
+/** Whether the hub answered the last call (for useSyncExternalStore). */
+export const hubReachable = () => reachable;
+export function onReachabilityChange(cb: () => void): () => void {
+  reachabilityListeners.add(cb);
+  return () => {
+    reachabilityListeners.delete(cb);
+  };
+}
+function setReachable(now: boolean): void {
+  if (now === reachable) return;
+  reachable = now;
+  if (now) {
+    clearInterval(probing);
+    probing = undefined;
+  } else probing ??= setInterval(() => void probeHub(), PROBE_MS);
+  for (const cb of reachabilityListeners) cb();
+}
+
+/** Asks the hub's liveness endpoint once; any answer means the hub is back. */
+export async function probeHub(): Promise<boolean> {
+  try {
+    await fetch("/healthz", { cache: "no-store", signal: AbortSignal.timeout(PROBE_MS) });
+    setReachable(true);
+  } catch {
+    setReachable(false);
+  }
+  return reachable;
+}
+
 interface Options {
   method?: string;
   body?: unknown;
@@ -26,11 +78,21 @@ async function once(path: string, o: Options): Promise<Response> {
   const token = accessToken();
   if (token) headers.authorization = `Bearer ${token}`;
   if (o.body !== undefined) headers["content-type"] = "application/json";
-  return fetch(path, {
-    method: o.method ?? "GET",
-    headers,
-    body: o.body === undefined ? undefined : JSON.stringify(o.body),
-  });
+  const method = o.method ?? "GET";
+  try {
+    const res = await fetch(path, {
+      method,
+      headers,
+      body: o.body === undefined ? undefined : JSON.stringify(o.body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    setReachable(true);
+    return res;
+  } catch {
+    // fetch rejects only when no answer came (refused, reset, timed out): a hub answer, even a 5xx, resolves.
+    setReachable(false);
+    throw new HubUnreachable(method);
+  }
 }
 
 export async function apiRaw(path: string, o: Options = {}): Promise<{ body: unknown; etag: string | null }> {

@@ -1,11 +1,11 @@
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import type { WhoAmI } from "@fm/domain";
-import { api } from "./api.ts";
+import { api, onReachabilityChange, hubReachable } from "./api.ts";
 import { completeLogin, isLoggedIn, loadConfig, logout, onAuthChange, startLogin, type UiConfig } from "./auth.ts";
 import { Link, navigate, useLocation } from "./router.tsx";
 import { SessionContext, sessionOf } from "./session.tsx";
-import { ErrorBoundary, ErrorNote } from "./ui.tsx";
+import { ErrorBoundary, ErrorNote, HubBanner } from "./ui.tsx";
 import { Overview } from "./views/overview.tsx";
 import { Devices } from "./views/devices.tsx";
 import { DeviceDetail } from "./views/device-detail.tsx";
@@ -24,6 +24,28 @@ const NAV = [
 ] as const;
 
 export function App() {
+  return (
+    <>
+      <HubBanner />
+      <Shell />
+    </>
+  );
+}
+
+/** Once the hub answers again after an outage, every query on screen is asked again. */
+function useRefetchWhenHubReturns(): void {
+  const queries = useQueryClient();
+  useEffect(
+    () =>
+      onReachabilityChange(() => {
+        if (hubReachable()) void queries.refetchQueries({ type: "active" });
+      }),
+    [queries],
+  );
+}
+
+function Shell() {
+  useRefetchWhenHubReturns();
   const [config, setConfig] = useState<UiConfig>();
   const [error, setError] = useState<string>();
   const loggedIn = useSyncExternalStore(onAuthChange, isLoggedIn);

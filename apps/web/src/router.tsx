@@ -29,13 +29,19 @@ export function setSearch(params: URLSearchParams, opts: { replace?: boolean } =
   navigate(`${location.pathname}${s ? `?${s}` : ""}`, opts);
 }
 
-export function Link({ to, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
-  const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
+/**
+ * A link that navigates inside the app. The caller's onClick runs first; a caller that calls
+ * preventDefault() itself has handled the click, otherwise the link navigates.
+ */
+export function Link({ to, onClick, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+  const handle = (e: MouseEvent<HTMLAnchorElement>) => {
+    onClick?.(e);
+    if (e.defaultPrevented) return;
     if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();
     navigate(to);
   };
-  return <a href={to} onClick={onClick} {...rest} />;
+  return <a href={to} {...rest} onClick={handle} />;
 }
 
 export function useTitle(title: string): void {

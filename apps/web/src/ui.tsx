@@ -1,6 +1,6 @@
 /** Small pieces every view uses. */
-import { Component, type ReactNode } from "react";
-import { ApiError } from "./api.ts";
+import { Component, useState, useSyncExternalStore, type ReactNode } from "react";
+import { ApiError, hubReachable, onReachabilityChange, probeHub } from "./api.ts";
 
 export function ErrorNote({ error, message }: { error?: unknown; message?: string }) {
   const text =
@@ -17,8 +17,35 @@ export function ErrorNote({ error, message }: { error?: unknown; message?: strin
   );
 }
 
+/**
+ * Shown while the hub cannot be reached: says so, and offers to try now. It goes away by itself
+ * when the hub answers again (the UI keeps asking every few seconds).
+ */
+export function HubBanner() {
+  const reachable = useSyncExternalStore(onReachabilityChange, hubReachable);
+  const [trying, setTrying] = useState(false);
+  if (reachable) return null;
+  return (
+    <div role="alert" className="hub-banner" data-testid="hub-banner">
+      <span>The hub cannot be reached. The page shows what it last loaded; it tries again every few seconds.</span>
+      <button
+        type="button"
+        disabled={trying}
+        onClick={() => {
+          setTrying(true);
+          void probeHub().finally(() => setTrying(false));
+        }}
+      >
+        {trying ? "Retrying…" : "Retry"}
+      </button>
+    </div>
+  );
+}
+
+/** "Loading…", or, while the hub cannot be reached, that the page waits for it (the banner says why). */
 export function Loading() {
-  return <p aria-busy="true">Loading…</p>;
+  const reachable = useSyncExternalStore(onReachabilityChange, hubReachable);
+  return <p aria-busy="true">{reachable ? "Loading…" : "Waiting for the hub to answer."}</p>;
 }
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");

@@ -1,7 +1,8 @@
 /**
  * GET /ui/…: the operators' web UI (a single-page app). Public like /docs: the page holds no
  * data, it logs the person in through the OIDC issuer and calls /api/v1 with their token.
- *  - /ui/assets/<hashed name>: cached for a year, immutable;
+ *  - /ui/assets/<hashed name>: cached for a year, immutable; the build's precompressed `.br` or
+ *    `.gz` variant when Accept-Encoding takes it (`Vary: Accept-Encoding` on every asset);
  *  - /ui/config.json: the issuer and client id the SPA logs in with, never cached;
  *  - any other /ui/ path: index.html (the SPA routes in the browser), revalidated every time;
  *    but a path under assets/ or whose last segment names a file (has an extension) is a 404:
@@ -51,8 +52,10 @@ export function registerWebUi(app: FastifyInstance, { service }: { service: WebU
       return service.clientConfig();
     });
     scope.get<{ Params: { name: string } }>("/ui/assets/:name", publicRoute, async (request, reply) => {
-      const file = await service.asset(request.params.name);
+      const file = await service.asset(request.params.name, request.headers["accept-encoding"]);
       if (!file) throw new NotFound("web_asset_not_found", "No such asset in this build of the web UI");
+      reply.header("vary", "accept-encoding");
+      if (file.encoding) reply.header("content-encoding", file.encoding);
       return send(reply, file, IMMUTABLE);
     });
     // The router ignores trailing slashes: this is /ui as well.

@@ -45,6 +45,36 @@ const ASSET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 export interface WebFile {
   body: Buffer;
   type: string;
+  /** `br` or `gzip` when the body is a precompressed variant the build wrote beside the asset. */
+  encoding?: "br" | "gzip";
+}
+
+/** The precompressed variants the build writes, best first, with their file suffixes. */
+const VARIANTS = [
+  ["br", ".br"],
+  ["gzip", ".gz"],
+] as const;
+
+/**
+ * The codings an Accept-Encoding header accepts (RFC 9110 §12.5.3): listed with q > 0, or
+ * covered by `*` with q > 0 and not listed with q=0. `identity` is always acceptable here.
+ */
+export function acceptedEncodings(header: string | undefined): Set<string> {
+  const listed = new Map<string, number>();
+  for (const part of (header ?? "").split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    if (!coding) continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const value = q ? Number(q.slice(2)) : 1;
+    listed.set(coding, Number.isFinite(value) ? value : 0);
+  }
+  const star = listed.get("*");
+  const ok = new Set<string>();
+  for (const [coding] of VARIANTS) {
+    const q = listed.get(coding) ?? (coding === "gzip" ? listed.get("x-gzip") : undefined) ?? star;
+    if (q !== undefined && q > 0) ok.add(coding);
+  }
+  return ok;
 }
 
 export function contentSecurityPolicy(issuer: string | undefined): string {
@@ -79,9 +109,22 @@ export function createWebUiService(config: WebUiConfig) {
     clientConfig: (): WebUiClientConfig => ({ issuer: config.issuer ?? null, clientId: config.clientId }),
     /** index.html, or undefined when the UI has not been built. */
     index: () => read(join(config.dir, "index.html")),
-    /** A hashed asset, or undefined. */
-    asset: (name: string) =>
-      ASSET_NAME.test(name) ? read(join(config.dir, "assets", name)) : Promise.resolve(undefined),
+    /**
+     * A hashed asset, or undefined; its precompressed variant when the build wrote one the
+     * browser accepts (`acceptEncoding`: the request's header), brotli before gzip.
+     */
+    async asset(name: string, acceptEncoding?: string): Promise<WebFile | undefined> {
+      // A variant is sent for its asset, never asked for by name.
+      if (!ASSET_NAME.test(name) || /\.(br|gz)$/.test(name)) return undefined;
+      const path = join(config.dir, "assets", name);
+      const accepted = acceptedEncodings(acceptEncoding);
+      for (const [encoding, suffix] of VARIANTS) {
+        if (!accepted.has(encoding)) continue;
+        const variant = await read(path + suffix);
+        if (variant) return { body: variant.body, type: TYPES[extname(path)] ?? "application/octet-stream", encoding };
+      }
+      return read(path);
+    },
     /** Whether the UI is built (for the log line at start). */
     built: async () => (await stat(join(config.dir, "index.html")).catch(() => undefined))?.isFile() ?? false,
   };

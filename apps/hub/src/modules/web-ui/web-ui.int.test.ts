@@ -1,6 +1,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestHub, testIdentity, type TestHub } from "../../testing/test-hub.ts";
 
@@ -16,6 +17,10 @@ beforeAll(async () => {
   await writeFile(join(dir, "index.html"), INDEX);
   await writeFile(join(dir, "assets", "index-AbC123.js"), "console.log(1)");
   await writeFile(join(dir, "assets", "index-AbC123.css"), "body{}");
+  // The build's precompressed variants (scripts/build-web.ts): both for the script, gzip only for the style.
+  await writeFile(join(dir, "assets", "index-AbC123.js.br"), brotliCompressSync("console.log(1)"));
+  await writeFile(join(dir, "assets", "index-AbC123.js.gz"), gzipSync("console.log(1)"));
+  await writeFile(join(dir, "assets", "index-AbC123.css.gz"), gzipSync("body{}"));
   // Names of 100 characters (the longest an asset may have) and of 101.
   await writeFile(join(dir, "assets", `${"a".repeat(97)}.js`), "console.log(100)");
   await writeFile(join(dir, "assets", `${"b".repeat(98)}.js`), "console.log(101)");
@@ -83,6 +88,34 @@ describe("the web UI as the hub serves it", () => {
     expect(longest.body).toBe("console.log(100)");
     const css = await hub.app.inject({ url: "/ui/assets/index-AbC123.css" });
     expect(css.headers["content-type"]).toBe("text/css; charset=utf-8");
+  });
+
+  it("sends the build's precompressed variant the browser accepts, brotli first, varying by Accept-Encoding", async () => {
+    const get = (url: string, acceptEncoding?: string) =>
+      hub.app.inject({ url, headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } });
+    const br = await get("/ui/assets/index-AbC123.js", "gzip, deflate, br, zstd");
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(br.headers.vary).toBe("accept-encoding");
+    expect(br.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect(br.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe("console.log(1)");
+    for (const header of ["gzip", "br;q=0, gzip;q=0.5", "x-gzip", "*;q=0.3, br;q=0"]) {
+      const gz = await get("/ui/assets/index-AbC123.js", header);
+      expect(gz.headers["content-encoding"], header).toBe("gzip");
+      expect(gunzipSync(gz.rawPayload).toString(), header).toBe("console.log(1)");
+    }
+    for (const header of [undefined, "identity", "gzip;q=0, br;q=0", "deflate"]) {
+      const plain = await get("/ui/assets/index-AbC123.js", header);
+      expect(plain.headers["content-encoding"], header).toBeUndefined();
+      expect(plain.headers.vary, header).toBe("accept-encoding");
+      expect(plain.body, header).toBe("console.log(1)");
+    }
+    // Only the variants the build wrote: the style has no brotli one.
+    const css = await get("/ui/assets/index-AbC123.css", "br, gzip");
+    expect(css.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(css.rawPayload).toString()).toBe("body{}");
+    // A variant is not an asset of its own.
+    expect((await get("/ui/assets/index-AbC123.js.br")).statusCode).toBe(404);
   });
 
   it("refuses unknown assets and paths that climb out of the folder with a 404 problem, never the index", async () => {
