@@ -13,10 +13,11 @@ import { parse as parseYaml } from "yaml";
 import type { Device, DeviceList, Job } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { REPO_ROOT } from "@fm/test-support/process";
+import { eventually } from "@fm/test-support/wait";
 import { BIN, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
 
 /** Enough devices that every format's output is larger than a pipe's buffer (64 KiB). */
-const PER_SITE = 600;
+const PER_SITE = 1500;
 const STACK_TRACE = /^\s+at /m;
 /** SGR (colour) sequences: the only escapes fleetctl itself writes to a terminal. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -154,12 +155,17 @@ describe("a closed pipe ends the command quietly with 0", { timeout: 120_000 }, 
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const job = created.body;
-    const waiting = piped(["api", "job", "wait", job.name, "--interval", "200ms"], "head -1");
-    // The first line ("job … PENDING 0%") is read and head is gone; then the job ends.
-    await new Promise((r) => setTimeout(r, 1500));
+    const first = join(e.home, "first-line.txt");
+    const waiting = piped(["api", "job", "wait", job.name, "--interval", "200ms"], `head -1 >"${first}"`);
+    // Once head has its line ("job … PENDING 0%") and is gone, the job ends: the next line meets the closed pipe.
+    const line = await eventually(async () => {
+      const text = await readFile(first, "utf8").catch(() => "");
+      expect(text).not.toBe("");
+      return text;
+    }, 60_000);
+    expect(line).toBe(`job ${job.name} PENDING 0%\n`);
     expect((await e.api(`/api/v1/jobs/${job.id}/cancel`, { method: "POST" })).status).toBeLessThan(300);
     const r = await waiting;
-    expect(r.stdout).toMatch(new RegExp(`^job ${job.name} PENDING 0%\n$`));
     expect(r).toMatchObject({ code: 0, stderr: "" });
   });
 });
@@ -367,6 +373,36 @@ describe("job wait", { timeout: 120_000 }, () => {
     await e.api(`/api/v1/jobs/${job.id}/cancel`, { method: "POST" });
     const ended = await piped(["api", "job", "list", "--active=false", "-o", "name"], "cat");
     expect(ended.stdout).toContain(`job/${job.name}\n`);
+  });
+});
+
+describe("shell completion", { timeout: 120_000 }, () => {
+  /** What bash completes for the words typed (the last one partial), through the generated script. */
+  const complete = (words: string[], extraEnv = "") =>
+    sh(
+      `${extraEnv} bash -c ${shellQuote(
+        `fleetctl() { ${fleetctlLine([])} "$@"; }
+         source <(fleetctl completion bash)
+         COMP_WORDS=(${words.map(shellQuote).join(" ")}); COMP_CWORD=${words.length - 1}
+         _fleetctl; printf '%s\n' "\${COMPREPLY[@]}"`,
+      )}`,
+    );
+
+  it("offers enum values and the hub's device names; silent when the hub does not answer", async () => {
+    const enums = await complete(["fleetctl", "api", "device", "list", "--operational-status", "IMP"]);
+    expect(enums).toMatchObject({ code: 0, stdout: "IMPAIRED\n", stderr: "" });
+    const formats = await complete(["fleetctl", "api", "device", "list", "-o", "j"]);
+    expect(formats.stdout).toBe("json\njsonpath=\n");
+
+    const prefix = names[0]!.slice(0, -1);
+    const live = await complete(["fleetctl", "api", "device", "describe", prefix]);
+    expect(live.code, live.stderr).toBe(0);
+    const offered = live.stdout.split("\n").filter(Boolean);
+    expect(offered).toContain(names[0]);
+    expect(offered.every((n) => n.startsWith(prefix))).toBe(true);
+
+    const down = await complete(["fleetctl", "api", "device", "get", prefix], "FLEETCTL_HUB=http://127.0.0.1:9");
+    expect(down).toMatchObject({ code: 0, stdout: "\n", stderr: "" });
   });
 });
 

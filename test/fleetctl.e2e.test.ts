@@ -334,7 +334,9 @@ describe("jobs", { timeout: 120_000 }, () => {
     const job = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
     const r = await e.fleetctl(["api", "job", "wait", job.id, "--timeout", "1s", "--interval", "300ms"]);
     expect(r.code).toBe(12);
-    expect(r.stdout).toContain("stopped waiting");
+    expect(r.stderr).toBe(
+      `error: timed out waiting for the condition: job ${job.name} still PENDING after 1s (it goes on)\n`,
+    );
     expect((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body.status).toBe("PENDING");
   });
 });

@@ -43,9 +43,14 @@ export function withOutput(cmd: Command, formats: readonly string[] = OUTPUT_FOR
     if (formats.includes(v) || templates.some((t) => v.startsWith(t.slice(0, -3)))) return v;
     throw new InvalidArgumentError(`Allowed choices are ${shown.join(", ")}.`);
   };
+  const option = (flags: string, help: string) => {
+    const o = new Option(flags, help).argParser(parse);
+    o.argChoices = shown; // for help and shell completion; `parse` checks
+    return o;
+  };
   cmd
-    .addOption(new Option("-o, --output <format>", `output format: ${shown.join(", ")}`).argParser(parse))
-    .addOption(new Option("--format <format>", "alias of --output").argParser(parse));
+    .addOption(option("-o, --output <format>", "output format"))
+    .addOption(option("--format <format>", "alias of --output"));
   if (formats.includes("table")) cmd.option("--no-headers", "tables without their header line");
   return cmd;
 }
