@@ -344,7 +344,7 @@ describe("what a person sees", { timeout: 120_000 }, () => {
 });
 
 describe("job wait", { timeout: 120_000 }, () => {
-  it("--timeout says it timed out, exit 12, and -o json prints the job as it stood; --active lists it", async () => {
+  it("--timeout says it timed out, exit 12, and -o json prints the job as it stood; --active lists it; -o json|yaml|name print the ended job", async () => {
     const name = freshDevice();
     const job = (
       await e.api<Job>("/api/v1/jobs/", {
@@ -373,6 +373,19 @@ describe("job wait", { timeout: 120_000 }, () => {
     await e.api(`/api/v1/jobs/${job.id}/cancel`, { method: "POST" });
     const ended = await piped(["api", "job", "list", "--active=false", "-o", "name"], "cat");
     expect(ended.stdout).toContain(`job/${job.name}\n`);
+
+    // The job as it ended, in each format scripts read, with the exit code of its end.
+    const asJson = await piped(["api", "job", "wait", job.name, "-o", "json"], "cat");
+    expect(asJson.code).toBe(11);
+    expect(JSON.parse(asJson.stdout)).toEqual((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body);
+    const asYaml = await piped(["api", "job", "wait", job.name, "-o", "yaml"], "cat");
+    expect(asYaml.code).toBe(11);
+    expect(parseYaml(asYaml.stdout)).toMatchObject({ id: job.id, status: "CANCELLED" });
+    expect(await piped(["api", "job", "wait", job.name, "-o", "name"], "cat")).toMatchObject({
+      code: 11,
+      stdout: `job/${job.name}\n`,
+      stderr: "",
+    });
   });
 });
 

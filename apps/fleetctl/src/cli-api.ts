@@ -290,9 +290,9 @@ function addJobCommands(job: Command): void {
         .option("--interval <duration>", "how often to ask the hub", "2s")
         .addHelpText(
           "after",
-          "\nExit code: 0 SUCCEEDED, 10 FAILED, 11 CANCELLED, 12 --timeout passed (see docs/fleetctl.md).",
+          "\nExit code: 0 SUCCEEDED, 10 FAILED, 11 CANCELLED, 12 --timeout passed (see docs/fleetctl.md).\n-o json|yaml|name: only the job as it ended (or as it stood at --timeout).",
         ),
-      ["table", "json", "yaml"],
+      ["table", "json", "yaml", "name"],
     ),
     ["fleetctl api job wait enrol-brisk-falcon-3fa2 --timeout 1h && echo enrolled"],
   ).action(lazy(jobs, "wait"));
