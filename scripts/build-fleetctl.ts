@@ -1,8 +1,9 @@
 /**
- * The CLI's build (part of `npm run build`, and used by its start-up benchmark): one ES module
- * `apps/fleetctl/dist/fleetctl.js`, runnable directly, with each command in a chunk beside it
- * that is loaded only when that command runs. npm packages stay imports resolved from
- * node_modules, as for the hub and the agents.
+ * The CLI's build (part of `npm run build`, of `npm pack -w apps/fleetctl`, and used by its
+ * start-up benchmark): one ES module `apps/fleetctl/dist/fleetctl.js`, runnable directly, with
+ * each command in a chunk beside it that is loaded only when that command runs. Unlike the hub's,
+ * it bundles its npm packages too: the packed tarball then installs and runs on a machine without
+ * the repository and without a registry (the CLI's packages are all plain JavaScript).
  */
 import { chmod } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,16 +13,15 @@ const ROOT = new URL("..", import.meta.url).pathname;
 export const FLEETCTL_DIST = join(ROOT, "apps/fleetctl/dist");
 export const FLEETCTL_BUILT = join(FLEETCTL_DIST, "fleetctl.js");
 
-const npmPackagesExternal: Plugin = {
-  name: "npm-packages-external",
+/** Node's own modules stay imports; everything else is bundled. */
+const nodeBuiltinsExternal: Plugin = {
+  name: "node-builtins-external",
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith("@fm/") ? undefined : { path: args.path, external: true },
-    );
+    b.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, external: true }));
   },
 };
 
-/** Builds into `outdir` (default apps/fleetctl/dist, which must sit where node_modules can be found); its entry's path. */
+/** Builds into `outdir` (default apps/fleetctl/dist); its entry's path. */
 export async function buildFleetctl(outdir = FLEETCTL_DIST): Promise<string> {
   await build({
     bundle: true,
@@ -31,13 +31,19 @@ export async function buildFleetctl(outdir = FLEETCTL_DIST): Promise<string> {
     sourcemap: true,
     splitting: true,
     chunkNames: "[name]-[hash]",
-    plugins: [npmPackagesExternal],
+    plugins: [nodeBuiltinsExternal],
     logLevel: "warning",
     entryPoints: { fleetctl: join(ROOT, "apps/fleetctl/src/main.ts") },
     outdir,
-    banner: { js: "#!/usr/bin/env node" },
+    // CommonJS packages (commander, cli-table3) call require() for Node's modules.
+    banner: {
+      js: '#!/usr/bin/env node\nimport { createRequire as __fleetctlRequire } from "node:module";\nconst require = __fleetctlRequire(import.meta.url);',
+    },
   });
   const entry = join(outdir, "fleetctl.js");
   await chmod(entry, 0o755);
   return entry;
 }
+
+// `tsx scripts/build-fleetctl.ts`: the package's prepack.
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await buildFleetctl());

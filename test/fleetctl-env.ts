@@ -48,6 +48,8 @@ export interface FleetctlEnv {
   api: HubApi;
   /** A file holding fleet-admin's secret, as a machine's secret file. */
   adminSecretFile: string;
+  /** The hub's database (to play a source that writes what the API cannot, e.g. a NetBox name). */
+  databaseUrl: string;
   /** A private home: $HOME and $XDG_CONFIG_HOME of every run. */
   home: string;
   configDir: string;
@@ -55,10 +57,13 @@ export interface FleetctlEnv {
   stop(): Promise<void>;
 }
 
-export async function startFleetctlEnv(hubEnv: Record<string, string> = {}): Promise<FleetctlEnv> {
+export async function startFleetctlEnv(
+  hubEnv: Record<string, string> = {},
+  devicesPerSite = DEVICES_PER_SITE,
+): Promise<FleetctlEnv> {
   const testDb = await createTestDatabase(inject("templateDatabase"));
   const db = createDatabase(testDb.url, { poolMax: 2 });
-  const inventory = await seedInventory(db.prisma, DEVICES_PER_SITE);
+  const inventory = await seedInventory(db.prisma, devicesPerSite);
   await db.close();
   const hub = await startHub({ DATABASE_URL: testDb.url, ...hubEnv });
   const home = await mkdtemp(join(tmpdir(), "fleetctl-e2e-"));
@@ -80,6 +85,7 @@ export async function startFleetctlEnv(hubEnv: Record<string, string> = {}): Pro
     inventory,
     api,
     adminSecretFile,
+    databaseUrl: testDb.url,
     home,
     configDir,
     fleetctl: (args, o = {}) => run(args, { HOME: home, XDG_CONFIG_HOME: join(home, "config"), ...o.env }, o.input, o),

@@ -129,6 +129,20 @@ describe("fleet plan", { timeout: 120_000 }, () => {
     expect(plan.projects[0]?.clusters[0]).toMatchObject({ enableGpuCluster: true, infinibandFabric: "us-central1-a" });
   });
 
+  it("--profile (fleetctl's hub profile) is refused with exit 2, naming --nebius-profile, for plan and preflight", async () => {
+    for (const args of [
+      ["plan", "--spec", EXAMPLE, "--profile", "second"],
+      ["preflight", "--spec", EXAMPLE, "--evidence", EVIDENCE, "-p", "second"],
+    ]) {
+      const r = await fleetctl(args);
+      expect(r, args.join(" ")).toMatchObject({ code: 2, stdout: "" });
+      expect(r.stderr).toBe(
+        'error: --profile "second" names a fleetctl hub profile, which the fleet commands do not use\n' +
+          "hint: for the Nebius profile to plan as, pass --nebius-profile second (or set profile: in the spec)\n",
+      );
+    }
+  });
+
   it("an unknown selector fails closed with exit 2", async () => {
     const r = await fleetctl(["plan", "--spec", EXAMPLE, "--only-projects", "a,zz"]);
     expect(r).toMatchObject({ code: 2, stdout: "" });

@@ -96,6 +96,43 @@ describe("a person logs in through the OIDC issuer", { timeout: 120_000 }, () =>
     expect(JSON.parse(cordon.stdout)).toMatchObject({ cordoned: true, cordonedBy: "person:ada@example.com" });
   });
 
+  it("$BROWSER with arguments (`firefox --new-window` style) opens the login page", async () => {
+    const flagged = join(e.home, "flagged-browser.mjs");
+    // Refuses unless called as `<browser> --new-window <url>`, as the person's $BROWSER is set.
+    await writeFile(
+      flagged,
+      '#!/usr/bin/env node\nif (process.argv[2] !== "--new-window") process.exit(2);\nawait fetch(process.argv[3]);\n',
+    );
+    await chmod(flagged, 0o755);
+    const login = await e.fleetctl(["api", "login", "--scope", "read-only"], {
+      env: { BROWSER: `${flagged} --new-window` },
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain("Logged in to");
+    expect(login.stderr).not.toContain("did not start");
+  });
+
+  it("a browser that fails to start falls back to the device code at once", async () => {
+    let prompt = "";
+    const login = e.fleetctl(["api", "login", "--scope", "read-only"], {
+      env: { BROWSER: "/nonexistent/firefox --new-window" },
+      onStderr: (t) => (prompt = t),
+    });
+    // Long before the browser login's own timeout (minutes): the device code is offered.
+    const code = await eventually(async () => {
+      const m = /enter the code (\S+)/.exec(prompt);
+      expect(m).not.toBeNull();
+      return m![1]!;
+    }, 30_000);
+    expect(prompt).toContain(
+      "The browser (/nonexistent/firefox --new-window) did not start (ENOENT): logging in with a device code instead.",
+    );
+    issuer.approveDevice(code);
+    const done = await login;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toContain("Logged in to");
+  });
+
   it("a refused login says so and exits 4, and the previous login is kept", async () => {
     issuer.setUser(undefined);
     const r = await e.fleetctl(["api", "login"], withBrowser());

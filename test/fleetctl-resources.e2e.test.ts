@@ -364,7 +364,11 @@ describe("resources", { timeout: 120_000 }, () => {
     expect(redirected.stdout).not.toMatch(/[█░]/);
     const lines = await readFile(log, "utf8");
     expect(lines).toContain(`job ${job.name} PENDING 0%\n`);
-    expect(lines).toContain("stopped waiting");
+    // The timeout is an error for the person, on the terminal (stderr), not a line of the log.
+    expect(lines).not.toContain("timed out");
+    expect(redirected.stdout).toContain(
+      `error: timed out waiting for the condition: job ${job.name} still PENDING after 2s (it goes on)`,
+    );
   });
 
   it("a table on a terminal is coloured, and NO_COLOR turns the colour off", () => {

@@ -175,13 +175,13 @@ describe("conventions", { timeout: 120_000 }, () => {
     expect(cordon.code, cordon.stderr).toBe(0);
     expect(JSON.parse(cordon.stdout)).toMatchObject({ name, cordoned: true, cordonReason: "bad DIMM" });
 
-    const refused = await e.fleetctl(["api", "device", "uncordon", name, "--if-match", stale]);
+    const refused = await e.fleetctl(["api", "device", "uncordon", name, "--yes", "--if-match", stale]);
     expect(refused.code).toBe(5);
     expect(refused.stderr).toContain("412 etag_mismatch");
     expect(refused.stderr).toContain("read it again");
     expect((await device(name)).cordoned).toBe(true);
 
-    const uncordon = await e.fleetctl(["api", "device", "uncordon", name]);
+    const uncordon = await e.fleetctl(["api", "device", "uncordon", name, "--yes"]);
     expect(uncordon.code, uncordon.stderr).toBe(0);
     expect((await device(name)).cordoned).toBe(false);
     const history = await e.fleetctl(["api", "device", "history", name, "--field", "cordoned", "-o", "json"]);
@@ -193,7 +193,7 @@ describe("conventions", { timeout: 120_000 }, () => {
     const table = await e.fleetctl(["api", "device", "list", "--site", "keflavik", "--limit", "3"]);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^NAME\s+SITE\s+STATUS\s+CORDONED$/);
+    expect(lines[0]).toMatch(/^NAME\s+SITE\s+STATUS\s+CORDONED\s+AGE$/);
     expect(lines).toHaveLength(4);
     expect(table.stdout).not.toContain("\u001b[");
     expect(table.stderr).toBe(`(3 of ${DEVICES_PER_SITE} shown: --limit or --all for more)\n`);
@@ -334,7 +334,9 @@ describe("jobs", { timeout: 120_000 }, () => {
     const job = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
     const r = await e.fleetctl(["api", "job", "wait", job.id, "--timeout", "1s", "--interval", "300ms"]);
     expect(r.code).toBe(12);
-    expect(r.stdout).toContain("stopped waiting");
+    expect(r.stderr).toBe(
+      `error: timed out waiting for the condition: job ${job.name} still PENDING after 1s (it goes on)\n`,
+    );
     expect((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body.status).toBe("PENDING");
   });
 });

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// The `fleetctl` command: the sources under tsx (a workspace checkout needs no build step).
-// The built CLI, `npm run build` then `node apps/fleetctl/dist/fleetctl.js`, starts faster.
-import { register } from "tsx/esm/api";
+// The `fleetctl` command. In a checkout (the sources beside it): the sources under tsx, so a
+// workspace needs no build step and never runs a stale build. Installed from the packed tarball
+// (no sources, no tsx): the built CLI in dist/.
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/main.ts");
+if (existsSync(new URL("../src/main.ts", import.meta.url))) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import("../src/main.ts");
+} else {
+  await import("../dist/fleetctl.js");
+}

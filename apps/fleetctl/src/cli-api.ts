@@ -41,11 +41,10 @@ export function addApiCommands(api: Command): void {
     ],
   );
   api.command("logout").description("forget the profile's cached token").action(lazy(auth, "logout"));
-  withOutput(api.command("whoami").description("who the cached token says you are, and its scopes"), [
-    "table",
-    "json",
-    "yaml",
-  ]).action(lazy(auth, "whoami"));
+  withOutput(
+    api.command("whoami").description("who the hub says you are, and the scopes it grants you (GET /api/v1/whoami)"),
+    ["table", "json", "yaml"],
+  ).action(lazy(auth, "whoami"));
   api
     .command("token")
     .description("print a valid access token (renewed if needed), for curl: it is a secret")
@@ -179,6 +178,18 @@ function addDeviceCommands(device: Command): void {
   withOutput(device.command("get").description("a device").argument("<device>", "name or id")).action(
     lazy(devices, "get"),
   );
+  examples(
+    withOutput(
+      device
+        .command("describe")
+        .description(
+          "a device as a person reads it: conditions and reasons, each source and its age, Ironic's last error, the cordon, the active job, recent history",
+        )
+        .argument("<device>", "name or id"),
+      ["table", "json", "yaml"],
+    ),
+    ["fleetctl api device describe kef-gpu-0042"],
+  ).action(lazy(() => import("./commands/device-describe.ts"), "describe"));
   withOutput(withPaging(device.command("history").description("every change of a device's tracked fields")))
     .argument("<device>", "name or id")
     .option("--field <field>", "only this field (provisionState, cordoned, ...)")
@@ -191,16 +202,23 @@ function addDeviceCommands(device: Command): void {
         .description("cordon a device (operate); sends If-Match with the ETag read first")
         .argument("<device>", "name or id")
         .requiredOption("--reason <text>", "why (recorded, and mirrored into Ironic maintenance)")
-        .option("--if-match <etag>", "send this ETag instead of reading the device first"),
+        .option("--overwrite", "replace the reason of a device already cordoned (refused without it, exit 5)")
+        .option("--if-match <etag>", "send this ETag instead of the one of the device as read"),
     ),
-    ['fleetctl api device cordon kef-gpu-0042 --reason "bad DIMM, ticket OPS-123"'],
+    [
+      'fleetctl api device cordon kef-gpu-0042 --reason "bad DIMM, ticket OPS-123"',
+      'fleetctl api device cordon kef-gpu-0042 --reason "DIMM replaced, burn-in next" --overwrite',
+    ],
   ).action(lazy(devices, "cordon"));
   withOutput(
     device
       .command("uncordon")
-      .description("uncordon a device (operate); sends If-Match with the ETag read first")
+      .description(
+        "uncordon a device (operate): shows the reason it removes and asks on a terminal; sends If-Match with the ETag read first",
+      )
       .argument("<device>", "name or id")
-      .option("--if-match <etag>", "send this ETag instead of reading the device first"),
+      .option("-y, --yes", "do not ask (required when stdin is not a terminal)")
+      .option("--if-match <etag>", "send this ETag instead of the one of the device as read"),
   ).action(lazy(devices, "uncordon"));
 }
 
@@ -213,7 +231,12 @@ function addJobCommands(job: Command): void {
     )
     .option("--site <slug|id>", "site")
     .option("--device <device>", "jobs that include this device (name or id)")
-    .addOption(new Option("--active <bool>", "in progress (true) or ended (false)").choices(["true", "false"]))
+    // Bare --active means true (kubectl-style flags); --active=false lists the ended ones.
+    .addOption(
+      new Option("--active [bool]", "in progress (bare, or true) or ended (false)")
+        .choices(["true", "false"])
+        .preset("true"),
+    )
     .addOption(orderOption())
     .action(lazy(jobs, "list"));
   withOutput(job.command("get").description("a job with its steps").argument("<job>", "id or name")).action(
@@ -267,9 +290,9 @@ function addJobCommands(job: Command): void {
         .option("--interval <duration>", "how often to ask the hub", "2s")
         .addHelpText(
           "after",
-          "\nExit code: 0 SUCCEEDED, 10 FAILED, 11 CANCELLED, 12 --timeout passed (see docs/fleetctl.md).",
+          "\nExit code: 0 SUCCEEDED, 10 FAILED, 11 CANCELLED, 12 --timeout passed (see docs/fleetctl.md).\n-o json|yaml|name: only the job as it ended (or as it stood at --timeout).",
         ),
-      ["table", "json", "yaml"],
+      ["table", "json", "yaml", "name"],
     ),
     ["fleetctl api job wait enrol-brisk-falcon-3fa2 --timeout 1h && echo enrolled"],
   ).action(lazy(jobs, "wait"));

@@ -9,9 +9,9 @@ import {
 } from "@fm/domain";
 import { buildProgram } from "./cli.ts";
 
-/** Every command of the tree, groups included, by path. */
+/** Every command of the tree people run, groups included, by path (not the hidden `__complete`, the shell's). */
 function commands(cmd: Command, path: string[] = []): [string, Command][] {
-  const subs = cmd.commands.filter((c) => c.name() !== "help");
+  const subs = cmd.commands.filter((c) => c.name() !== "help" && !c.name().startsWith("__"));
   return [[path.join(" "), cmd], ...subs.flatMap((s) => commands(s, [...path, s.name()]))];
 }
 

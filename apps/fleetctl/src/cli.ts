@@ -103,6 +103,11 @@ export function buildProgram(): Command {
       .action(lazy(() => import("./commands/completion.ts"), "completion")),
     ["source <(fleetctl completion bash)", 'fleetctl completion zsh > "${fpath[1]}/_fleetctl"'],
   );
+  program
+    .command("__complete", { hidden: true })
+    .argument("<kind>", "devices")
+    .argument("[prefix]", "what is typed so far")
+    .action(lazy(() => import("./commands/completion.ts"), "live"));
   addExamples(program);
   return program;
 }

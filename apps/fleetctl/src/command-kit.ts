@@ -3,8 +3,8 @@
  * `fleetctl --help` and `--version` load no client, no schema), and the options many commands
  * share. Cheap to import: commander and nothing else.
  */
-import { Option, type Command } from "commander";
-import { OUTPUT_FORMATS } from "./output.ts";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { OUTPUT_FORMATS, TEMPLATE_FORMATS } from "./output.ts";
 
 export interface Ctx {
   /** The command's options, the global ones (--profile, --hub) included. */
@@ -31,11 +31,28 @@ export function lazy<M extends Record<string, unknown>>(load: () => Promise<M>, 
   };
 }
 
-/** -o/--output, and --format, the runbook's spelling of the same option (hidden from help). */
+/**
+ * -o/--output, and --format, the runbook's spelling of the same option; where a command offers
+ * every format, kubectl's `jsonpath=…` and `custom-columns=…` too (their templates are checked
+ * when the command runs, output.ts), and --no-headers.
+ */
 export function withOutput(cmd: Command, formats: readonly string[] = OUTPUT_FORMATS): Command {
-  return cmd
-    .addOption(new Option("-o, --output <format>", "output format").choices(formats))
-    .addOption(new Option("--format <format>", "alias of --output").choices(formats));
+  const templates = formats === OUTPUT_FORMATS ? TEMPLATE_FORMATS.map((t) => `${t}=...`) : [];
+  const shown = [...formats, ...templates];
+  const parse = (v: string) => {
+    if (formats.includes(v) || templates.some((t) => v.startsWith(t.slice(0, -3)))) return v;
+    throw new InvalidArgumentError(`Allowed choices are ${shown.join(", ")}.`);
+  };
+  const option = (flags: string, help: string) => {
+    const o = new Option(flags, help).argParser(parse);
+    o.argChoices = shown; // for help and shell completion; `parse` checks
+    return o;
+  };
+  cmd
+    .addOption(option("-o, --output <format>", "output format"))
+    .addOption(option("--format <format>", "alias of --output"));
+  if (formats.includes("table")) cmd.option("--no-headers", "tables without their header line");
+  return cmd;
 }
 
 /** --limit and --all for lists. */

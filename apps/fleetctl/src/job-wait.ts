@@ -10,6 +10,7 @@ import type { Ctx } from "./command-kit.ts";
 import { parseDuration } from "./duration.ts";
 import { EXIT } from "./exit-codes.ts";
 import { renderOne, type OutputOptions } from "./output.ts";
+import { terminalSafe } from "./terminal-text.ts";
 import { JOB_VIEW } from "./commands/jobs.ts";
 
 type Step = Job["steps"][number];
@@ -18,24 +19,26 @@ type Step = Job["steps"][number];
 export function stepChanges(before: Job | undefined, after: Job): string[] {
   const lines: string[] = [];
   if (!before || before.status !== after.status)
-    lines.push(`job ${after.name} ${after.status} ${Math.round(after.progress * 100)}%`);
+    lines.push(`job ${terminalSafe(after.name)} ${after.status} ${Math.round(after.progress * 100)}%`);
   for (const s of after.steps) {
     const old = before?.steps.find((b) => b.name === s.name);
     if (!old && s.status === "PENDING") continue;
     if (old && old.status === s.status && old.message === s.message) continue;
-    lines.push(`  step ${s.name} ${s.status}${s.message ? `: ${s.message}` : ""}`);
+    lines.push(`  step ${s.name} ${s.status}${s.message ? `: ${terminalSafe(s.message)}` : ""}`);
   }
   if (after.error && (!before?.error || before.error.message !== after.error.message))
-    lines.push(`  error${after.error.step ? ` in ${after.error.step}` : ""}: ${after.error.message}`);
+    lines.push(`  error${after.error.step ? ` in ${after.error.step}` : ""}: ${terminalSafe(after.error.message)}`);
   return lines;
 }
 
 export function renderSteps(job: Job): string {
   const width = Math.max(4, ...job.steps.map((s) => s.name.length));
   const rows = job.steps.map((s: Step) =>
-    `  ${s.name.padEnd(width)}  ${s.status.padEnd(9)}  ${s.message ?? ""}`.trimEnd(),
+    `  ${s.name.padEnd(width)}  ${s.status.padEnd(9)}  ${terminalSafe(s.message ?? "")}`.trimEnd(),
   );
-  const error = job.error ? [`error${job.error.step ? ` in ${job.error.step}` : ""}: ${job.error.message}`] : [];
+  const error = job.error
+    ? [`error${job.error.step ? ` in ${job.error.step}` : ""}: ${terminalSafe(job.error.message)}`]
+    : [];
   return `\nSTEPS\n${rows.join("\n")}\n${error.map((e) => `${e}\n`).join("")}`;
 }
 
@@ -64,7 +67,12 @@ export async function waitForJob(ctx: Ctx, hub: HubClient, first: Job, out: Outp
     while (!TERMINAL_JOB_STATUSES.includes(job.status)) {
       bar?.update(job);
       if (Date.now() >= deadline) {
-        say([`job ${job.name} still ${job.status} after ${String(ctx.opts.timeout)}: stopped waiting (it goes on)`]);
+        bar?.stop();
+        // kubectl wait's words, on stderr whatever the format; -o json|yaml|name still print the job as it stands.
+        ctx.err(
+          `error: timed out waiting for the condition: job ${terminalSafe(job.name)} still ${job.status} after ${String(ctx.opts.timeout)} (it goes on)\n`,
+        );
+        if (!live) ctx.out(await renderOne(JOB_VIEW, job, out));
         process.exitCode = EXIT.JOB_TIMEOUT;
         return;
       }
@@ -83,7 +91,8 @@ export async function waitForJob(ctx: Ctx, hub: HubClient, first: Job, out: Outp
 
 /** cli-progress on stderr, with lines logged above the bar; loaded only on a terminal. */
 async function progressBar(job: Job) {
-  const { MultiBar, Presets } = await import("cli-progress");
+  // The CommonJS module itself (its default export), as under Node so in the bundled build.
+  const { MultiBar, Presets } = (await import("cli-progress")).default;
   const multi = new MultiBar(
     {
       format: " {bar} {percentage}% | {status} | {step}",

@@ -24,6 +24,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that closed the pipe (`fleetctl … | head -1`) has what it wanted: the command ends
+// there, quietly and with 0, as kubectl does, whatever the format and however long the output.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code !== "EPIPE") throw err;
+  process.exit(EXIT.OK);
+});
+// A closed stderr has no one to tell: what would have gone there is dropped.
+process.stderr.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code !== "EPIPE") throw err;
+});
+
 // Waits for stdout to drain before exiting: a large -o json piped to a slow reader is never cut.
 const code = await main(process.argv.slice(2));
 process.exitCode = code;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { colorWanted, outputFormat, renderList, renderOne, type View } from "./output.ts";
+import { age, colorWanted, jsonText, outputFormat, parseOutput, renderList, renderOne, type View } from "./output.ts";
 
 type Row = { name: string; status: string; id: string };
 const VIEW: View<Row> = {
@@ -69,5 +69,62 @@ describe("colorWanted", () => {
     expect(colorWanted({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
     expect(colorWanted({ isTTY: true }, { TERM: "dumb" })).toBe(false);
     expect(colorWanted({ isTTY: false }, { FORCE_COLOR: "1" })).toBe(true);
+  });
+});
+
+describe("kubectl's habits", () => {
+  it("--no-headers drops the header line only", async () => {
+    expect(await renderList(VIEW, page, { ...plain("table"), noHeaders: true })).toBe(
+      "kef-gpu-1   AVAILABLE\nkef-gpu-10  FAILED\n",
+    );
+  });
+  it("custom-columns: the template's headers as written and its paths, <none> when missing", async () => {
+    const o = { ...plain("custom-columns"), template: "NAME:.name,Id:.id,X:.nothing" };
+    expect(await renderList(VIEW, page, o)).toBe("NAME        Id  X\nkef-gpu-1   a1  <none>\nkef-gpu-10  b2  <none>\n");
+  });
+  it("jsonpath over {items, count}, and over one item", async () => {
+    const o = { ...plain("jsonpath"), template: '{range .items[*]}{.name}{"\\n"}{end}' };
+    expect(await renderList(VIEW, page, o)).toBe("kef-gpu-1\nkef-gpu-10\n");
+    expect(await renderOne(VIEW, page.items[0]!, { ...plain("jsonpath"), template: "{.id}" })).toBe("a1");
+  });
+  it("parses -o jsonpath=… and refuses a template with a usage error, before anything is sent", () => {
+    expect(parseOutput({ output: "jsonpath={.items[*].name}" })).toEqual({
+      format: "jsonpath",
+      template: "{.items[*].name}",
+    });
+    expect(() => parseOutput({ output: "jsonpath={.items[" })).toThrow(/jsonpath/);
+    expect(() => parseOutput({ output: "custom-columns=NAME" })).toThrow(/HEADER:\.path/);
+    expect(() => parseOutput({ output: "jsonpath={.a}" }, ["table", "json"])).toThrow(/not one of table, json/);
+  });
+  it("source text is escaped in tables and names, exact in json", async () => {
+    const evil = { name: "kef\u001b[2J\u001b]52;c;aGk=\u0007", status: "OK", id: "x" };
+    const one = { items: [evil], count: 1 };
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    expect(await renderList(VIEW, one, plain("table"))).not.toMatch(/[\u0000-\u0008\u000b-\u001f]/);
+    expect(await renderList(VIEW, one, plain("name"))).toBe("device/kef\\e[2J\\e]52;c;aGk=\\u{07}\n");
+    expect(JSON.parse(await renderList(VIEW, one, plain("json"))).items[0].name).toBe(evil.name);
+  });
+  it.each([
+    [30, "30s"],
+    [150, "2m30s"],
+    [3600, "60m"],
+    [5 * 3600 + 600, "5h10m"],
+    [30 * 3600, "30h"],
+    [3 * 86400 + 4 * 3600, "3d4h"],
+    [120 * 86400, "120d"],
+    [800 * 86400, "2y"],
+  ])("age of %i s is %s", (s, shown) => {
+    const now = Date.parse("2026-12-05T12:00:00Z");
+    expect(age(new Date(now - s * 1000).toISOString(), now)).toBe(shown);
+  });
+});
+
+describe("jsonText", () => {
+  it("escapes C1 controls and bidi overrides, and parses back to the exact data", () => {
+    const v = { name: "a\u009b2Jb\u202ec\u001b" };
+    const text = jsonText(v);
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(JSON.parse(text)).toEqual(v);
   });
 });

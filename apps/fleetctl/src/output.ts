@@ -4,13 +4,21 @@
  *  - json / yaml: the API's representation, stable (a list is `{items, count}`, one resource is
  *    itself), what scripts read;
  *  - name: `<kind>/<name>` a line (kubectl's), for xargs;
- *  - count: the number the hub counted for the filters, for `wc -l` without fetching the items.
+ *  - count: the number the hub counted for the filters, for `wc -l` without fetching the items;
+ *  - jsonpath=TEMPLATE / custom-columns=HEADER:.path,...: kubectl's (jsonpath.ts), over the
+ *    json representation.
+ * Every human format (table, wide, name, custom-columns) shows source text terminal-safe
+ * (terminal-text.ts); json, yaml and jsonpath print the exact data.
  */
 import picocolors from "picocolors";
 import { UsageError } from "./errors.ts";
+import { checkTemplate, parseCustomColumns, printed, renderJsonpath, select } from "./jsonpath.ts";
+import { terminalSafe } from "./terminal-text.ts";
 
 export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml", "name", "count"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number] | "jsonpath" | "custom-columns";
+/** The formats that take a template after `=`, where a command offers every format. */
+export const TEMPLATE_FORMATS = ["jsonpath", "custom-columns"] as const;
 
 export interface Column<T> {
   header: string;
@@ -33,17 +41,41 @@ export interface OutputOptions {
   format: OutputFormat;
   /** Colour the table (a terminal, and NO_COLOR unset). */
   color: boolean;
+  /** --no-headers: tables without their header line. */
+  noHeaders?: boolean;
+  /** jsonpath / custom-columns: what follows the `=`. */
+  template?: string;
 }
 
 /** -o and its alias --format (the runbook's spelling); -o wins when both are given. */
 export function outputFormat(
   o: { output?: string; format?: string },
   allowed: readonly OutputFormat[] = OUTPUT_FORMATS,
-) {
+): OutputFormat {
+  return parseOutput(o, allowed).format;
+}
+
+/** The format and, for jsonpath / custom-columns, its template (checked here, before anything is sent). */
+export function parseOutput(
+  o: { output?: string; format?: string },
+  allowed: readonly OutputFormat[] = OUTPUT_FORMATS,
+): { format: OutputFormat; template?: string } {
   const f = o.output ?? o.format ?? "table";
+  const eq = f.indexOf("=");
+  const base = eq < 0 ? f : f.slice(0, eq);
+  const templated = allowed === OUTPUT_FORMATS && (TEMPLATE_FORMATS as readonly string[]).includes(base);
+  if (templated) {
+    const template = f.slice(eq + 1);
+    if (eq < 0 || !template) throw new UsageError(`-o ${base} needs a template: -o ${base}=...`);
+    if (base === "jsonpath") checkTemplate(template);
+    else parseCustomColumns(template);
+    return { format: base as OutputFormat, template };
+  }
   if (!(allowed as readonly string[]).includes(f))
-    throw new UsageError(`output format ${JSON.stringify(f)} is not one of ${allowed.join(", ")}`);
-  return f as OutputFormat;
+    throw new UsageError(
+      `output format ${JSON.stringify(f)} is not one of ${[...allowed, ...(allowed === OUTPUT_FORMATS ? ["jsonpath=...", "custom-columns=..."] : [])].join(", ")}`,
+    );
+  return { format: f as OutputFormat };
 }
 
 /** Colour on stdout only where a person reads it: a terminal, and NO_COLOR unset (no-color.org). */
@@ -53,7 +85,52 @@ export function colorWanted(stream: { isTTY?: boolean } = process.stdout, env = 
   return Boolean(stream.isTTY) && env.TERM !== "dumb";
 }
 
-const cell = (v: unknown): string => (v === null || v === undefined || v === "" ? "-" : String(v));
+const cell = (v: unknown): string => (v === null || v === undefined || v === "" ? "-" : terminalSafe(String(v)));
+
+/**
+ * -o json: JSON.stringify escapes C0 controls; C1 controls and bidi overrides are escaped too
+ * (`\u009b`), so `| jq`-less reading on a terminal is as safe, and the data parses back exact.
+ */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2).replace(
+    /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  )}\n`;
+}
+
+/** kubectl's relative age (HumanDuration): 45s, 4m30s, 95m, 5h10m, 30h, 3d4h, 120d, 2y. */
+export function age(since: string | Date | null | undefined, now = Date.now()): string | undefined {
+  if (!since) return undefined;
+  const s = Math.max(0, Math.floor((now - new Date(since).getTime()) / 1000));
+  const m = Math.floor(s / 60);
+  const h = Math.floor(m / 60);
+  const d = Math.floor(h / 24);
+  if (s < 120) return `${s}s`;
+  if (m < 10) return s % 60 ? `${m}m${s % 60}s` : `${m}m`;
+  if (m < 180) return `${m}m`;
+  if (h < 8) return m % 60 ? `${h}h${m % 60}m` : `${h}h`;
+  if (h < 48) return `${h}h`;
+  if (h < 24 * 8) return h % 24 ? `${d}d${h % 24}h` : `${d}d`;
+  if (d < 365 * 2) return `${d}d`;
+  return `${Math.floor(d / 365)}y`;
+}
+
+/** `-o name`'s line: the kind and the name, terminal-safe. */
+const nameLine = <T>(view: View<T>, item: T) => `${view.kind}/${terminalSafe(view.name(item))}\n`;
+
+/** -o custom-columns: a table whose columns are the template's paths over the json representation. */
+function customColumnsView<T>(view: View<T>, template: string): View<T> {
+  return {
+    ...view,
+    columns: parseCustomColumns(template).map((c) => ({
+      header: c.header,
+      value: (item: T) => {
+        const got = select(item, c.path);
+        return got.length ? got.map(printed).join(",") : "<none>";
+      },
+    })),
+  };
+}
 
 export async function renderList<T>(
   view: View<T>,
@@ -64,11 +141,15 @@ export async function renderList<T>(
     case "count":
       return `${page.count}\n`;
     case "json":
-      return `${JSON.stringify({ items: page.items, count: page.count }, null, 2)}\n`;
+      return jsonText({ items: page.items, count: page.count });
     case "yaml":
-      return (await import("yaml")).stringify({ items: page.items, count: page.count });
+      return (await import("./yaml-text.ts")).yamlText({ items: page.items, count: page.count });
     case "name":
-      return page.items.map((i) => `${view.kind}/${view.name(i)}\n`).join("");
+      return page.items.map((i) => nameLine(view, i)).join("");
+    case "jsonpath":
+      return renderJsonpath(o.template ?? "", { items: page.items, count: page.count });
+    case "custom-columns":
+      return renderTable(customColumnsView(view, o.template ?? ""), page.items, o);
     default:
       return renderTable(view, page.items, o);
   }
@@ -77,13 +158,17 @@ export async function renderList<T>(
 export async function renderOne<T>(view: View<T>, item: T, o: OutputOptions): Promise<string> {
   switch (o.format) {
     case "json":
-      return `${JSON.stringify(item, null, 2)}\n`;
+      return jsonText(item);
     case "yaml":
-      return (await import("yaml")).stringify(item);
+      return (await import("./yaml-text.ts")).yamlText(item);
     case "name":
-      return `${view.kind}/${view.name(item)}\n`;
+      return nameLine(view, item);
     case "count":
       return "1\n";
+    case "jsonpath":
+      return renderJsonpath(o.template ?? "", item);
+    case "custom-columns":
+      return renderTable(customColumnsView(view, o.template ?? ""), [item], o);
     default:
       return renderTable(view, [item], o);
   }
@@ -95,7 +180,7 @@ export async function renderTable<T>(view: View<T>, items: T[], o: OutputOptions
   const columns = view.columns.filter((c) => o.format === "wide" || !c.wide);
   const { default: Table } = await import("cli-table3");
   const table = new Table({
-    head: columns.map((c) => c.header.toUpperCase()),
+    head: o.noHeaders ? [] : columns.map((c) => (o.format === "custom-columns" ? c.header : c.header.toUpperCase())),
     chars: BORDERLESS,
     style: { head: [], border: [], "padding-left": 0, "padding-right": 2 },
   });

@@ -22,12 +22,29 @@ export function browserCommand(env: NodeJS.ProcessEnv): string | undefined {
   return env.DISPLAY || env.WAYLAND_DISPLAY ? "xdg-open" : undefined;
 }
 
-function openWith(command: string, url: string): void {
-  // The URL is one argument, never through a shell: it carries the state and the PKCE challenge.
-  const p = spawn(command, [url], { stdio: "ignore", detached: true });
-  p.on("error", () => {}); // the URL is on stderr for the person to open by hand
+/**
+ * $BROWSER as the convention has it: a command with its arguments (`firefox --new-window`), `%s`
+ * standing for the URL where it is given, else the URL last. Split on blanks, never through a
+ * shell: the URL carries the state and the PKCE challenge.
+ */
+export function browserArgv(command: string, url: string): string[] {
+  const words = command.trim().split(/\s+/).filter(Boolean);
+  return words.some((w) => w.includes("%s")) ? words.map((w) => w.replaceAll("%s", url)) : [...words, url];
+}
+
+/** Starts the browser; `failed` is told at once if it cannot start or exits with a failure. */
+function openWith(command: string, url: string, failed: (why: string) => void): void {
+  const [bin, ...args] = browserArgv(command, url);
+  const p = spawn(bin!, args, { stdio: "ignore", detached: true });
+  p.on("error", (err: NodeJS.ErrnoException) => failed(err.code ?? err.message));
+  p.on("exit", (code, signal) => {
+    if (code !== 0) failed(signal ? `killed by ${signal}` : `exit ${code}`);
+  });
   p.unref();
 }
+
+/** Why the browser login was given up: the browser did not start. */
+class BrowserFailed extends Error {}
 
 async function oauthCall<T>(what: string, call: () => Promise<T>): Promise<T> {
   const { OAuthError } = await import("@fm/clients");
@@ -66,30 +83,44 @@ export async function loginPerson(
       EXIT.USAGE,
       ctx.opts.deviceCode ? "log in without --device-code, in a browser" : "set $BROWSER to a browser command",
     );
-  const t = device
-    ? await oauthCall("the device login", () =>
-        oauth.loginWithDeviceCode({
-          metadata,
-          clientId,
-          scopes,
-          onPrompt: (p) =>
-            ctx.err(
-              `To log in, open ${p.verificationUriComplete ?? p.verificationUri} and enter the code ${p.userCode}` +
-                ` (it expires in ${Math.round(p.expiresIn / 60)} min).\n`,
-            ),
-        }),
-      )
-    : await oauthCall("the browser login", () =>
+  const deviceLogin = () =>
+    oauthCall("the device login", () =>
+      oauth.loginWithDeviceCode({
+        metadata,
+        clientId,
+        scopes,
+        onPrompt: (p) =>
+          ctx.err(
+            `To log in, open ${p.verificationUriComplete ?? p.verificationUri} and enter the code ${p.userCode}` +
+              ` (it expires in ${Math.round(p.expiresIn / 60)} min).\n`,
+          ),
+      }),
+    );
+  const browserLogin = async () => {
+    const gaveUp = new AbortController();
+    try {
+      return await oauthCall("the browser login", () =>
         oauth.loginWithAuthorizationCode({
           metadata,
           clientId,
           scopes,
+          signal: gaveUp.signal,
           openUrl: (url) => {
             ctx.err(`Opening the login page; if no browser opens, go to:\n  ${url}\n`);
-            openWith(browser!, url);
+            openWith(browser!, url, (why) => gaveUp.abort(new BrowserFailed(why)));
           },
         }),
       );
+    } catch (err) {
+      const reason: unknown = gaveUp.signal.reason;
+      if (!(reason instanceof BrowserFailed)) throw err;
+      if (!metadata.deviceAuthorizationEndpoint)
+        throw new CliError(`the browser (${browser}) did not start (${reason.message})`, EXIT.ERROR);
+      ctx.err(`The browser (${browser}) did not start (${reason.message}): logging in with a device code instead.\n`);
+      return deviceLogin();
+    }
+  };
+  const t = device ? await deviceLogin() : await browserLogin();
   return {
     hub: profile.hub,
     kind: "person",

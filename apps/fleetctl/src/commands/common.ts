@@ -4,14 +4,15 @@ import { DeviceBriefListSchema } from "@fm/domain";
 import type { Ctx } from "../command-kit.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { EXIT } from "../exit-codes.ts";
-import { colorWanted, outputFormat, type OutputFormat, type OutputOptions } from "../output.ts";
+import { colorWanted, outputFormat, parseOutput, type OutputFormat, type OutputOptions } from "../output.ts";
 import { openSession, type Session } from "../session.ts";
 
 export const session = (ctx: Ctx): Promise<Session> =>
   openSession({ profile: ctx.opts.profile as string | undefined, hub: ctx.opts.hub as string | undefined }, ctx.env);
 
 export function output(ctx: Ctx, allowed?: readonly OutputFormat[]): OutputOptions {
-  return { format: outputFormat(ctx.opts as { output?: string; format?: string }, allowed), color: colorWanted() };
+  const parsed = parseOutput(ctx.opts as { output?: string; format?: string }, allowed);
+  return { ...parsed, color: colorWanted(), noHeaders: ctx.opts.headers === false };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -9,9 +9,12 @@ import {
   type DeviceBrief,
   type DeviceHistoryEntry,
 } from "@fm/domain";
+import type { HubClient } from "@fm/clients";
 import type { Ctx } from "../command-kit.ts";
-import { UsageError } from "../errors.ts";
-import { renderList, renderOne, statusTone, type View } from "../output.ts";
+import { CliError, UsageError } from "../errors.ts";
+import { EXIT } from "../exit-codes.ts";
+import { age, renderList, renderOne, statusTone, type OutputOptions, type View } from "../output.ts";
+import { terminalSafe } from "../terminal-text.ts";
 import { collect, deviceId, output, session, siteId, truncationNote, usageFromIssues } from "./common.ts";
 
 type Row = Device | DeviceBrief;
@@ -29,6 +32,8 @@ export const DEVICE_VIEW: View<Row> = {
     { header: "netbox", value: netboxStatus, wide: true },
     { header: "provision", value: provisionState, wide: true },
     { header: "stale", value: (d) => (d.stale ? "yes" : "no"), wide: true },
+    // The brief representation carries no createdAt: a device's age is that of its last change.
+    { header: "age", value: (d) => age(d.updatedAt) },
     { header: "id", value: (d) => d.id, wide: true },
   ],
 };
@@ -39,17 +44,18 @@ async function deviceQuery(ctx: Ctx, resolveSite: (s: string) => Promise<string>
   const query = {
     site: o.site as string | undefined,
     role: o.role as string | undefined,
-    deviceClass: o.deviceClass as string | undefined,
-    status: o.status as string | undefined,
+    // Enum values in any case, as people type them (failed, Failed, FAILED).
+    deviceClass: (o.deviceClass as string | undefined)?.toUpperCase(),
+    status: (o.status as string | undefined)?.toLowerCase(),
     provisionState: o.provisionState as string | undefined,
-    operationalStatus: o.operationalStatus as string | undefined,
+    operationalStatus: (o.operationalStatus as string | undefined)?.toUpperCase(),
     cordoned: o.cordoned as string | undefined,
     stale: o.stale as string | undefined,
     name: o.name as string | undefined,
     nameExact: o.nameExact as string | undefined,
     serial: o.serial as string | undefined,
     tag: o.tag as string | undefined,
-    burnIn: o.burnIn as string | undefined,
+    burnIn: (o.burnIn as string | undefined)?.toLowerCase(),
     updatedSince: o.updatedSince as string | undefined,
     sort: o.sort as string | undefined,
   };
@@ -124,22 +130,95 @@ export async function history(ctx: Ctx): Promise<void> {
   truncationNote(ctx, out, r.items.length, r.count, r.truncated);
 }
 
-export const cordon = (ctx: Ctx) => patch(ctx, { cordoned: true, cordonReason: String(ctx.opts.reason) });
-export const uncordon = (ctx: Ctx) => patch(ctx, { cordoned: false });
+/** "clean failed nvme3n1, RMA" (by ada@example.com, 2026-12-05T10:00:00Z, 2h ago): terminal-safe. */
+export function cordonSummary(d: Device): string {
+  const reason = d.cordonReason ? JSON.stringify(d.cordonReason) : "(no reason given)";
+  const who = [
+    d.cordonedBy ? `by ${d.cordonedBy}` : undefined,
+    d.cordonedAt ? `at ${d.cordonedAt} (${age(d.cordonedAt)} ago)` : undefined,
+  ]
+    .filter(Boolean)
+    .join(" ");
+  return terminalSafe(
+    `${reason}${who ? ` ${who}` : ""}${d.cordonSource === "impairment" ? ", by the hub (health critical)" : ""}`,
+  );
+}
+
+/** The device as read, with its ETag (--if-match, when given, is sent instead: the caller's own read). */
+async function readForChange(ctx: Ctx, hub: HubClient, id: string) {
+  const r = await hub.request("GET", `/api/v1/devices/${id}/`, DeviceSchema);
+  const etag = (ctx.opts.ifMatch as string | undefined) ?? r.headers.get("etag") ?? undefined;
+  return { device: r.body, etag };
+}
 
 /**
- * A change of operator fields, with If-Match: the ETag of the device as read just before (or
- * --if-match), so a change made by someone else in between is a 412, never overwritten.
+ * Cordons with a reason. A device already cordoned keeps its reason unless --overwrite (kubectl's
+ * `annotate --overwrite`): the refusal names the reason, who and when (exit 5). The PATCH carries
+ * If-Match of the device as read, so a cordon someone set in between is a 412, never replaced.
  */
-async function patch(ctx: Ctx, body: { cordoned: boolean; cordonReason?: string }): Promise<void> {
+export async function cordon(ctx: Ctx): Promise<void> {
   const out = output(ctx);
-  if (body.cordonReason !== undefined && !body.cordonReason.trim()) throw new UsageError("--reason must not be empty");
+  const reason = String(ctx.opts.reason);
+  if (!reason.trim()) throw new UsageError("--reason must not be empty");
   const { hub } = await session(ctx);
   const id = await deviceId(hub, String(ctx.args[0]));
-  const etag =
-    (ctx.opts.ifMatch as string | undefined) ??
-    (await hub.request("GET", `/api/v1/devices/${id}/`, undefined)).headers.get("etag") ??
-    undefined;
+  const { device, etag } = await readForChange(ctx, hub, id);
+  if (device.cordoned && !ctx.opts.overwrite)
+    throw new CliError(
+      `device ${terminalSafe(device.name)} is already cordoned: ${cordonSummary(device)}`,
+      EXIT.CONFLICT,
+      "--overwrite replaces the reason",
+    );
+  await patch(ctx, hub, id, etag, { cordoned: true, cordonReason: reason }, out);
+}
+
+/**
+ * Uncordons, saying which cordon it removes. On a terminal it asks first unless --yes; with no
+ * terminal on stdin there is no one to ask, so --yes is required (a usage error otherwise).
+ */
+export async function uncordon(ctx: Ctx): Promise<void> {
+  const out = output(ctx);
+  const { hub } = await session(ctx);
+  const id = await deviceId(hub, String(ctx.args[0]));
+  const { device, etag } = await readForChange(ctx, hub, id);
+  const name = terminalSafe(device.name);
+  if (!device.cordoned) {
+    ctx.err(`device ${name} is not cordoned: nothing to do\n`);
+    ctx.out(await renderOne(DEVICE_VIEW, device, out));
+    return;
+  }
+  ctx.err(`device ${name} is cordoned: ${cordonSummary(device)}\n`);
+  if (!ctx.opts.yes) {
+    if (!process.stdin.isTTY)
+      throw new UsageError(
+        `uncordon asks for confirmation and stdin is not a terminal`,
+        `pass --yes to uncordon ${name} without asking`,
+      );
+    if (!(await confirm(`Uncordon ${name} and remove this reason? [y/N] `)))
+      throw new CliError(`not uncordoned: ${name} stays cordoned`, EXIT.ERROR);
+  }
+  await patch(ctx, hub, id, etag, { cordoned: false }, out);
+}
+
+/** One line read from the terminal: yes only for y or yes. */
+async function confirm(question: string): Promise<boolean> {
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^(y|yes)$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+async function patch(
+  ctx: Ctx,
+  hub: HubClient,
+  id: string,
+  etag: string | undefined,
+  body: { cordoned: boolean; cordonReason?: string },
+  out: OutputOptions,
+): Promise<void> {
   const d = await hub.request("PATCH", `/api/v1/devices/${id}/`, DeviceSchema, {
     body,
     headers: etag ? { "if-match": etag } : {},

@@ -64,7 +64,22 @@ async function nebiusConfig(env: NodeJS.ProcessEnv): Promise<NebiusConfig | unde
 }
 
 /** The spec, the tenant and the plan with the selectors applied; any problem is the command's error. */
+/**
+ * The fleet commands use no hub, so a global -p/--profile given to them can only be a Nebius
+ * profile meant by the seed's spelling: refused, never taken silently as fleetctl's hub profile
+ * while the plan runs as another account.
+ */
+function refuseHubProfile(ctx: Ctx): void {
+  const given = ctx.opts.profile as string | undefined;
+  if (given === undefined) return;
+  throw new UsageError(
+    `--profile ${JSON.stringify(given)} names a fleetctl hub profile, which the fleet commands do not use`,
+    `for the Nebius profile to plan as, pass --nebius-profile ${given} (or set profile: in the spec)`,
+  );
+}
+
 async function planFromOptions(ctx: Ctx): Promise<FleetPlan> {
+  refuseHubProfile(ctx);
   const file = String(ctx.opts.spec);
   let text: string;
   try {
@@ -99,7 +114,7 @@ async function planFromOptions(ctx: Ctx): Promise<FleetPlan> {
 
 async function structured(value: unknown, o: OutputOptions): Promise<string | undefined> {
   if (o.format === "json") return `${JSON.stringify(value, null, 2)}\n`;
-  if (o.format === "yaml") return (await import("yaml")).stringify(value);
+  if (o.format === "yaml") return (await import("../yaml-text.ts")).yamlText(value);
   return undefined;
 }
 

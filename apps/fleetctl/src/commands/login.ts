@@ -1,5 +1,6 @@
 /** `fleetctl api login|logout|whoami|token` */
 import { resolve as resolvePath } from "node:path";
+import { WhoAmISchema } from "@fm/domain";
 import type { Ctx } from "../command-kit.ts";
 import { resolveProfile, type ResolvedProfile } from "../config.ts";
 import { CliError, UsageError } from "../errors.ts";
@@ -8,6 +9,7 @@ import { machineToken } from "../machine-token.ts";
 import { renderOne } from "../output.ts";
 import { parseScopeOption } from "../scopes.ts";
 import { openSession } from "../session.ts";
+import { terminalSafe } from "../terminal-text.ts";
 import { deleteToken, readToken, writeToken } from "../token-cache.ts";
 import { output } from "./common.ts";
 
@@ -63,32 +65,36 @@ const subjectOf = (token: string) => {
   return String(c.email ?? c.client_id ?? c.sub ?? "unknown");
 };
 
+/**
+ * Who the hub says the cached login is, and the scopes it actually grants (GET /api/v1/whoami):
+ * a person's login may ask for a scope the hub's mapping does not give them. The token is
+ * renewed on the way if it must be; what the cache holds (expiry, renewal) is shown beside.
+ */
 export async function whoami(ctx: Ctx): Promise<void> {
   const out = output(ctx, ["table", "json", "yaml"]);
   const profile: ResolvedProfile = await profileOf(ctx);
-  const cached = await readToken(profile.name, ctx.env);
-  if (!cached || cached.hub !== profile.hub)
+  const before = await readToken(profile.name, ctx.env);
+  if (!before || before.hub !== profile.hub)
     throw new CliError(
       `not logged in to ${profile.hub} (profile ${profile.name})`,
       EXIT.FORBIDDEN,
       "run: fleetctl api login",
     );
-  const c = claimsOf(cached.accessToken);
+  const s = await openSession(
+    { profile: ctx.opts.profile as string | undefined, hub: ctx.opts.hub as string | undefined },
+    ctx.env,
+  );
+  const granted = (await s.hub.request("GET", "/api/v1/whoami", WhoAmISchema)).body;
+  const cached = (await readToken(profile.name, ctx.env)) ?? before;
   const who = {
     profile: profile.name,
     hub: profile.hub,
     environment: profile.environment,
     kind: cached.kind,
     subject: subjectOf(cached.accessToken),
-    // A machine's token names its scopes; a person's login asked the issuer for some (or none),
-    // and the hub grants of them what its scope mapping allows: null when none was asked for.
-    scopes:
-      cached.kind === "machine"
-        ? (cached.scope ??
-          String(c.scope ?? "")
-            .split(" ")
-            .filter(Boolean))
-        : (cached.requestedScopes ?? null),
+    principal: granted.principal,
+    scopes: granted.scopes,
+    requestedScopes: cached.kind === "person" ? (cached.requestedScopes ?? null) : (cached.scope ?? null),
     expiresAt: new Date(cached.expiresAt).toISOString(),
     expired: cached.expiresAt <= Date.now(),
     renewable: cached.kind === "machine" ? Boolean(cached.clientSecretFile) : Boolean(cached.refreshToken),
@@ -99,7 +105,7 @@ export async function whoami(ctx: Ctx): Promise<void> {
   }
   const rows = Object.entries(who).map(
     ([k, v]) =>
-      `${`${k}:`.padEnd(13)} ${v === null ? "(what the hub's scope mapping grants)" : Array.isArray(v) ? v.join(" ") : String(v)}`,
+      `${`${k}:`.padEnd(16)} ${v === null ? "(none asked for: what the hub's scope mapping grants)" : Array.isArray(v) ? v.join(" ") : terminalSafe(String(v))}`,
   );
   ctx.out(`${rows.join("\n")}\n`);
 }
