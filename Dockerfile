@@ -25,6 +25,8 @@ COPY packages/test-support/package.json packages/test-support/
 COPY packages/fleet-spec/package.json packages/fleet-spec/
 # The web UI's build tools (Vite, React) are its workspace's dependencies.
 COPY apps/web/package.json apps/web/
+# The CLI's libraries are its workspace's devDependencies (its build bundles them into dist/).
+COPY apps/fleetctl/package.json apps/fleetctl/
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY . .
 RUN npm run build
