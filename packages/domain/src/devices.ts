@@ -1,9 +1,16 @@
 import { z } from "zod";
 import { CordonSource } from "./impairment.ts";
-import { OrderedPageQuery, PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
-import { DeviceClass, InterfaceSchema, IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
+import { OrderedPageQuery, PageQuery, Timestamp, Uuid, commaList, listOf } from "./common.ts";
+import {
+  DEVICE_CLASSES,
+  DeviceClass,
+  InterfaceSchema,
+  IronicInstance,
+  NETBOX_DEVICE_STATUSES,
+  NetboxDeviceStatus,
+} from "./inventory.ts";
 import { ConditionSchema } from "./device-conditions.ts";
-import { OperationalStatus } from "./device-status.ts";
+import { OPERATIONAL_STATUSES, OperationalStatus } from "./device-status.ts";
 import { DeviceBurnInSchema } from "./burn-in.ts";
 
 const Observed = { observedAt: Timestamp.nullable().describe("When this source last observed the device") };
@@ -109,24 +116,46 @@ export function parseDeviceSort(sort: DeviceSort): { field: DeviceSortField; des
     : { field: sort as DeviceSortField, desc: false };
 }
 
+/** The device list's burn-in filter: the outcome of the device's last burn-in, or none (never burnt in). */
+export const DEVICE_BURN_IN_FILTERS = ["passed", "failed", "none"] as const;
+export type DeviceBurnInFilter = (typeof DEVICE_BURN_IN_FILTERS)[number];
+
+/**
+ * One of an enum's values written in any case (`impaired`, `Impaired`), read as the enum spells
+ * it; anything else is refused naming the value and the allowed ones.
+ */
+export const anyCaseOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.string().transform((v, ctx): T[number] => {
+    const hit = values.find((x) => x.toLowerCase() === v.toLowerCase());
+    if (hit === undefined) {
+      ctx.addIssue({ code: "custom", message: `not one of ${values.join(", ")}` });
+      return z.NEVER;
+    }
+    return hit;
+  });
+/** An enum filter of the device list: one value or several comma-separated (`IMPAIRED,FAILED`), in any case. */
+const enumFilter = <const T extends readonly [string, ...string[]]>(values: T) =>
+  commaList(anyCaseOf(values), values.length).describe(
+    `One or more comma-separated (any case) of: ${values.join(", ")}; a device matches any of them`,
+  );
+
 export const DeviceListQuerySchema = PageQuery.extend({
   sort: DeviceSort.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),
   role: z.string().max(100).optional().describe("Device role slug"),
-  deviceClass: DeviceClass.optional(),
-  status: NetboxDeviceStatus.optional().describe("NetBox status"),
+  deviceClass: enumFilter(DEVICE_CLASSES).optional(),
+  status: enumFilter(NETBOX_DEVICE_STATUSES).optional().describe("NetBox status"),
   provisionState: z.string().max(40).optional().describe("Ironic provision state"),
-  operationalStatus: OperationalStatus.optional(),
+  operationalStatus: enumFilter(OPERATIONAL_STATUSES).optional(),
   cordoned: bool.optional(),
   stale: bool.optional(),
   name: z.string().max(200).optional().describe("Case-insensitive substring of the name"),
   nameExact: z.string().max(200).optional(),
   serial: z.string().max(100).optional(),
   tag: z.string().max(100).optional(),
-  burnIn: z
-    .enum(["passed", "failed", "none"])
+  burnIn: enumFilter(DEVICE_BURN_IN_FILTERS)
     .optional()
-    .describe("The outcome of the device's last burn-in (none: never burnt in)"),
+    .describe("The outcome of the device's last burn-in (none: never burnt in), one or more comma-separated"),
   updatedSince: Timestamp.optional(),
   brief: bool
     .optional()
@@ -179,7 +208,7 @@ export type DeviceList = z.infer<typeof DeviceListSchema>;
 
 /**
  * A device as a table of many shows it (NetBox's `brief`): its name, site, serial and states,
- * and when it last changed (the fields the list sorts by), each the same value as in the full
+ * the cordon's reason and who/when, the last burn-in, Ironic's failure reason, and when it last changed (the fields the list sorts by), each the same value as in the full
  * representation read at the same moment.
  */
 export const DeviceBriefSchema = DeviceSchema.pick({
@@ -190,11 +219,19 @@ export const DeviceBriefSchema = DeviceSchema.pick({
   operationalStatus: true,
   stale: true,
   cordoned: true,
+  cordonReason: true,
+  cordonedBy: true,
+  cordonedAt: true,
+  burnIn: true,
   updatedAt: true,
 })
   .extend({
     netboxStatus: NetboxDeviceStatus.describe("netbox.status of the full representation"),
     provisionState: z.string().nullable().describe("ironic.provisionState of the full representation"),
+    failureReason: z
+      .string()
+      .nullable()
+      .describe("Why the device failed as Ironic says it: ironic.lastError, else ironic.fault; null when neither"),
   })
   .meta({ id: "DeviceBrief" });
 export type DeviceBrief = z.infer<typeof DeviceBriefSchema>;

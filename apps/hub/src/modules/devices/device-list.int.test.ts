@@ -55,7 +55,7 @@ describe("the device list at scale", () => {
     expect(await plannerRows()).toBe(120);
   });
 
-  it("brief=true shows each device's name, site and states as the full representation does", async () => {
+  it("brief=true shows each device's name, site, states, cordon, burn-in and failure reason as the full representation does", async () => {
     // Two devices in no other state a stale observation or a cordon could hide behind (demo data
     // varies the states, and which devices come first by id depends on when they were made).
     const [stale, quarantined] = (
@@ -86,9 +86,14 @@ describe("the device list at scale", () => {
           operationalStatus: d.operationalStatus,
           stale: d.stale,
           cordoned: d.cordoned,
+          cordonReason: d.cordonReason,
+          cordonedBy: d.cordonedBy,
+          cordonedAt: d.cordonedAt,
+          burnIn: d.burnIn,
           updatedAt: d.updatedAt,
           netboxStatus: d.netbox.status,
           provisionState: d.ironic.provisionState,
+          failureReason: d.ironic.lastError ?? d.ironic.fault,
         })),
       );
     }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { Conflict, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
+import { Conflict, type DeviceBurnInFilter, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
 import { directPrepared, directQuery, prismaQuery, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkRows, snakeCase } from "../../db/bulk.ts";
@@ -58,6 +58,14 @@ const BRIEF_SELECT = {
   ironicProvisionState: true,
   operationalStatus: true,
   cordoned: true,
+  cordonReason: true,
+  cordonedBy: true,
+  cordonedAt: true,
+  burnInStatus: true,
+  burnInJobId: true,
+  burnInAt: true,
+  ironicLastError: true,
+  ironicFault: true,
   serial: true,
   updatedAt: true,
   observations: true,
@@ -103,25 +111,42 @@ export function deviceWhere(f: DeviceFilter, staleThreshold: Date): Prisma.Devic
   const and: Prisma.DeviceWhereInput[] = [];
   if (f.siteId) and.push({ siteId: f.siteId });
   if (f.role) and.push({ deviceRole: { slug: f.role } });
-  if (f.deviceClass) and.push({ deviceRole: { deviceClass: f.deviceClass } });
-  if (f.status) and.push({ netboxStatus: f.status });
+  if (f.deviceClass) and.push({ deviceRole: { deviceClass: { in: f.deviceClass } } });
+  if (f.status) and.push({ netboxStatus: { in: f.status } });
   if (f.provisionState) and.push({ ironicProvisionState: f.provisionState });
   if (f.cordoned !== undefined) and.push({ cordoned: f.cordoned });
   if (f.name) and.push({ name: { contains: f.name, mode: "insensitive" } });
   if (f.nameExact) and.push({ name: f.nameExact });
   if (f.serial) and.push({ serial: f.serial });
   if (f.tag) and.push({ tags: { has: f.tag } });
-  if (f.burnIn) and.push({ burnInStatus: f.burnIn === "none" ? null : f.burnIn === "passed" ? "PASSED" : "FAILED" });
+  if (f.burnIn) and.push(anyOf(f.burnIn.map((b) => ({ burnInStatus: BURN_IN_STATUS[b] }))));
   if (f.updatedSince) and.push({ updatedAt: { gte: new Date(f.updatedSince) } });
   const stale = staleWhere(staleThreshold);
   const fresh = freshWhere(staleThreshold);
   if (f.stale === true) and.push(stale);
   if (f.stale === false) and.push(fresh);
-  if (f.operationalStatus === "STALE") and.push(stale, { NOT: { operationalStatus: "QUARANTINED" } });
-  else if (f.operationalStatus === "QUARANTINED") and.push({ operationalStatus: "QUARANTINED" });
-  else if (f.operationalStatus) and.push({ operationalStatus: f.operationalStatus }, fresh);
+  if (f.operationalStatus)
+    and.push(
+      anyOf(
+        f.operationalStatus.map((status): Prisma.DeviceWhereInput =>
+          status === "STALE"
+            ? { AND: [stale, { NOT: { operationalStatus: "QUARANTINED" } }] }
+            : status === "QUARANTINED"
+              ? { operationalStatus: "QUARANTINED" }
+              : { AND: [{ operationalStatus: status }, fresh] },
+        ),
+      ),
+    );
   return and.length ? { AND: and } : {};
 }
+/** The stored burn-in status each value of the burn-in filter matches (none: never burnt in). */
+const BURN_IN_STATUS = { passed: "PASSED", failed: "FAILED", none: null } as const satisfies Record<
+  DeviceBurnInFilter,
+  string | null
+>;
+/** One condition as it is, several as an OR (so a single value plans as it always did). */
+const anyOf = (conditions: Prisma.DeviceWhereInput[]): Prisma.DeviceWhereInput =>
+  conditions.length === 1 ? conditions[0]! : { OR: conditions };
 
 /** A device column a bulk update writes: Prisma field name and PostgreSQL type. */
 export interface BulkColumn {
@@ -286,6 +311,9 @@ const JSON_COLUMNS = `d.id, d.name, d.serial, d.operational_status AS "operation
 const BRIEF_COLUMNS = `d.id, d.name, json_build_object('id', s.id, 'slug', s.slug) AS site, d.serial,
          d.netbox_status AS "netboxStatus", d.ironic_provision_state AS "ironicProvisionState",
          d.operational_status AS "operationalStatus", d.cordoned, d.updated_at AS "updatedAt",
+         d.cordon_reason AS "cordonReason", d.cordoned_by AS "cordonedBy", d.cordoned_at AS "cordonedAt",
+         d.burn_in_status AS "burnInStatus", d.burn_in_job_id AS "burnInJobId", d.burn_in_at AS "burnInAt",
+         d.ironic_last_error AS "ironicLastError", d.ironic_fault AS "ironicFault",
          o.netbox_observed_at AS "netboxObservedAt", o.ironic_observed_at AS "ironicObservedAt",
          o.slurm_observed_at AS "slurmObservedAt", o.health_observed_at AS "healthObservedAt"`;
 const COLUMNS = { json: JSON_COLUMNS, brief: BRIEF_COLUMNS };

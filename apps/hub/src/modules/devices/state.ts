@@ -145,10 +145,7 @@ export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device 
     // A cordon without a recorded source is an operator's: impairment always records its own.
     cordonSource: d.cordoned ? ((d.cordonSource ?? "operator") as Device["cordonSource"]) : null,
     notes: d.notes,
-    burnIn:
-      d.burnInStatus && d.burnInJobId && d.burnInAt
-        ? { status: d.burnInStatus as BurnInStatus, jobId: d.burnInJobId, at: d.burnInAt.toISOString() }
-        : null,
+    burnIn: burnInOf(d),
     operationalStatus: derived.operationalStatus,
     conditions: derived.conditions,
     stale: isStale(derived),
@@ -184,6 +181,13 @@ export function toDeviceJson(d: DeviceJsonRow, now: Date, staleAfterMs: number):
  * the observations only), read as STALE when a source that observed the device last did so
  * before `staleBefore`, unless an operator quarantined it (deriveDeviceStatus's order).
  */
+/** The device's last burn-in as the representations show it; null when it was never burnt in. */
+function burnInOf(d: Pick<DeviceBase, "burnInStatus" | "burnInJobId" | "burnInAt">): Device["burnIn"] {
+  return d.burnInStatus && d.burnInJobId && d.burnInAt
+    ? { status: d.burnInStatus as BurnInStatus, jobId: d.burnInJobId, at: d.burnInAt.toISOString() }
+    : null;
+}
+
 export function toDeviceBrief(d: DeviceBriefRow, staleBefore: Date): DeviceBrief {
   const stale = [d.netboxObservedAt, d.ironicObservedAt, d.slurmObservedAt, d.healthObservedAt].some(
     (t) => t !== null && t.getTime() < staleBefore.getTime(),
@@ -196,9 +200,14 @@ export function toDeviceBrief(d: DeviceBriefRow, staleBefore: Date): DeviceBrief
     operationalStatus: stale && d.operationalStatus !== "QUARANTINED" ? "STALE" : d.operationalStatus,
     stale,
     cordoned: d.cordoned,
+    cordonReason: d.cordonReason,
+    cordonedBy: d.cordonedBy,
+    cordonedAt: isoOrNull(d.cordonedAt),
+    burnIn: burnInOf(d),
     updatedAt: d.updatedAt.toISOString(),
     netboxStatus: d.netboxStatus,
     provisionState: d.ironicProvisionState,
+    failureReason: d.ironicLastError ?? d.ironicFault,
   };
 }
 
