@@ -409,6 +409,18 @@ describe("values the render refuses, naming them", () => {
     expect(error).toMatch(new RegExp(`missing propert(y|ies) .*'${leaf}'`));
   });
 
+  it("a site silence window longer than the staleness window, naming both; equal renders", async () => {
+    const windows = (silence: number, stale: number) => (v: Values) => {
+      v.fleetManager.hub.siteSilenceAfterSeconds = silence;
+      v.fleetManager.hub.staleAfterSeconds = stale;
+    };
+    expect(await renderError(HUB, HUB_EXAMPLE, windows(601, 600))).toMatch(
+      /fleetManager\.hub\.siteSilenceAfterSeconds \(601\) must be at most fleetManager\.hub\.staleAfterSeconds \(600\)/,
+    );
+    expect(await renderError(HUB, HUB_EXAMPLE, windows(600, 600))).toBe("");
+    expect(await renderError(HUB, HUB_EXAMPLE, () => undefined)).toBe("");
+  });
+
   it("an environment other than dev, stg or prod; stg itself renders", async () => {
     expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.environment = "staging"))).toMatch(
       /\/environment.*'dev', 'stg', 'prod'/,
@@ -509,7 +521,7 @@ describe("the charts' numeric guards, on both sides of each bound", () => {
     "fleet-manager-hub": [
       "fleetManager.hub.replicas >= 1",
       "fleetManager.hub.netboxAgent.resyncIntervalSeconds >= 1",
-      "fleetManager.hub.staleAfterSeconds >= 1",
+      "fleetManager.hub.staleAfterSeconds >= 10",
       "fleetManager.hub.siteSilenceAfterSeconds >= 10",
       "fleetManager.hub.feedRetentionSeconds >= 1200",
       "fleetManager.hub.impairment.cordonAfterSeconds >= 0",
@@ -564,11 +576,16 @@ describe("the charts' numeric guards, on both sides of each bound", () => {
     for (const k of keys) o = o[k] ??= {};
     o[last] = value;
   };
+  /** A staleness window at its bound takes the silence window down with it (the render refuses silence > staleness). */
+  const setCoherent = (path: string, value: number) => (v: Values) => {
+    set(path, value)(v);
+    if (path === "fleetManager.hub.staleAfterSeconds") set("fleetManager.hub.siteSilenceAfterSeconds", 10)(v);
+  };
   it.each(all.map((b) => [label(b), b] as const))("%s", async (_, b) => {
     const step = b.integer ? 1 : 0.001;
     const past = b.kind === "minimum" ? b.bound - step : b.bound + step;
-    expect(await renderError(b.chart, b.example, set(b.path, b.bound))).toBe("");
-    const error = await renderError(b.chart, b.example, set(b.path, past));
+    expect(await renderError(b.chart, b.example, setCoherent(b.path, b.bound))).toBe("");
+    const error = await renderError(b.chart, b.example, setCoherent(b.path, past));
     expect(error).toContain(`/${b.path.replaceAll(".", "/")}`);
     expect(error).toMatch(b.kind === "minimum" ? /minimum|must be >=/ : /maximum|must be <=/);
   });

@@ -43,11 +43,22 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_BOOTSTRAP_ADMIN_SECRET: "short" })).toThrow(/FM_BOOTSTRAP_ADMIN_SECRET/);
   });
 
-  it("judges a site silent after 15 minutes unless FM_SITE_SILENCE_AFTER_S says otherwise", () => {
-    expect(parseEnv({}).FM_SITE_SILENCE_AFTER_S).toBe(900);
+  it("judges a site silent after 10 minutes, the staleness window, unless FM_SITE_SILENCE_AFTER_S says otherwise", () => {
+    expect(parseEnv({})).toMatchObject({ FM_SITE_SILENCE_AFTER_S: 600, FM_STALE_AFTER_S: 600 });
     expect(parseEnv({ FM_SITE_SILENCE_AFTER_S: "120" }).FM_SITE_SILENCE_AFTER_S).toBe(120);
     expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "5" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
     expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "15m" })).toThrow(/FM_SITE_SILENCE_AFTER_S/);
+  });
+
+  it("refuses to start with a silence window longer than the staleness window, naming both; equal is allowed", () => {
+    expect(() => parseEnv({ FM_SITE_SILENCE_AFTER_S: "601" })).toThrow(
+      /FM_SITE_SILENCE_AFTER_S: must be at most FM_STALE_AFTER_S: a site silence window of 601 s is longer than the staleness window \(600 s\)/,
+    );
+    expect(() => parseEnv({ FM_STALE_AFTER_S: "300" })).toThrow(
+      /FM_SITE_SILENCE_AFTER_S: must be at most FM_STALE_AFTER_S/,
+    );
+    expect(parseEnv({ FM_SITE_SILENCE_AFTER_S: "300", FM_STALE_AFTER_S: "300" }).FM_SITE_SILENCE_AFTER_S).toBe(300);
+    expect(parseEnv({ FM_SITE_SILENCE_AFTER_S: "900", FM_STALE_AFTER_S: "900" }).FM_STALE_AFTER_S).toBe(900);
   });
 
   it("keeps feed events a week unless FM_FEED_RETENTION_S says otherwise, never less than two snapshot timeouts", () => {

@@ -3,9 +3,12 @@ import { z } from "zod";
 import {
   DEFAULT_FEED_RETENTION_S,
   DEFAULT_IMPAIRMENT_POLICY,
+  DEFAULT_SITE_SILENCE_AFTER_MS,
+  DEFAULT_STALE_AFTER_MS,
   DEVICE_CLASSES,
   EnvironmentSchema,
   NetboxSettingsInputSchema,
+  siteSilenceRefusal,
 } from "@fm/domain";
 
 /** A variable holding JSON of `schema`; `expected` names the form in the error. */
@@ -64,9 +67,20 @@ export const EnvSchema = z.object({
   /** Apply pending SQL migrations at start (under an advisory lock). */
   FM_MIGRATE_ON_START: bool.default(true),
   /** A source that has not observed a device for this long makes it STALE, seconds (runbook: 10 min). */
-  FM_STALE_AFTER_S: z.coerce.number().int().min(10).default(600),
-  /** A source that has not pushed a reflection for a site for this long makes the site's Reporting condition False, seconds. */
-  FM_SITE_SILENCE_AFTER_S: z.coerce.number().int().min(10).default(900),
+  FM_STALE_AFTER_S: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(DEFAULT_STALE_AFTER_MS / 1000),
+  /**
+   * A source that has not pushed a reflection for a site for this long makes the site's Reporting
+   * condition False, seconds; at most FM_STALE_AFTER_S (default: the same 10 min).
+   */
+  FM_SITE_SILENCE_AFTER_S: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(DEFAULT_SITE_SILENCE_AFTER_MS / 1000),
   /** Health critical this long cordons a device (source impairment), seconds. */
   FM_IMPAIRMENT_CORDON_AFTER_S: z.coerce
     .number()
@@ -183,6 +197,9 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       `invalid environment:\n  FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S (${env.FM_FEED_SNAPSHOT_TIMEOUT_S} s): shorter, a reader could never catch up after a snapshot`,
     );
   }
+  const silence = siteSilenceRefusal(env.FM_SITE_SILENCE_AFTER_S * 1000, env.FM_STALE_AFTER_S * 1000);
+  if (silence)
+    throw new EnvError(`invalid environment:\n  FM_SITE_SILENCE_AFTER_S: must be at most FM_STALE_AFTER_S: ${silence}`);
   if (env.FM_AUTH === "none" && !["127.0.0.1", "::1", "localhost"].includes(env.HOST)) {
     throw new EnvError(
       "invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)",

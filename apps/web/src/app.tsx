@@ -14,10 +14,12 @@ import { JobDetail } from "./views/job-detail.tsx";
 import { JobCreate } from "./views/job-create.tsx";
 import { Satellites } from "./views/satellites.tsx";
 import { Audit } from "./views/audit.tsx";
+import { Discrepancies } from "./views/discrepancies.tsx";
 
 const NAV = [
   ["/", "Overview"],
   ["/devices", "Devices"],
+  ["/discrepancies", "Discrepancies"],
   ["/jobs", "Jobs"],
   ["/satellites", "Satellites"],
   ["/audit", "Audit log"],
@@ -189,6 +191,8 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
     case "jobs":
       if (parts[1] === "new") return <JobCreate search={search} />;
       return parts[1] ? <JobDetail id={parts[1]} /> : <Jobs search={search} />;
+    case "discrepancies":
+      return <Discrepancies search={search} />;
     case "satellites":
       return <Satellites />;
     case "audit":

@@ -64,3 +64,32 @@ export const listOf = <T extends z.ZodType>(item: T) =>
     count: z.number().int().describe("Total number of items matching the filters"),
     nextCursor: z.string().nullable().describe("Pass as ?cursor= for the next page; null on the last page"),
   });
+
+/**
+ * A query parameter holding several values, comma-separated (`?kind=a,b`): each value checked
+ * by `item`, duplicates dropped, at most `max` values. Parses to the list.
+ */
+export const commaList = <T extends z.ZodType<string>>(item: T, max = 50) =>
+  z
+    .string()
+    .max(4000)
+    .transform((v, ctx): z.output<T>[] => {
+      const values = [...new Set(v.split(",").map((s) => s.trim()))].filter((s) => s !== "");
+      if (!values.length || values.length > max) {
+        ctx.addIssue({ code: "custom", message: `one to ${max} comma-separated values` });
+        return z.NEVER;
+      }
+      const out: z.output<T>[] = [];
+      for (const value of values) {
+        const r = item.safeParse(value);
+        if (!r.success) {
+          ctx.addIssue({
+            code: "custom",
+            message: `'${value.slice(0, 100)}': ${r.error.issues[0]?.message ?? "invalid"}`,
+          });
+          return z.NEVER;
+        }
+        out.push(r.data);
+      }
+      return out;
+    });

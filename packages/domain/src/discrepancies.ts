@@ -18,7 +18,7 @@
  *                                 window) instead of keeping it.
  */
 import { z } from "zod";
-import { PageQuery, Timestamp, Uuid, listOf } from "./common.ts";
+import { PageQuery, Timestamp, Uuid, commaList, listOf } from "./common.ts";
 import { CORDON_REASON_PREFIX } from "./impairment.ts";
 import { isSlurmDrained } from "./slurm-nodes.ts";
 
@@ -122,6 +122,22 @@ export const DiscrepancyListQuerySchema = PageQuery.extend({
 });
 export type DiscrepancyListQuery = z.infer<typeof DiscrepancyListQuerySchema>;
 
+/** The fleet-wide list: the site list's filters, several sites and kinds at once, and a device name search. */
+export const DiscrepancyFleetQuerySchema = PageQuery.extend({
+  site: commaList(z.string().min(1).max(63))
+    .optional()
+    .describe("Comma-separated site slugs or ids; an unknown one is a 400"),
+  kind: commaList(DiscrepancyKind, DISCREPANCY_KINDS.length)
+    .optional()
+    .describe(`Comma-separated kinds: ${DISCREPANCY_KINDS.join(", ")}`),
+  name: z
+    .string()
+    .max(200)
+    .optional()
+    .describe("Case-insensitive substring of the device's (or unmatched item's) name"),
+});
+export type DiscrepancyFleetQuery = z.infer<typeof DiscrepancyFleetQuerySchema>;
+
 export const DiscrepancyListSchema = listOf(DiscrepancySchema).meta({ id: "DiscrepancyList" });
 export type DiscrepancyList = z.infer<typeof DiscrepancyListSchema>;
 
@@ -130,7 +146,16 @@ export const DiscrepancySummarySchema = z
     total: z.number().int(),
     byKind: z.record(DiscrepancyKind, z.number().int()).describe("Every kind, zero included"),
     sites: z
-      .array(z.object({ siteId: Uuid, slug: z.string(), total: z.number().int() }))
+      .array(
+        z.object({
+          siteId: Uuid,
+          slug: z.string(),
+          total: z.number().int(),
+          byKind: z
+            .partialRecord(DiscrepancyKind, z.number().int())
+            .describe("The site's open kinds (a kind absent: none open)"),
+        }),
+      )
       .describe("Sites with at least one open discrepancy, by slug"),
   })
   .meta({ id: "DiscrepancySummary" });

@@ -101,8 +101,25 @@ export function siteFlagsRefusal(flags: { slurmEnabled: boolean; openstackSlurmE
     : null;
 }
 
-/** A site's silence is judged against this window unless FM_SITE_SILENCE_AFTER_S says otherwise. */
-export const DEFAULT_SITE_SILENCE_AFTER_MS = 15 * 60_000;
+/** A device no source has observed for this long is STALE unless FM_STALE_AFTER_S says otherwise (10 min). */
+export const DEFAULT_STALE_AFTER_MS = 10 * 60_000;
+
+/**
+ * A site's silence is judged against this window unless FM_SITE_SILENCE_AFTER_S says otherwise:
+ * the staleness window, so a site whose sources went quiet turns silent no later than its
+ * devices turn STALE (a longer window would show the site "reporting" over STALE devices).
+ */
+export const DEFAULT_SITE_SILENCE_AFTER_MS = DEFAULT_STALE_AFTER_MS;
+
+/**
+ * Why a silence window and a staleness window contradict each other, or null: a silence window
+ * longer than the staleness window leaves a site "reporting" while every device it pushed is STALE.
+ */
+export function siteSilenceRefusal(silenceAfterMs: number, staleAfterMs: number): string | null {
+  return silenceAfterMs > staleAfterMs
+    ? `a site silence window of ${silenceAfterMs / 1000} s is longer than the staleness window (${staleAfterMs / 1000} s): a site would show as reporting while all its devices are STALE`
+    : null;
+}
 
 /** When the hub last accepted a reflection of one source for a site. */
 export interface SourcePush {

@@ -1,12 +1,23 @@
-/** The audit log: every change made through the API, newest first, filtered by principal, action or resource. */
+/**
+ * The audit log: every change made through the API, newest first, filtered by principal, action or
+ * resource. Each entry names who made it (a person's email, a client, a satellite's agent) and what
+ * it changed (a device's name linking to its page, a job's, a site's slug), the ids beside.
+ */
 import { useState, type FormEvent } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { AuditList } from "@fm/domain";
 import { api, query } from "../api.ts";
-import { setSearch, useTitle } from "../router.tsx";
+import { Link, setSearch, useTitle } from "../router.tsx";
 import { ErrorNote, Loading, when, Scroll } from "../ui.tsx";
 
 const FILTERS = ["principal", "action", "resourceType", "resourceId"] as const;
+
+/** The UI's page of each resource type that has one, by the resource's id. */
+const RESOURCE_PAGES: Record<string, string> = {
+  device: "/ui/devices/",
+  device_burn_in_override: "/ui/devices/",
+  job: "/ui/jobs/",
+};
 
 export function Audit({ search }: { search: URLSearchParams }) {
   useTitle("Audit log");
@@ -62,10 +73,24 @@ export function Audit({ search }: { search: URLSearchParams }) {
                 {audit.data.items.map((a) => (
                   <tr key={a.id}>
                     <td>{when(a.createdAt)}</td>
-                    <td>{a.principal}</td>
+                    <td>
+                      {a.principalName} <span className="muted">({a.principalKind})</span>
+                    </td>
                     <td>{a.action}</td>
                     <td>
-                      {a.resourceType} {a.resourceId}
+                      {a.resourceType}{" "}
+                      {a.resourceName === null ? (
+                        a.resourceId
+                      ) : (
+                        <>
+                          {RESOURCE_PAGES[a.resourceType] ? (
+                            <Link to={`${RESOURCE_PAGES[a.resourceType]}${a.resourceId}`}>{a.resourceName}</Link>
+                          ) : (
+                            <strong>{a.resourceName}</strong>
+                          )}
+                          {a.resourceName !== a.resourceId && <div className="muted">{a.resourceId}</div>}
+                        </>
+                      )}
                     </td>
                     <td>
                       <ul className="plain">

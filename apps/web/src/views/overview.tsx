@@ -1,32 +1,56 @@
-/** Fleet overview: devices by operational status per site, each site's sources and silence, open discrepancies. */
+/**
+ * Fleet overview: devices by operational status per site, each site's sources and silence, open
+ * discrepancies (each count linking to the discrepancies view filtered to it). Live: every part is
+ * asked again each LIVE_REFRESH_MS, and the page says how old what it shows is.
+ */
 import { useQuery } from "@tanstack/react-query";
-import { OPERATIONAL_STATUSES, type DeviceCounts, type DiscrepancySummary, type SiteList } from "@fm/domain";
+import {
+  DISCREPANCY_KINDS,
+  OPERATIONAL_STATUSES,
+  type DeviceCounts,
+  type DiscrepancySummary,
+  type SiteList,
+} from "@fm/domain";
 import { api, query } from "../api.ts";
+import { LIVE_REFRESH_MS, Updated } from "../live.tsx";
 import { Link, useTitle } from "../router.tsx";
-import { Badge, ErrorNote, Loading, Section, age, Scroll } from "../ui.tsx";
+import { ErrorNote, Loading, Section, age, Scroll } from "../ui.tsx";
+import { discrepanciesUrl } from "./discrepancies.tsx";
+import { SiteReporting } from "./satellites.tsx";
 
 export function Overview() {
   useTitle("Overview");
-  const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
+  const sites = useQuery({
+    queryKey: ["sites"],
+    queryFn: () => api<SiteList>("/api/v1/sites?limit=1000"),
+    refetchInterval: LIVE_REFRESH_MS,
+  });
   const discrepancies = useQuery({
     queryKey: ["discrepancies-summary"],
     queryFn: () => api<DiscrepancySummary>("/api/v1/discrepancies/summary"),
+    refetchInterval: LIVE_REFRESH_MS,
   });
   // Every (site, status) count in one request, each the number the devices list shows for it.
   const counts = useQuery({
     queryKey: ["device-counts", "site,operationalStatus"],
     queryFn: () => api<DeviceCounts>(`/api/v1/devices/counts${query({ groupBy: "site,operationalStatus" })}`),
     select: (d) => new Map(d.groups.map((g) => [`${g.site!.id} ${g.operationalStatus!}`, g.count])),
+    refetchInterval: LIVE_REFRESH_MS,
   });
   if (sites.error) return <ErrorNote error={sites.error} />;
   if (!sites.data) return <Loading />;
   const count = (siteId: string, status: string) =>
     counts.data ? (counts.data.get(`${siteId} ${status}`) ?? 0) : undefined;
-  const openBySite = new Map(discrepancies.data?.sites.map((s) => [s.slug, s.total]));
+  const openBySite = new Map(discrepancies.data?.sites.map((s) => [s.slug, s]));
+  // The oldest of the three answers on screen: what the page shows is at least this fresh.
+  const updatedAt = Math.min(
+    ...[sites.dataUpdatedAt, counts.dataUpdatedAt, discrepancies.dataUpdatedAt].filter((t) => t > 0),
+  );
 
   return (
     <>
       <h1>Fleet overview</h1>
+      <Updated at={updatedAt} failed={sites.isRefetchError || counts.isRefetchError || discrepancies.isRefetchError} />
       <Section title="Devices by operational status">
         <Scroll label="Devices by site and status">
           <table>
@@ -85,26 +109,12 @@ export function Overview() {
             </thead>
             <tbody>
               {sites.data.items.map((site) => {
-                const reporting = site.conditions.find((c) => c.type === "Reporting");
+                const open = openBySite.get(site.slug);
                 return (
                   <tr key={site.id}>
                     <th scope="row">{site.name}</th>
                     <td>
-                      {reporting ? (
-                        <Badge
-                          value={
-                            reporting.status === "True"
-                              ? "reporting"
-                              : reporting.status === "False"
-                                ? "silent"
-                                : "unknown"
-                          }
-                          kind={reporting.status === "True" ? "good" : reporting.status === "False" ? "bad" : "neutral"}
-                        />
-                      ) : (
-                        "—"
-                      )}
-                      {reporting && reporting.status !== "True" && <div className="muted">{reporting.message}</div>}
+                      <SiteReporting site={site} />
                     </td>
                     <td>
                       {site.sources.length === 0
@@ -116,7 +126,31 @@ export function Overview() {
                             </span>
                           ))}
                     </td>
-                    <td className="num">{discrepancies.data ? (openBySite.get(site.slug) ?? 0) : "…"}</td>
+                    <td className="num">
+                      {!discrepancies.data ? (
+                        "…"
+                      ) : !open ? (
+                        "0"
+                      ) : (
+                        <>
+                          <Link
+                            to={discrepanciesUrl({ site: [site.slug] })}
+                            aria-label={`${open.total} open discrepancies at ${site.slug}`}
+                          >
+                            {open.total.toLocaleString()}
+                          </Link>
+                          <ul className="plain">
+                            {DISCREPANCY_KINDS.filter((k) => open.byKind[k]).map((k) => (
+                              <li key={k}>
+                                <Link to={discrepanciesUrl({ site: [site.slug], kind: [k] })}>
+                                  {k}: {open.byKind[k]!.toLocaleString()}
+                                </Link>
+                              </li>
+                            ))}
+                          </ul>
+                        </>
+                      )}
+                    </td>
                   </tr>
                 );
               })}
@@ -124,7 +158,12 @@ export function Overview() {
           </table>
         </Scroll>
         {discrepancies.error ? <ErrorNote error={discrepancies.error} /> : null}
-        {discrepancies.data && <p>Open discrepancies fleet-wide: {discrepancies.data.total}</p>}
+        {discrepancies.data && (
+          <p>
+            Open discrepancies fleet-wide:{" "}
+            <Link to={discrepanciesUrl({})}>{discrepancies.data.total.toLocaleString()}</Link>
+          </p>
+        )}
       </Section>
     </>
   );

@@ -1,11 +1,46 @@
 /** Satellites: each agent's client, its last token and heartbeat, its reflectors' ages; secret rotation for admins. */
 import { useState } from "react";
 import { useMutation, useQuery } from "@tanstack/react-query";
-import type { SatelliteList, SiteList } from "@fm/domain";
+import type { SatelliteList, Site, SiteList } from "@fm/domain";
 import { api } from "../api.ts";
+import { LIVE_REFRESH_MS, Updated, useNow } from "../live.tsx";
 import { useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Section, age, ago, Scroll } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Section, age, ago, when, Scroll } from "../ui.tsx";
+
+/**
+ * A site as its Reporting condition has it: green "reporting" only while every source that has
+ * pushed for it did so within the hub's window; otherwise "silent", naming each silent source
+ * and since when it has said nothing (its last accepted push).
+ */
+export function SiteReporting({ site }: { site: Site }) {
+  const now = useNow();
+  const reporting = site.conditions.find((c) => c.type === "Reporting");
+  if (!reporting || reporting.status === "Unknown")
+    return (
+      <span data-testid={`site-state-${site.slug}`}>
+        <Badge value="unknown" kind="neutral" /> <span className="muted">no source has pushed yet</span>
+      </span>
+    );
+  if (reporting.status === "True")
+    return (
+      <span data-testid={`site-state-${site.slug}`}>
+        <Badge value="reporting" kind="good" />
+      </span>
+    );
+  return (
+    <span data-testid={`site-state-${site.slug}`}>
+      <Badge value="silent" kind="bad" />{" "}
+      {site.sources
+        .filter((s) => s.silent)
+        .map((s) => (
+          <span key={s.source} className="source silent">
+            {s.source} silent since {when(s.lastAcceptedAt)} ({ago(s.lastAcceptedAt, now)})
+          </span>
+        ))}
+    </span>
+  );
+}
 
 interface Rotated {
   clientId: string;
@@ -18,9 +53,13 @@ export function Satellites() {
   const satellites = useQuery({
     queryKey: ["satellites"],
     queryFn: () => api<SatelliteList>("/api/v1/satellites?limit=1000"),
-    refetchInterval: 15_000,
+    refetchInterval: LIVE_REFRESH_MS,
   });
-  const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
+  const sites = useQuery({
+    queryKey: ["sites"],
+    queryFn: () => api<SiteList>("/api/v1/sites?limit=1000"),
+    refetchInterval: LIVE_REFRESH_MS,
+  });
   const [secret, setSecret] = useState<Rotated>();
   const rotate = useMutation({
     mutationFn: ({ name, agent }: { name: string; agent: string }) =>
@@ -29,10 +68,14 @@ export function Satellites() {
   });
   if (satellites.error) return <ErrorNote error={satellites.error} />;
   if (!satellites.data) return <Loading />;
-  const slug = new Map(sites.data?.items.map((s) => [s.id, s.slug]));
+  const siteById = new Map(sites.data?.items.map((s) => [s.id, s]));
   return (
     <>
       <h1>Satellites</h1>
+      <Updated
+        at={Math.min(satellites.dataUpdatedAt, sites.dataUpdatedAt || satellites.dataUpdatedAt)}
+        failed={satellites.isRefetchError || sites.isRefetchError}
+      />
       {secret && (
         <div role="alert" className="secret">
           <p>
@@ -56,7 +99,22 @@ export function Satellites() {
       {satellites.data.items.length === 0 && <p>No satellite is expected yet.</p>}
       {satellites.data.items.map((sat) => (
         <Section key={sat.id} title={`${sat.name} (${sat.environment})`} id={`sat-${sat.name}`}>
-          <p>Sites: {sat.siteIds.map((id) => slug.get(id) ?? id).join(", ")}</p>
+          <ul className="plain" aria-label={`Sites of ${sat.name}`}>
+            {sat.siteIds.map((id) => {
+              const site = siteById.get(id);
+              return (
+                <li key={id}>
+                  {site ? (
+                    <>
+                      {site.slug}: <SiteReporting site={site} />
+                    </>
+                  ) : (
+                    id
+                  )}
+                </li>
+              );
+            })}
+          </ul>
           <Scroll label={`Agents of ${sat.name}`}>
             <table>
               <thead>

@@ -74,9 +74,17 @@ export interface ReportRow {
 /** The last time any source observed the device (never observed: when the hub created it). */
 const LAST_SEEN = Prisma.sql`COALESCE(GREATEST(o.netbox_observed_at, o.ironic_observed_at, o.slurm_observed_at, o.health_observed_at), d.created_at)`;
 
-function reportSql(siteId: string | null, now: Date, staleAfterMs: number): Prisma.Sql {
+/** Which rows of the report: these sites (all: undefined), these kinds, a name containing this text. */
+export interface ReportFilter {
+  siteIds?: readonly string[] | undefined;
+  kinds?: readonly DiscrepancyKind[] | undefined;
+  name?: string | undefined;
+}
+
+function reportSql(siteIds: readonly string[] | undefined, now: Date, staleAfterMs: number): Prisma.Sql {
   const window = Prisma.sql`make_interval(secs => ${staleAfterMs / 1000})`;
-  const siteOf = (column: Prisma.Sql) => (siteId === null ? Prisma.sql`TRUE` : Prisma.sql`${column} = ${siteId}::uuid`);
+  const siteOf = (column: Prisma.Sql) =>
+    siteIds === undefined ? Prisma.sql`TRUE` : Prisma.sql`${column} = ANY(${[...siteIds]}::uuid[])`;
   return Prisma.sql`
     SELECT id, site_id, kind, device_id, name, observed, first_seen_at AS since, NULL::timestamptz AS last_seen_at
       FROM discrepancies x WHERE ${siteOf(Prisma.sql`x.site_id`)}
@@ -84,6 +92,17 @@ function reportSql(siteId: string | null, now: Date, staleAfterMs: number): Pris
     SELECT d.id, d.site_id, 'unobserved', d.id, d.name, NULL::jsonb, ${LAST_SEEN} + ${window}, ${LAST_SEEN}
       FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id
      WHERE ${siteOf(Prisma.sql`d.site_id`)} AND ${LAST_SEEN} < ${now}::timestamptz - ${window}`;
+}
+
+/** `text` as a LIKE pattern matching it literally anywhere (its `%`, `_` and `\\` escaped). */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The report's rows a filter keeps (the sites are already narrowed by reportSql). */
+function filterSql(filter: ReportFilter): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (filter.kinds?.length) parts.push(Prisma.sql`kind = ANY(${[...filter.kinds]}::text[])`);
+  if (filter.name) parts.push(Prisma.sql`name ILIKE ${containing(filter.name)}`);
+  return parts.length ? Prisma.join(parts, " AND ") : Prisma.sql`TRUE`;
 }
 
 export const discrepancyRepo = {
@@ -134,22 +153,21 @@ export const discrepancyRepo = {
     if (ids.length) await db.discrepancy.deleteMany({ where: { id: { in: ids } } });
   },
 
-  /** One page of a site's report (kept and derived rows) in id order, and its exact count. */
+  /** One page of the report (kept and derived rows) in id order, and its exact count. */
   async page(
     db: Db,
-    siteId: string,
-    kind: DiscrepancyKind | undefined,
+    filter: ReportFilter,
     now: Date,
     staleAfterMs: number,
     page: PageRequest,
   ): Promise<RowPage<ReportRow>> {
-    const report = reportSql(siteId, now, staleAfterMs);
-    const ofKind = kind ? Prisma.sql`kind = ${kind}` : Prisma.sql`TRUE`;
+    const report = reportSql(filter.siteIds, now, staleAfterMs);
+    const kept = filterSql(filter);
     const after = page.afterId ? Prisma.sql`id > ${page.afterId}::uuid` : Prisma.sql`TRUE`;
     const [rows, counted] = await Promise.all([
       db.$queryRaw<Record<string, unknown>[]>`
-        SELECT * FROM (${report}) r WHERE ${ofKind} AND ${after} ORDER BY id LIMIT ${page.limit + 1}`,
-      db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM (${report}) r WHERE ${ofKind}`,
+        SELECT * FROM (${report}) r WHERE ${kept} AND ${after} ORDER BY id LIMIT ${page.limit + 1}`,
+      db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM (${report}) r WHERE ${kept}`,
     ]);
     return {
       rows: rows.map((r) => ({
@@ -174,7 +192,7 @@ export const discrepancyRepo = {
   ): Promise<{ siteId: string; slug: string; kind: string; n: number }[]> {
     const rows = await db.$queryRaw<{ site_id: string; slug: string; kind: string; n: bigint }[]>`
       SELECT r.site_id, s.slug, r.kind, count(*) AS n
-        FROM (${reportSql(null, now, staleAfterMs)}) r JOIN sites s ON s.id = r.site_id
+        FROM (${reportSql(undefined, now, staleAfterMs)}) r JOIN sites s ON s.id = r.site_id
        GROUP BY r.site_id, s.slug, r.kind ORDER BY s.slug, r.kind`;
     return rows.map((r) => ({ siteId: r.site_id, slug: r.slug, kind: r.kind, n: Number(r.n) }));
   },

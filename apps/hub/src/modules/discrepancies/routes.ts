@@ -1,6 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
-import { DiscrepancyListQuerySchema, DiscrepancyListSchema, DiscrepancySummarySchema, IdParams } from "@fm/domain";
+import {
+  DiscrepancyFleetQuerySchema,
+  DiscrepancyListQuerySchema,
+  DiscrepancyListSchema,
+  DiscrepancySummarySchema,
+  IdParams,
+} from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { DiscrepancyService } from "./service.ts";
 
@@ -21,6 +27,20 @@ export function registerDiscrepancies(app: FastifyInstance, { service }: { servi
       },
     },
     async (request) => service.list(request.ctx, request.params.id, request.query),
+  );
+
+  r.get(
+    "/api/v1/discrepancies",
+    {
+      config: { scope: "fleet.read" },
+      schema: {
+        tags,
+        summary: "Open discrepancies fleet-wide, filtered by sites, kinds and a name, paged in id order",
+        querystring: DiscrepancyFleetQuerySchema,
+        response: { 200: DiscrepancyListSchema, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => service.fleetList(request.ctx, request.query),
   );
 
   r.get(

@@ -14,6 +14,7 @@ import { DISCREPANCY_KINDS, UNMATCHED_SOURCES, deviceDiscrepancies, sameJson, un
 import type {
   Discrepancy,
   DiscrepancyKind,
+  DiscrepancyFleetQuery,
   DiscrepancyList,
   DiscrepancyListQuery,
   DiscrepancySummary,
@@ -21,7 +22,7 @@ import type {
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
-import { requireSite } from "../sites/repo.ts";
+import { requireSite, resolveSiteIds } from "../sites/repo.ts";
 import { discrepancyRepo, type DiscrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
 
 /** What a push says about unmatched items: its source, and the key of every item matching no device. */
@@ -128,17 +129,27 @@ export function createDiscrepancyService({
     async list(_ctx: RequestContext, siteId: string, query: DiscrepancyListQuery): Promise<DiscrepancyList> {
       await requireSite(prisma, siteId);
       const at = now();
-      return keysetList(query, (page) => repo.page(prisma, siteId, query.kind, at, staleAfterMs, page), toDiscrepancy);
+      const filter = { siteIds: [siteId], kinds: query.kind ? [query.kind] : undefined };
+      return keysetList(query, (page) => repo.page(prisma, filter, at, staleAfterMs, page), toDiscrepancy);
+    },
+
+    /** The fleet's report, narrowed to sites (slugs or ids; an unknown one is a 400), kinds and a name. */
+    async fleetList(_ctx: RequestContext, query: DiscrepancyFleetQuery): Promise<DiscrepancyList> {
+      const siteIds = query.site ? await resolveSiteIds(prisma, query.site, "site") : undefined;
+      const at = now();
+      const filter = { siteIds, kinds: query.kind, name: query.name };
+      return keysetList(query, (page) => repo.page(prisma, filter, at, staleAfterMs, page), toDiscrepancy);
     },
 
     async summary(_ctx: RequestContext): Promise<DiscrepancySummary> {
       const rows = await repo.counts(prisma, now(), staleAfterMs);
       const byKind = Object.fromEntries(DISCREPANCY_KINDS.map((k) => [k, 0])) as Record<DiscrepancyKind, number>;
-      const sites = new Map<string, { siteId: string; slug: string; total: number }>();
+      const sites = new Map<string, DiscrepancySummary["sites"][number]>();
       for (const r of rows) {
         byKind[r.kind as DiscrepancyKind] += r.n;
-        const site = sites.get(r.siteId) ?? { siteId: r.siteId, slug: r.slug, total: 0 };
+        const site = sites.get(r.siteId) ?? { siteId: r.siteId, slug: r.slug, total: 0, byKind: {} };
         site.total += r.n;
+        site.byKind[r.kind as DiscrepancyKind] = r.n;
         sites.set(r.siteId, site);
       }
       return { total: rows.reduce((n, r) => n + r.n, 0), byKind, sites: [...sites.values()] };

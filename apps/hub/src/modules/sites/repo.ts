@@ -116,6 +116,19 @@ export async function resolveSiteId(db: Db, slugOrId: string, param: string): Pr
   return site.id;
 }
 
+/** Several `?site=` values (slugs or ids) to their sites' ids, in one query; an unknown one is a 400 naming it. */
+export async function resolveSiteIds(db: Db, slugsOrIds: readonly string[], param: string): Promise<string[]> {
+  const ids = slugsOrIds.filter((v) => Uuid.safeParse(v).success);
+  const slugs = slugsOrIds.filter((v) => !Uuid.safeParse(v).success);
+  const found = await db.site.findMany({
+    where: { OR: [{ id: { in: ids } }, { slug: { in: slugs } }] },
+    select: { id: true, slug: true },
+  });
+  const missing = slugsOrIds.find((v) => !found.some((s) => s.id === v || s.slug === v));
+  if (missing !== undefined) throw unknownSite(missing, param);
+  return [...new Set(found.map((s) => s.id))];
+}
+
 /** The 400 of a query parameter `param` naming no site (by slug or id). */
 export const unknownSite = (slugOrId: string, param: string) =>
   new BadRequest("unknown_site", `No site '${slugOrId}'`, {
