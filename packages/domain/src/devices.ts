@@ -139,7 +139,19 @@ const enumFilter = <const T extends readonly [string, ...string[]]>(values: T) =
     `One or more comma-separated (any case) of: ${values.join(", ")}; a device matches any of them`,
   );
 
+/** The deepest page `page=` jumps to (offset paging reads every row before it). */
+export const DEVICE_LIST_MAX_PAGE = 10_000;
+
 export const DeviceListQuerySchema = PageQuery.extend({
+  page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(DEVICE_LIST_MAX_PAGE)
+    .optional()
+    .describe(
+      "Jump to this 1-based page of `limit` devices (the last is ceil(count / limit)); not with cursor. Its nextCursor pages on from there",
+    ),
   sort: DeviceSort.optional(),
   site: z.string().max(63).optional().describe("Site slug or id"),
   role: z.string().max(100).optional().describe("Device role slug"),
@@ -170,6 +182,7 @@ const GROUP_LIST = new RegExp(`^(${DEVICE_COUNT_GROUPS.join("|")})(,(${DEVICE_CO
 
 /** The list's filters, and how to group the counts (none: the total only). */
 export const DeviceCountQuerySchema = DeviceListQuerySchema.omit({
+  page: true,
   limit: true,
   cursor: true,
   sort: true,

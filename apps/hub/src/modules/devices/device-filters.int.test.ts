@@ -4,7 +4,7 @@
  * values allowed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeviceBrief } from "@fm/domain";
+import { OPERATIONAL_STATUSES, type DeviceBrief } from "@fm/domain";
 import { bearer } from "@fm/test-support/process";
 import { seedDemo } from "../../seed/demo.ts";
 import { startOAuthTestHub, type TestHub } from "../../testing/test-hub.ts";
@@ -21,7 +21,7 @@ afterAll(() => hub.close());
 
 type Page = { items: DeviceBrief[]; count: number; nextCursor: string | null };
 const get = async (qs: string) => {
-  const res = await fetch(`${hub.url}/api/v1/devices/?limit=1000&brief=true&${qs}`, {
+  const res = await fetch(`${hub.url}/api/v1/devices/?brief=true&${qs.includes("limit=") ? "" : "limit=1000&"}${qs}`, {
     headers: bearer(hub.adminToken),
   });
   return {
@@ -97,5 +97,37 @@ describe("device list filters with several values", () => {
     expect(res.status).toBe(200);
     const both = (await page("operationalStatus=IMPAIRED,FAILED")).count;
     expect(((await res.json()) as { total: number }).total).toBe(both);
+  });
+
+  it("page=N jumps to the Nth page of the order, the last one included, and its cursor pages on from there", async () => {
+    const all = (await page("")).items.map((d) => d.id);
+    const at = async (qs: string) => {
+      const r = await get(qs);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as unknown as Page;
+    };
+    // 80 devices, 30 a page: pages 1..3, the last holding 20.
+    for (const qs of ["limit=30", `limit=30&operationalStatus=${OPERATIONAL_STATUSES.join(",")}`]) {
+      const second = await at(`${qs}&page=2`);
+      expect(
+        second.items.map((d) => d.id),
+        qs,
+      ).toEqual(all.slice(30, 60));
+      const next = await at(`${qs}&cursor=${encodeURIComponent(second.nextCursor!)}`);
+      expect(
+        next.items.map((d) => d.id),
+        qs,
+      ).toEqual(all.slice(60));
+      expect(next.nextCursor).toBeNull();
+    }
+    const last = await at("limit=30&page=3");
+    expect(last.items.map((d) => d.id)).toEqual(all.slice(60));
+    expect(last.nextCursor).toBeNull();
+    expect((await at("limit=30&page=4")).items).toEqual([]);
+    const sorted = (await page("sort=-name")).items.map((d) => d.id);
+    expect((await at("limit=30&sort=-name&page=3")).items.map((d) => d.id)).toEqual(sorted.slice(60));
+    const both = await get(`limit=30&page=2&cursor=${encodeURIComponent(last.nextCursor ?? "x")}`);
+    expect(both.status).toBe(400);
+    expect((await get("page=0")).status).toBe(400);
   });
 });

@@ -92,7 +92,7 @@ export interface DeviceFilter extends Omit<DeviceListQuery, "limit" | "cursor" |
 }
 
 /** Query keys that do not narrow which devices a list holds. */
-const NOT_FILTERS = new Set(["siteId", "site", "limit", "cursor", "brief", "sort"]);
+const NOT_FILTERS = new Set(["siteId", "site", "limit", "cursor", "page", "brief", "sort"]);
 
 /**
  * The scope whose count `site_device_counts` holds (a site, or the fleet), when the filter is
@@ -386,7 +386,10 @@ async function jsonRowsInOrder(db: Db, pool: pg.Pool | undefined, ids: string[])
 }
 
 /** A page of the device list: its order, and the rows after the cursor in that order. */
-export type DevicePage = OrderedPage<Prisma.DeviceWhereInput, Prisma.DeviceOrderByWithRelationInput[]>;
+export type DevicePage = OrderedPage<Prisma.DeviceWhereInput, Prisma.DeviceOrderByWithRelationInput[]> & {
+  /** Rows of the order to pass over first (page=N); 0 or absent for a cursor's page. */
+  skip?: number;
+};
 
 /**
  * Refreshes the planner's statistics of the device tables after a bulk write (a first NetBox
@@ -419,7 +422,7 @@ export const deviceRepo = {
           jsonRowsInOrder(
             db,
             pool,
-            (await db.device.findMany({ ...args, select: { id: true } })).map((r) => r.id),
+            (await db.device.findMany({ ...args, skip: page.skip, select: { id: true } })).map((r) => r.id),
           ),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
       },
@@ -466,7 +469,8 @@ export const deviceRepo = {
   ): Promise<RowPage<DeviceBriefRow>> {
     return orderedKeysetRows(
       {
-        findMany: async (args) => (await db.device.findMany({ ...args, select: BRIEF_SELECT })).map(withObservations),
+        findMany: async (args) =>
+          (await db.device.findMany({ ...args, skip: page.skip, select: BRIEF_SELECT })).map(withObservations),
         count: wholeSite ? () => this.countAt(db, wholeSite.siteId) : (args) => db.device.count(args),
       },
       where,

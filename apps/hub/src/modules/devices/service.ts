@@ -337,7 +337,8 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     async listBrief(_ctx: RequestContext, query: DeviceListQuery): Promise<DeviceBriefList> {
       const staleBefore = new Date(now().getTime() - staleAfterMs);
       const toItem = (row: DeviceBriefRow) => toDeviceBrief(row, staleBefore);
-      if (!query.sort && wholeSiteOf(query)) return deviceListPage(query, wholeSitePage(query, "brief"), toItem);
+      if (!query.sort && !query.page && wholeSiteOf(query))
+        return deviceListPage(query, wholeSitePage(query, "brief"), toItem);
       const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
       const filter = { ...query, siteId };
       return deviceListPage(
@@ -356,7 +357,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       const at = now();
       const toItem = (row: DeviceJsonRow) => toDeviceJson(row, at, staleAfterMs);
       const page =
-        !query.sort && wholeSiteOf(query)
+        !query.sort && !query.page && wholeSiteOf(query)
           ? await deviceListPage(query, wholeSitePage(query, "json"), toItem)
           : await filteredJsonPage(query, at, toItem);
       return `{"items":[${page.items.join(",")}],"count":${page.count},"nextCursor":${JSON.stringify(page.nextCursor)}}`;

@@ -32,10 +32,14 @@ type SortRow = { id: string; name: string; serial?: string | null; operationalSt
  */
 export async function deviceListPage<R extends SortRow, T>(
   query: DeviceListQuery,
-  fetch: (page: DevicePage & { afterId: string | undefined }) => Promise<RowPage<R>>,
+  fetch: (page: DevicePage & { afterId: string | undefined; skip: number }) => Promise<RowPage<R>>,
   toItem: (row: R) => T,
 ): Promise<List<T>> {
-  const { limit, cursor, sort, brief: _brief, ...filters } = query;
+  const { limit, cursor, sort, page: pageNumber, brief: _brief, ...filters } = query;
+  if (cursor && pageNumber)
+    throw new BadRequest("validation_failed", "Give cursor or page, not both", {
+      errors: [{ path: "page", message: "not with cursor" }],
+    });
   const order = deviceOrder(sort);
   const shape = { sort: sort ?? "id", filters: filterFingerprint(filters) };
   let after: Prisma.DeviceWhereInput | undefined;
@@ -49,7 +53,8 @@ export async function deviceListPage<R extends SortRow, T>(
       });
     after = afterWhere(order, pos.after, pos.value);
   }
-  const { rows, count } = await fetch({ after, afterId, orderBy: orderByOf(order), limit });
+  const skip = pageNumber ? (pageNumber - 1) * limit : 0;
+  const { rows, count } = await fetch({ after, afterId, orderBy: orderByOf(order), limit, skip });
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
