@@ -323,6 +323,24 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     expect(bad.stderr).toMatch(/^error: jsonpath: /);
   });
 
+  it("-f value -c COLUMN read as the openstack client's do; -c with -o json is a usage error", async () => {
+    const values = await piped(
+      ["api", "device", "list", "--site", "keflavik", "--limit", "2", "-f", "value", "-c", "site", "-c", "name"],
+      "cat",
+    );
+    expect(values.code).toBe(0);
+    expect(values.stdout).toMatch(/^keflavik \S+\nkeflavik \S+\n$/);
+    const first = await piped(["api", "device", "list", "-f", "value", "-c", "name"], "head -1");
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^\S+\n$/);
+    const json = await piped(["api", "device", "list", "-o", "json", "-c", "name"], "cat");
+    expect(json.code).toBe(2);
+    expect(json.stderr).toMatch(/^error: -c chooses columns of -o table, wide, value; -o json shows every field/);
+    const unknown = await piped(["api", "device", "list", "-f", "value", "-c", "rack"], "cat");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^error: no column "rack": device columns are NAME, /i);
+  });
+
   it("enum values in any case; a bad one is a usage error", async () => {
     const upper = await piped(["api", "device", "list", "--operational-status", "AVAILABLE", "-o", "count"], "cat");
     const lower = await piped(["api", "device", "list", "--operational-status", "available", "-o", "count"], "cat");

@@ -34,7 +34,8 @@ export function lazy<M extends Record<string, unknown>>(load: () => Promise<M>, 
 /**
  * -o/--output, and --format, the runbook's spelling of the same option; where a command offers
  * every format, kubectl's `jsonpath=…` and `custom-columns=…` too (their templates are checked
- * when the command runs, output.ts), and --no-headers.
+ * when the command runs, output.ts), and --no-headers; the openstack client's `-f value` and
+ * `-c COLUMN` where it shows tables.
  */
 export function withOutput(cmd: Command, formats: readonly string[] = OUTPUT_FORMATS): Command {
   const templates = formats === OUTPUT_FORMATS ? TEMPLATE_FORMATS.map((t) => `${t}=...`) : [];
@@ -48,10 +49,20 @@ export function withOutput(cmd: Command, formats: readonly string[] = OUTPUT_FOR
     o.argChoices = shown; // for help and shell completion; `parse` checks
     return o;
   };
+  // -f is openstack's spelling of --format, where the command has no -f of its own (feed tail's --follow).
+  const taken = (short: string) => cmd.options.some((o) => o.short === short);
   cmd
     .addOption(option("-o, --output <format>", "output format"))
-    .addOption(option("--format <format>", "alias of --output"));
-  if (formats.includes("table")) cmd.option("--no-headers", "tables without their header line");
+    .addOption(option(taken("-f") ? "--format <format>" : "-f, --format <format>", "alias of --output"));
+  if (formats.includes("table")) {
+    cmd.option("--no-headers", "tables without their header line");
+    if (!taken("-c"))
+      cmd.option(
+        "-c, --column <name>",
+        "show only this column of -o table, wide or value (repeatable, in order)",
+        (v: string, prev: string[] = []) => [...prev, v],
+      );
+  }
   return cmd;
 }
 

@@ -46,6 +46,21 @@ describe("renderList", () => {
   it("an empty table prints nothing", async () => {
     expect(await renderList(VIEW, { items: [], count: 0 }, plain("table"))).toBe("");
   });
+  it("value (openstack's -f value): each row's cells one space apart, no header", async () => {
+    expect(await renderList(VIEW, page, plain("value"))).toBe("kef-gpu-1 AVAILABLE\nkef-gpu-10 FAILED\n");
+  });
+  it("-c keeps the columns named, in any case, in the order given, wide ones included", async () => {
+    const o = { ...plain("value"), columns: ["ID", "name"] };
+    expect(await renderList(VIEW, page, o)).toBe("a1 kef-gpu-1\nb2 kef-gpu-10\n");
+    expect(await renderList(VIEW, page, { ...plain("table"), columns: ["status"] })).toBe(
+      "STATUS\nAVAILABLE\nFAILED\n",
+    );
+  });
+  it("-c naming a column the view lacks is a usage error listing the columns, even for an empty list", async () => {
+    await expect(renderList(VIEW, { items: [], count: 0 }, { ...plain("value"), columns: ["rack"] })).rejects.toThrow(
+      'no column "rack": device columns are name, status, id',
+    );
+  });
   it("one resource as json is the resource itself", async () => {
     expect(JSON.parse(await renderOne(VIEW, page.items[0]!, plain("json")))).toEqual(page.items[0]);
   });

@@ -6,7 +6,9 @@
  *  - name: `<kind>/<name>` a line (kubectl's), for xargs;
  *  - count: the number the hub counted for the filters, for `wc -l` without fetching the items;
  *  - jsonpath=TEMPLATE / custom-columns=HEADER:.path,...: kubectl's (jsonpath.ts), over the
- *    json representation.
+ *    json representation;
+ *  - value: the openstack client's `-f value`, the table's cells without header, one space apart.
+ * `-c COLUMN` (repeatable, openstack's) keeps those columns of table, wide and value, in that order.
  * Every human format (table, wide, name, custom-columns) shows source text terminal-safe
  * (terminal-text.ts); json, yaml and jsonpath print the exact data.
  */
@@ -15,7 +17,7 @@ import { UsageError } from "./errors.ts";
 import { checkTemplate, parseCustomColumns, printed, renderJsonpath, select } from "./jsonpath.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
-export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml", "name", "count"] as const;
+export const OUTPUT_FORMATS = ["table", "wide", "json", "yaml", "name", "count", "value"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number] | "jsonpath" | "custom-columns";
 /** The formats that take a template after `=`, where a command offers every format. */
 export const TEMPLATE_FORMATS = ["jsonpath", "custom-columns"] as const;
@@ -45,7 +47,12 @@ export interface OutputOptions {
   noHeaders?: boolean;
   /** jsonpath / custom-columns: what follows the `=`. */
   template?: string;
+  /** -c: the columns to show (table, wide, value), by header in any case, in this order. */
+  columns?: string[];
 }
+
+/** The formats whose columns -c chooses. */
+export const COLUMN_FORMATS: readonly OutputFormat[] = ["table", "wide", "value"];
 
 /** -o and its alias --format (the runbook's spelling); -o wins when both are given. */
 export function outputFormat(
@@ -174,10 +181,30 @@ export async function renderOne<T>(view: View<T>, item: T, o: OutputOptions): Pr
   }
 }
 
+/** The view's columns for this format: -o wide's extra ones, and -c's choice (a name it lacks is a usage error). */
+function shownColumns<T>(view: View<T>, o: OutputOptions): Column<T>[] {
+  if (!o.columns?.length) return view.columns.filter((c) => o.format === "wide" || !c.wide);
+  return o.columns.map((name) => {
+    const found = view.columns.find((c) => c.header.toLowerCase() === name.toLowerCase());
+    if (!found)
+      throw new UsageError(
+        `no column ${JSON.stringify(name)}: ${view.kind} columns are ${view.columns.map((c) => c.header).join(", ")}`,
+      );
+    return found;
+  });
+}
+
+/** -f value: the cells of each row, one space apart, no header and no colour (openstack's). */
+function renderValues<T>(view: View<T>, items: T[], o: OutputOptions): string {
+  const columns = shownColumns(view, o);
+  return items.map((item) => `${columns.map((c) => cell(c.value(item))).join(" ")}\n`).join("");
+}
+
 /** kubectl-style columns: upper-case headers, no borders, two spaces between columns. */
 export async function renderTable<T>(view: View<T>, items: T[], o: OutputOptions): Promise<string> {
+  if (o.format === "value") return renderValues(view, items, o);
+  const columns = shownColumns(view, o);
   if (!items.length) return "";
-  const columns = view.columns.filter((c) => o.format === "wide" || !c.wide);
   const { default: Table } = await import("cli-table3");
   const table = new Table({
     head: o.noHeaders ? [] : columns.map((c) => (o.format === "custom-columns" ? c.header : c.header.toUpperCase())),

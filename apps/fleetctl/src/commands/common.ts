@@ -4,7 +4,14 @@ import { DeviceBriefListSchema } from "@fm/domain";
 import type { Ctx } from "../command-kit.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { EXIT } from "../exit-codes.ts";
-import { colorWanted, outputFormat, parseOutput, type OutputFormat, type OutputOptions } from "../output.ts";
+import {
+  COLUMN_FORMATS,
+  colorWanted,
+  outputFormat,
+  parseOutput,
+  type OutputFormat,
+  type OutputOptions,
+} from "../output.ts";
 import { openSession, type Session } from "../session.ts";
 
 export const session = (ctx: Ctx): Promise<Session> =>
@@ -12,7 +19,17 @@ export const session = (ctx: Ctx): Promise<Session> =>
 
 export function output(ctx: Ctx, allowed?: readonly OutputFormat[]): OutputOptions {
   const parsed = parseOutput(ctx.opts as { output?: string; format?: string }, allowed);
-  return { ...parsed, color: colorWanted(), noHeaders: ctx.opts.headers === false };
+  const columns = ctx.opts.column as string[] | undefined;
+  if (columns?.length && !COLUMN_FORMATS.includes(parsed.format))
+    throw new UsageError(
+      `-c chooses columns of -o ${COLUMN_FORMATS.join(", ")}; -o ${parsed.format} shows every field`,
+    );
+  return {
+    ...parsed,
+    color: colorWanted(),
+    noHeaders: ctx.opts.headers === false,
+    ...(columns?.length ? { columns } : {}),
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
