@@ -377,7 +377,12 @@ describe("reading the report", () => {
     const summary = (await (
       await fetch(`${hub.url}/api/v1/discrepancies/summary`, { headers: bearer(readOnly) })
     ).json()) as DiscrepancySummary;
-    expect(summary.sites.find((x) => x.slug === "rd-page")).toEqual({ siteId: s.id, slug: "rd-page", total: 4 });
+    expect(summary.sites.find((x) => x.slug === "rd-page")).toEqual({
+      siteId: s.id,
+      slug: "rd-page",
+      total: 4,
+      byKind: { ironic_available_netbox_staged: 3, ironic_node_unmatched: 1 },
+    });
     expect(summary.byKind.ironic_available_netbox_staged).toBeGreaterThanOrEqual(3);
     expect(summary.total).toBe(Object.values(summary.byKind).reduce((a, b) => a + b, 0));
 
@@ -397,5 +402,108 @@ describe("reading the report", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toMatch(/problem\+json/);
+  });
+});
+
+describe("the fleet-wide list", () => {
+  /** Two sites: `fl-a` with a staged gpu node Ironic offers and a stray Ironic node, `fl-b` with a hand drain. */
+  async function twoSites() {
+    const a = await site("fl-a", 2);
+    await hub.db.prisma.device.updateMany({ where: { siteId: a.id }, data: { netboxStatus: "staged" } });
+    expect(
+      (
+        await a.push("ironic-overcloud", [
+          ironicNode(uuid(71), "fl-a-gpu-0"),
+          ironicNode(uuid(72), "fl-a-gpu-1"),
+          ironicNode(uuid(73), "fl-a-stray"),
+        ])
+      ).status,
+    ).toBe(200);
+    const b = await site("fl-b", 1);
+    expect((await b.push("slurm", [slurmNode("fl-b-gpu-0", "IDLE", ["DRAIN"], "bad psu")])).status).toBe(200);
+    return { a, b };
+  }
+  const list = async (query: string, token = hub.adminToken) => {
+    const r = await fetch(`${hub.url}/api/v1/discrepancies${query}`, { headers: bearer(token) });
+    expect(r.status, await r.clone().text()).toBe(200);
+    return (await r.json()) as DiscrepancyList;
+  };
+  const names = (l: DiscrepancyList) => l.items.map((d) => `${d.kind}:${d.name}`).sort();
+
+  it("filters by several sites, several kinds and a name, and a read-only caller pages through it", async () => {
+    const { a, b } = await twoSites();
+    expect(names(await list("?site=fl-a,fl-b"))).toEqual([
+      "ironic_available_netbox_staged:fl-a-gpu-0",
+      "ironic_available_netbox_staged:fl-a-gpu-1",
+      "ironic_node_unmatched:fl-a-stray",
+      "slurm_drained_externally:fl-b-gpu-0",
+    ]);
+    // A site by id and another by slug; one kind of each site's.
+    expect(names(await list(`?site=${a.id},fl-b&kind=ironic_node_unmatched,slurm_drained_externally`))).toEqual([
+      "ironic_node_unmatched:fl-a-stray",
+      "slurm_drained_externally:fl-b-gpu-0",
+    ]);
+    expect(names(await list("?site=fl-b&kind=ironic_node_unmatched"))).toEqual([]);
+    // The name search: a case-insensitive substring, its LIKE characters taken literally.
+    expect(names(await list("?site=fl-a,fl-b&name=GPU-1"))).toEqual(["ironic_available_netbox_staged:fl-a-gpu-1"]);
+    expect(names(await list("?site=fl-a,fl-b&name=gpu_"))).toEqual([]);
+    expect(names(await list("?site=fl-a,fl-b&name=%25"))).toEqual([]);
+    const one = (await list("?site=fl-b")).items[0]!;
+    expect(one).toMatchObject({
+      siteId: b.id,
+      deviceId: await b.deviceId("fl-b-gpu-0"),
+      observed: { "slurm.state": "IDLE+DRAIN", "slurm.reason": "bad psu", "hub.cordoned": "false" },
+    });
+
+    // Every site unless told: both sites' rows are among the fleet's, paged with the exact count.
+    const readOnly = await clientToken(hub.url, "fleet-admin", TEST_ADMIN_SECRET, "fleet.read");
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let count = -1;
+    do {
+      const page: DiscrepancyList = await list(`?limit=2${cursor ? `&cursor=${cursor}` : ""}`, readOnly);
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      count = page.count;
+      seen.push(...page.items.map((d) => d.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen.length).toBe(count);
+    expect(new Set(seen).size).toBe(count);
+    const both = await list("?site=fl-a,fl-b");
+    for (const d of both.items) expect(seen).toContain(d.id);
+  });
+
+  it("answers 400 problem+json naming the parameter for an unknown site, an unknown kind or an empty list", async () => {
+    await site("fl-bad", 1);
+    for (const [query, param, text] of [
+      ["?site=fl-bad,nowhere", "querystring.site", /nowhere/],
+      ["?kind=ironic_node_unmatched,nope", "querystring.kind", /nope/],
+      ["?kind=,", "querystring.kind", /comma-separated/],
+      ["?limit=0", "querystring.limit", /./],
+    ] as const) {
+      const r = await fetch(`${hub.url}/api/v1/discrepancies${query}`, { headers: bearer(hub.adminToken) });
+      expect(r.status, query).toBe(400);
+      expect(r.headers.get("content-type")).toMatch(/application\/problem\+json/);
+      const body = (await r.json()) as { detail: string; errors?: { path?: string; message: string }[] };
+      expect(
+        body.errors?.map((e) => e.path),
+        query,
+      ).toContain(param);
+      expect(JSON.stringify(body), query).toMatch(text);
+    }
+  });
+
+  it("is refused without a token and is in the OpenAPI document with its filters", async () => {
+    expect((await fetch(`${hub.url}/api/v1/discrepancies`)).status).toBe(401);
+    const doc = (await (await fetch(`${hub.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get?: { parameters?: { name: string }[] } }>;
+    };
+    expect(doc.paths["/api/v1/discrepancies"]?.get?.parameters?.map((p) => p.name).sort()).toEqual([
+      "cursor",
+      "kind",
+      "limit",
+      "name",
+      "site",
+    ]);
   });
 });
