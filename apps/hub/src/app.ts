@@ -15,6 +15,7 @@ import {
   DEFAULT_FEED_RETENTION_S,
   DEFAULT_IMPAIRMENT_POLICY,
   DEFAULT_SITE_SILENCE_AFTER_MS,
+  DEFAULT_STALE_AFTER_MS,
   EMPTY_NETBOX_SETTINGS,
   TRACE_ID_FIELD,
   type ImpairmentPolicy,
@@ -115,7 +116,7 @@ export interface AppDeps {
    * configuration applied last; the admin API changes them in between.
    */
   netboxSettings?: NetboxSettingsInput;
-  /** A source that has not pushed for a site for this long makes the site's Reporting condition False (default 15 min). */
+  /** A source that has not pushed for a site for this long makes the site's Reporting condition False (default 10 min, the staleness window). */
   siteSilenceAfterMs?: number;
   /** Impairment cordon and release (health critical too long); default 10 min / 30 min / 10 %. */
   impairment?: ImpairmentPolicy;
@@ -229,7 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): void {
   const { prisma } = deps;
   const { keystore, clients, listener, isShuttingDown, registry } = shared;
-  const staleAfterMs = deps.staleAfterMs ?? 600_000;
+  const staleAfterMs = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const readinessTimeoutMs = deps.readinessTimeoutMs ?? 1000;
   registerHealth(app, {
     service: createHealthService({ prisma, repo: healthRepo, readinessTimeoutMs, isShuttingDown }),
