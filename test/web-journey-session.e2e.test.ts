@@ -24,6 +24,7 @@ afterAll(async () => {
 /** Each entry of the main menu and the heading its view shows. */
 const MENU: [entry: string, heading: RegExp][] = [
   ["Devices", /^Devices$/],
+  ["Discrepancies", /^Discrepancies$/],
   ["Jobs", /^Jobs$/],
   ["Satellites", /^Satellites$/],
   ["Audit log", /^Audit log$/],
