@@ -59,7 +59,7 @@ async function startOnce(built: boolean, databaseUrl: string): Promise<{ startS:
   });
   try {
     const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      onJsonLines(proc.stdout!, (l) => l.msg === "hub ready" && resolve(l));
+      onJsonLines(proc.stdout, (l) => l.msg === "hub ready" && resolve(l));
       proc.on("exit", (code) => reject(new Error(`hub exited ${code} before ready`)));
     });
     const url = String(ready.address).replace("0.0.0.0", "127.0.0.1");

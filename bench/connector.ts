@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { HubClient } from "@fm/clients";
-import { agentScope, type InventoryEvent } from "@fm/domain";
+import { agentScope } from "@fm/domain";
 import { startConnector } from "@fm/test-support/agents";
 import { createTestDatabase } from "@fm/test-support/postgres";
 import { ADMIN_SECRET, bearer, clientToken, startHub } from "@fm/test-support/process";
@@ -167,7 +167,7 @@ export async function connectorBench(report: Report): Promise<void> {
       while (!stop.signal.aborted) {
         const page = await hubClient.readFeed({ after: cursor, limit: 1000, wait: 5 });
         const now = Date.now();
-        for (const e of page.items as InventoryEvent[])
+        for (const e of page.items)
           if (e.type === "device.updated")
             seen.set(`${e.resourceId}:${e.data.version}`, now - Date.parse(e.occurredAt));
         cursor = page.nextAfter;

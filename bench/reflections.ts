@@ -107,7 +107,7 @@ export async function ironicCycle(report: Report): Promise<void> {
       signal: new AbortController().signal,
     } as unknown as AgentContext<{ IRONIC_PAGE_SIZE: number; FM_CORDON_SYNC: boolean }>;
     const ironicClient = new IronicClient({ endpoint: ironic.url });
-    const spec = ironicReflector(ctx as never, "overcloud", ironicClient);
+    const spec = ironicReflector(ctx, "overcloud", ironicClient);
     const signal = new AbortController().signal;
     const cycle = async () => {
       const c0 = performance.now();

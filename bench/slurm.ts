@@ -182,7 +182,7 @@ export async function slurmCycle(report: Report): Promise<void> {
       user: "hpcadmin",
       token: () => "bench-jwt",
     });
-    const spec = slurmReflector(ctx as never, client, restDrainer(client));
+    const spec = slurmReflector(ctx, client, restDrainer(client));
     const signal = new AbortController().signal;
     const cycle = async () => {
       const c0 = performance.now();

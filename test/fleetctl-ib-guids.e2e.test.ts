@@ -58,7 +58,7 @@ beforeAll(async () => {
   for (const [k, d] of devices.entries()) {
     const { uuid } = await createNode(ironic.url, { name: d.name! });
     const eth = nb.data.interfaces.find((i) => i.device === d.id && i.primary_mac_address !== null)!;
-    const mac = nb.data.macAddresses.find((m) => m.id === eth.primary_mac_address)!.mac_address!;
+    const mac = nb.data.macAddresses.find((m) => m.id === eth.primary_mac_address)!.mac_address;
     await storeNodeInventory(ironic, uuid, [
       ipaEthernetInterface(eth.name, mac),
       ...[0, 1, 2, 3].map((p) => ipaInfinibandInterface(`ib${p}`, guid(k + 1, p))),

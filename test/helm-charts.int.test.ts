@@ -56,15 +56,15 @@ const agentProcess = (def: ProcessDefinition<z.ZodRawShape>) => ({
 /** Each Deployment's component label → the process its container runs. */
 const PROCESSES: Record<string, { shape: Record<string, z.ZodType>; parse: (env: Record<string, string>) => unknown }> =
   {
-    api: { shape: EnvSchema.shape as Record<string, z.ZodType>, parse: (env) => parseEnv(env) },
-    "netbox-agent": agentProcess(netboxAgent as unknown as ProcessDefinition<z.ZodRawShape>),
-    "openstack-agent": agentProcess(openstackAgent as unknown as ProcessDefinition<z.ZodRawShape>),
-    "workflow-agent": agentProcess(workflowAgent as unknown as ProcessDefinition<z.ZodRawShape>),
-    "slurm-agent": agentProcess(slurmAgent as unknown as ProcessDefinition<z.ZodRawShape>),
-    "temporal-worker": agentProcess(temporalWorker as unknown as ProcessDefinition<z.ZodRawShape>),
-    "health-status-agent": agentProcess(healthStatusAgent as unknown as ProcessDefinition<z.ZodRawShape>),
+    api: { shape: EnvSchema.shape, parse: (env) => parseEnv(env) },
+    "netbox-agent": agentProcess(netboxAgent),
+    "openstack-agent": agentProcess(openstackAgent),
+    "workflow-agent": agentProcess(workflowAgent),
+    "slurm-agent": agentProcess(slurmAgent),
+    "temporal-worker": agentProcess(temporalWorker),
+    "health-status-agent": agentProcess(healthStatusAgent),
     connector: {
-      shape: ConnectorEnvSchema.shape as Record<string, z.ZodType>,
+      shape: ConnectorEnvSchema.shape,
       parse: (env) => loadConnectorConfig(env),
     },
   };
@@ -99,7 +99,7 @@ async function render(chart: string, values: string): Promise<Manifest[]> {
 
 /** Renders with the example's values changed by `edit`; resolves with Helm's error output, or "" when it renders. */
 async function renderError(chart: string, example: string, edit: (v: Values) => void): Promise<string> {
-  const values = parse(readFileSync(example, "utf8")) as Values;
+  const values = parse(readFileSync(example, "utf8"));
   edit(values);
   const file = join(scratch, `values-${Math.random().toString(36).slice(2)}.json`);
   await writeFile(file, JSON.stringify(values));
@@ -330,7 +330,7 @@ describe("names the runbook's commands use", () => {
   });
 
   it("satellite: the worker reads BMC credentials as <item>/username and <item>/password from the `*-bmc` items", async () => {
-    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8"));
     values.fleetManager.satellite.temporalWorker.bmcCredentialItems = ["site-bmc", "gpu001-bmc"];
     const file = join(scratch, "bmc-items.json");
     await writeFile(file, JSON.stringify(values));
@@ -358,7 +358,7 @@ describe("names the runbook's commands use", () => {
   });
   it("satellite: burn-in's images by architecture or the legacy scalar, its output claim, and the object storage secret", async () => {
     const workerEnv = async (edit: (v: Values) => void) => {
-      const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+      const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8"));
       edit(values);
       const file = join(scratch, `burn-in-${Math.random().toString(36).slice(2)}.json`);
       await writeFile(file, JSON.stringify(values));
@@ -444,7 +444,7 @@ describe("values the render refuses, naming them", () => {
       v.fleetManager.satellite.temporalWorker.slurm.baseUrl = "";
     });
     expect(error).toContain("/fleetManager/satellite/temporalWorker/slurm/baseUrl");
-    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8"));
     values.fleetManager.satellite.slurmAgent.enabled = false;
     const file = join(scratch, "no-slurm-agent.json");
     await writeFile(file, JSON.stringify(values));
@@ -462,7 +462,7 @@ describe("values the render refuses, naming them", () => {
         (v) => (v.fleetManager.satellite.healthStatusAgent.mimir.baseUrl = ""),
       ),
     ).toContain("/fleetManager/satellite/healthStatusAgent/mimir/baseUrl");
-    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8")) as Values;
+    const values = parse(readFileSync(SATELLITE_EXAMPLE, "utf8"));
     values.fleetManager.satellite.healthStatusAgent.enabled = false;
     const file = join(scratch, "no-health.json");
     await writeFile(file, JSON.stringify(values));

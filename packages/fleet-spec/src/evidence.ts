@@ -101,7 +101,7 @@ export function nebiusCliEvidence(o: NebiusCliOptions): EvidenceSource {
           try {
             resolve(parseJson(String(stdout), `the output of ${what}`));
           } catch (parseErr) {
-            reject(parseErr as Error);
+            reject(parseErr);
           }
         },
       );

@@ -64,7 +64,7 @@ async function startPortProcess(
     resolve: (l: Record<string, unknown>) => void;
   }>();
   onJsonLines(
-    proc.stdout!,
+    proc.stdout,
     (l) => {
       logs.push(l);
       for (const w of waiters) {
@@ -75,7 +75,7 @@ async function startPortProcess(
     },
     (t) => stderr.push(t),
   );
-  proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
+  proc.stderr.on("data", (d: Buffer) => stderr.push(d.toString()));
   // "close", not "exit": the last log lines are read only once stdout has closed.
   const exited = new Promise<number | string>((resolve) =>
     proc.on("close", (code, signal) => resolve(code ?? signal ?? -1)),

@@ -13,7 +13,7 @@
  * hub's scope mapping reads) and a `scope` claim with what the client asked for.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from "jose";
+import { SignJWT, exportJWK, generateKeyPair, type JWK } from "jose";
 import { createFlows, json, type FlowOptions, type TestUser, type TokenRequestSeen } from "./oidc-issuer-flows.ts";
 
 export type { TestUser, TokenRequestSeen } from "./oidc-issuer-flows.ts";
@@ -73,7 +73,7 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
       .setSubject(String(claims.sub ?? claims.email ?? "someone"))
       .setIssuedAt()
       .setExpirationTime(o.expiresIn)
-      .sign(privateKey as CryptoKey);
+      .sign(privateKey);
 
   const flows = createFlows(
     {

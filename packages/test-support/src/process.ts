@@ -107,7 +107,7 @@ export function spawnHub(
   const stderr: string[] = [];
   let ready = false;
   onJsonLines(
-    proc.stdout!,
+    proc.stdout,
     (l) => {
       logs.push(l);
       if (l.msg === "hub ready") ready = true;
@@ -115,7 +115,7 @@ export function spawnHub(
     (text) => stderr.push(text),
     opts.keepLogs === "errors" ? (line) => !ready || /"level":"(ERROR|FATAL)"/.test(line) : undefined,
   );
-  proc.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));
+  proc.stderr.on("data", (d: Buffer) => stderr.push(d.toString()));
   const exited = new Promise<number | string>((resolve) =>
     proc.on("exit", (code, signal) => resolve(code ?? signal ?? -1)),
   );

@@ -41,8 +41,8 @@ interface Spawned {
 function run(cmd: string, args: string[]): Spawned {
   const proc = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
-  proc.stdout!.on("data", (d: Buffer) => output.push(d.toString()));
-  proc.stderr!.on("data", (d: Buffer) => output.push(d.toString()));
+  proc.stdout.on("data", (d: Buffer) => output.push(d.toString()));
+  proc.stderr.on("data", (d: Buffer) => output.push(d.toString()));
   const exited = new Promise((resolve) => proc.on("close", resolve));
   proc.on("error", (err) => output.push(`${cmd}: ${err.message} (installed by scripts/peers/prometheus.sh?)`));
   return { proc, output, exited };

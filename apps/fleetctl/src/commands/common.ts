@@ -18,7 +18,7 @@ export const session = (ctx: Ctx): Promise<Session> =>
   openSession({ profile: ctx.opts.profile as string | undefined, hub: ctx.opts.hub as string | undefined }, ctx.env);
 
 export function output(ctx: Ctx, allowed?: readonly OutputFormat[]): OutputOptions {
-  const parsed = parseOutput(ctx.opts as { output?: string; format?: string }, allowed);
+  const parsed = parseOutput(ctx.opts, allowed);
   const columns = ctx.opts.column as string[] | undefined;
   if (columns?.length && !COLUMN_FORMATS.includes(parsed.format))
     throw new UsageError(
@@ -75,7 +75,7 @@ export async function collect<T>(
   page: (q: { limit: number; cursor?: string }) => Promise<{ items: T[]; count: number; nextCursor?: string | null }>,
 ): Promise<{ items: T[]; count: number; truncated: boolean }> {
   // -o count needs only the hub's count: one item is fetched.
-  const counting = outputFormat(ctx.opts as { output?: string; format?: string }) === "count";
+  const counting = outputFormat(ctx.opts) === "count";
   if (!ctx.opts.all || counting) {
     const p = await page({ limit: counting ? 1 : limitOption(ctx) });
     return { items: p.items, count: p.count, truncated: Boolean(p.nextCursor) };

@@ -45,7 +45,7 @@ export async function use(ctx: Ctx): Promise<void> {
 }
 
 export async function list(ctx: Ctx): Promise<void> {
-  const format = outputFormat(ctx.opts as { output?: string }, ["table", "json", "yaml", "name"]);
+  const format = outputFormat(ctx.opts, ["table", "json", "yaml", "name"]);
   const config = await loadConfig(ctx.env);
   const items = Object.entries(config.profiles).map(([name, p]) => ({ name, current: name === config.current, ...p }));
   type Row = Profile & { name: string; current: boolean };

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import pg from "pg";
 import { pino } from "pino";
-import type { FastifyBaseLogger } from "fastify";
 import { adminQuery, createTestDatabase, type TestDatabase } from "@fm/test-support/postgres";
 import { eventually } from "@fm/test-support/wait";
 import { PgListener } from "./pg-listener.ts";
@@ -26,7 +25,7 @@ const terminate = async (pids: number[]) => {
 };
 
 it("delivers notifications, reconnects after the server drops it, and survives errors after close", async () => {
-  const listener = new PgListener(pool, pino({ level: "silent" }) as unknown as FastifyBaseLogger);
+  const listener = new PgListener(pool, pino({ level: "silent" }));
   const got: string[] = [];
   listener.on("test_channel", (p) => got.push(p));
   let reconnects = 0;
@@ -71,7 +70,7 @@ it("closed while it is still connecting, releases that connection once made: the
       return own.connect();
     },
   } as unknown as pg.Pool;
-  const listener = new PgListener(gated, pino({ level: "silent" }) as unknown as FastifyBaseLogger);
+  const listener = new PgListener(gated, pino({ level: "silent" }));
   listener.on("test_channel", () => {});
   const starting = listener.start();
   await listener.close();

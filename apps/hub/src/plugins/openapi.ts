@@ -27,7 +27,7 @@ export const openapiPlugin = fp<{ docsEnabled: boolean }>(
     });
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     if (docsEnabled) {
-      await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } as never });
+      await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });
     }
   },
   { name: "openapi" },

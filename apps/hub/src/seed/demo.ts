@@ -268,6 +268,6 @@ function demoDevice(
   return {
     ...data,
     operationalStatus: derived.operationalStatus,
-    conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+    conditions: derived.conditions,
   };
 }

@@ -102,7 +102,7 @@ export function fuzz(
   const resolve = (s: Schema | undefined): Schema => {
     let cur = s ?? {};
     for (let i = 0; i < 10 && typeof cur.$ref === "string"; i++) {
-      const name = (cur.$ref as string).split("/").pop()!;
+      const name = cur.$ref.split("/").pop()!;
       cur = doc.components?.schemas?.[name] ?? {};
     }
     return cur;

@@ -3,7 +3,6 @@ import type { PrismaClient } from "../db/client.ts";
 import { DEMO_ROLES, seedDemo } from "../seed/demo.ts";
 import { storedStatus } from "../modules/devices/state.ts";
 import { deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
 
 export interface Inventory {
   sites: { keflavik: string; stavanger: string };
@@ -67,7 +66,7 @@ export async function seedNetboxOnlyDevices(
       return {
         ...row,
         operationalStatus: derived.operationalStatus,
-        conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+        conditions: derived.conditions,
       };
     });
     await deviceRepo.createMany(prisma, data);

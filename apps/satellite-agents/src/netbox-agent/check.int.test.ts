@@ -70,7 +70,7 @@ describe("NetBox pre-rollout check", () => {
   it("reports an unmapped role, a device not staged, a missing config context and a missing cluster, and exits 1", async () => {
     const device = nb.data.devices.find((d) => d.site === 1 && d.cluster === 1)!;
     device.status = "planned";
-    for (const c of nb.data.configContexts) delete (c.data as Record<string, unknown>).bios_config;
+    for (const c of nb.data.configContexts) delete c.data.bios_config;
     const { hypervisor: _h, ...partial } = MAPPING;
     const env = {
       NETBOX_URL: nb.url,

@@ -97,7 +97,7 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
       return;
     }
     setFieldErrors({});
-    create.mutate(checked.data as Record<string, unknown>);
+    create.mutate(checked.data);
   };
 
   return (

@@ -49,7 +49,7 @@ describe("InfiniBand GUIDs from Ironic's inventory into NetBox labels", () => {
     const device = nb.data.devices.find((d) => d.role === 1)!;
     const ifaces = nb.data.interfaces.filter((i) => i.device === device.id);
     const eth = ifaces.find((i) => i.primary_mac_address !== null)!;
-    const ethMac = nb.data.macAddresses.find((m) => m.id === eth.primary_mac_address)!.mac_address!;
+    const ethMac = nb.data.macAddresses.find((m) => m.id === eth.primary_mac_address)!.mac_address;
     const { uuid } = await createNode(ironic.url, { name: device.name! });
     await storeNodeInventory(ironic, uuid, [
       ipaEthernetInterface(eth.name, ethMac),

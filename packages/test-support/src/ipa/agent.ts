@@ -777,7 +777,8 @@ export function bootAgent(opts: AgentOptions): Agent {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       agent.requests.push(`${req.method} ${new URL(req.url ?? "/", url).pathname}`);
-      handle(req, Buffer.concat(chunks).toString("utf8"))
+      // Answers every request, the failing ones too: the promise never rejects.
+      void handle(req, Buffer.concat(chunks).toString("utf8"))
         .catch((err: unknown) => {
           // Application.handle_exception / format_exception
           const e = err instanceof IpaError ? err : errors.commandExecution(String(err));

@@ -110,7 +110,7 @@ function createCable(
   const status = body.status ?? "connected";
   if (typeof status !== "string" || !(status in CABLE_STATUS))
     return { errors: { status: [`"${String(status)}" is not a valid choice.`] } };
-  const str = (k: string) => (typeof body[k] === "string" ? (body[k] as string) : "");
+  const str = (k: string) => (typeof body[k] === "string" ? body[k] : "");
   const record: CableRecord = {
     id: Math.max(0, ...v.data.cables.map((c) => c.id)) + 1,
     type: typeof body.type === "string" && body.type ? body.type : null,

@@ -193,7 +193,7 @@ function patchDevice(v: View, row: DeviceRecord, body: Record<string, unknown>):
   }
   for (const k of ["description", "comments"] as const)
     if (k in body && typeof body[k] !== "string") return { [k]: ["Not a valid string."] };
-  const dev = row as DeviceRecord;
+  const dev = row;
   if (typeof body.status === "string") dev.status = body.status;
   if (customFieldsNext) dev.custom_fields = customFieldsNext;
   if (tagsNext) dev.tags = tagsNext;
@@ -246,13 +246,13 @@ function placement(
       return { errors: { position: ["A valid number is required."] } };
     if (typeof p === "number" && p < 0.5)
       return { errors: { position: ["Ensure this value is greater than or equal to 0.5."] } };
-    next.position = p as number | null;
+    next.position = p;
   }
   if ("face" in body) {
     const f = body.face;
     if (f !== null && f !== "" && !(typeof f === "string" && f in FACE))
       return { errors: { face: [`"${String(f)}" is not a valid choice.`] } };
-    next.face = f === "" || f === null ? null : (f as string);
+    next.face = f === "" || f === null ? null : f;
   }
   const rack = next.rack != null ? v.rack(next.rack) : undefined;
   const location = next.location != null ? v.location(next.location) : undefined;

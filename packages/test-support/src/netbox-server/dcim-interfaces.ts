@@ -155,7 +155,7 @@ function patchInterface(v: View, row: InterfaceRecord, body: Record<string, unkn
     return { label: ["Ensure this field has no more than 64 characters."] };
   if ("description" in body && typeof body.description !== "string") return { description: ["Not a valid string."] };
   if ("enabled" in body && typeof body.enabled !== "boolean") return { enabled: ["Must be a valid boolean."] };
-  const i = row as InterfaceRecord;
+  const i = row;
   if (typeof body.label === "string") i.label = body.label;
   if (typeof body.description === "string") i.description = body.description;
   if (typeof body.enabled === "boolean") i.enabled = body.enabled;

@@ -283,7 +283,7 @@ export async function startNovaServer(o: NovaTestServerOptions): Promise<NovaTes
         `Additional properties are not allowed (${unexpected.map((k) => `'${k}'`).join(", ")} ${unexpected.length > 1 ? "were" : "was"} unexpected)`,
       );
     for (const field of ["name", "flavorRef"])
-      if (typeof server[field] !== "string" || !(server[field] as string).trim())
+      if (typeof server[field] !== "string" || !server[field].trim())
         throw new HttpFault(400, `Invalid input for field/attribute ${field}. Value: ${String(server[field])}.`);
     const flavor = flavors.find((f) => f.id === server.flavorRef);
     if (!flavor) throw new HttpFault(400, `Flavor ${String(server.flavorRef)} could not be found.`);

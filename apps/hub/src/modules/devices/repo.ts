@@ -47,7 +47,7 @@ function splitObserved<T extends object>(data: T): { row: Omit<T, ObservedField>
   const row: Record<string, unknown> = {};
   const observed: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) (isObservedField(k) ? observed : row)[k] = v;
-  return { row: row as Omit<T, ObservedField>, observed: observed as Partial<Observed> };
+  return { row: row as Omit<T, ObservedField>, observed: observed };
 }
 /** What the brief representation shows, and the observed-at times its staleness needs. */
 const BRIEF_SELECT = {

@@ -62,7 +62,7 @@ type DeviceChanges = Partial<
 const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceRow =>
   "site" in current
     ? current
-    : ({
+    : {
         ...row,
         ...current,
         site: row.site,
@@ -70,7 +70,7 @@ const withRelations = (current: DeviceBase | DeviceRow, row: DeviceRow): DeviceR
         deviceType: row.deviceType,
         deviceRole: row.deviceRole,
         interfaces: row.interfaces,
-      } as DeviceRow);
+      };
 
 export const toDeviceHistoryEntry = (h: DeviceHistoryRow): DeviceHistoryEntry => ({
   id: h.id.toString(),
@@ -206,7 +206,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     const next = { ...current, ...changes } as DeviceBase;
     const derived = storedStatus(next, at);
     next.operationalStatus = derived.operationalStatus;
-    next.conditions = derived.conditions as unknown as Prisma.JsonValue;
+    next.conditions = derived.conditions;
     const changed =
       force ||
       Object.entries(changes).some(([k, v]) => !sameJson((current as Record<string, unknown>)[k], v)) ||
@@ -226,8 +226,8 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       deviceId: current.id,
       field: t.field,
       source: t.field === "operationalStatus" ? "hub" : source,
-      oldValue: (t.read(current) ?? undefined) as Prisma.InputJsonValue | undefined,
-      newValue: (t.read(next) ?? undefined) as Prisma.InputJsonValue | undefined,
+      oldValue: t.read(current) ?? undefined,
+      newValue: t.read(next) ?? undefined,
       principal: ctx.principal.id,
       requestId: ctx.requestId,
       changedAt: at,
@@ -269,7 +269,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     await deviceRepo.updateMany(
       db,
       columns,
-      changed.map((e) => ({ id: e.current.id, values: e.next as unknown as Record<string, unknown> })),
+      changed.map((e) => ({ id: e.current.id, values: e.next })),
       at,
     );
     const reread =
@@ -314,7 +314,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     const row = await deviceRepo.create(db, {
       ...data,
       operationalStatus: derived.operationalStatus,
-      conditions: derived.conditions as unknown as Prisma.InputJsonValue,
+      conditions: derived.conditions,
     });
     await recordChange(db, ctx, {
       resourceType: "device",

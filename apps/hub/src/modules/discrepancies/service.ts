@@ -73,7 +73,7 @@ export async function reconcileDiscrepancies(
   // A device's own discrepancies have its id as subject; one outside `devices` stays as it is.
   const managed = (row: { kind: string; subject: string }) =>
     row.subject.includes(":")
-      ? ownsUnmatched && row.subject.startsWith(`${pushed!.source}:`)
+      ? ownsUnmatched && row.subject.startsWith(`${pushed.source}:`)
       : !devices || devices.has(row.subject);
   const gone: string[] = [];
   for (const row of open) {

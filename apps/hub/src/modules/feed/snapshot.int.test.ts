@@ -86,7 +86,7 @@ describe("inventory snapshot", () => {
     const end = rest.pop();
     expect(head).toMatchObject({ kind: "snapshot", sites: ["snap-a", "snap-b"] });
     expect(end).toEqual({ kind: "end", count: rest.length });
-    const devices = rest.filter((l) => l.kind === "device").map((l) => l.data as Device);
+    const devices = rest.filter((l) => l.kind === "device").map((l) => l.data);
     expect(devices).toHaveLength(300);
     expect(devices[0]).toEqual(await get(`/api/v1/devices/${devices[0]!.id}`));
     const site = rest.flatMap((l) => (l.kind === "site" ? [l.data] : []))[0]!;
@@ -101,7 +101,7 @@ describe("inventory snapshot", () => {
   it("limits to the sites asked for, and refuses an unknown site with 404", async () => {
     const lines = await snapshot(["snap-b"]);
     expect(lines[0]).toMatchObject({ kind: "snapshot", sites: ["snap-b"] });
-    const devices = lines.filter((l) => l.kind === "device").map((l) => l.data as Device);
+    const devices = lines.filter((l) => l.kind === "device").map((l) => l.data);
     expect(devices).toHaveLength(150);
     expect(new Set(devices.map((d) => d.site.slug))).toEqual(new Set(["snap-b"]));
     expect(lines.filter((l) => l.kind === "site")).toHaveLength(1);

@@ -100,7 +100,7 @@ export const jobRepo = {
       await db.$executeRawUnsafe("SAVEPOINT job_create");
       try {
         const job = await db.job.create({
-          data: { ...data, params: data.params as Prisma.InputJsonValue, name: name() },
+          data: { ...data, params: data.params, name: name() },
         });
         await db.jobDevice.createMany({ data: deviceIds.map((deviceId) => ({ jobId: job.id, deviceId })) }).catch(
           translateConstraintErrors({
@@ -132,7 +132,7 @@ export const jobRepo = {
   async setBurnIn(db: Db, jobId: string, deviceId: string, result: object): Promise<void> {
     await db.jobDevice.update({
       where: { jobId_deviceId: { jobId, deviceId } },
-      data: { burnIn: result as Prisma.InputJsonValue },
+      data: { burnIn: result },
     });
   },
 

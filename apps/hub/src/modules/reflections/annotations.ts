@@ -146,7 +146,7 @@ const health: SourceAdapter = {
 
 /** A source's fields as they are once it no longer lists the device: unset (empty lists). */
 const clearedOf = (columns: readonly BulkColumn[]): Changes =>
-  Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null])) as Changes;
+  Object.fromEntries(columns.map((c) => [c.field, c.type.endsWith("[]") ? [] : null]));
 
 export function adapterFor(source: ReflectionSource): SourceAdapter {
   if (source === "ironic-overcloud") return ironic("overcloud");

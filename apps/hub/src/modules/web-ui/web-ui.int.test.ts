@@ -64,7 +64,7 @@ describe("the web UI as the hub serves it", () => {
       expect(res.body).toBe(INDEX);
     }
     const res = await hub.app.inject({ url: "/ui/" });
-    const csp = directives(res.headers["content-security-policy"] as string);
+    const csp = directives(res.headers["content-security-policy"]);
     expect(csp["default-src"]).toEqual(["'none'"]);
     // No 'unsafe-inline' or 'unsafe-eval' anywhere: scripts and styles come from the hub only.
     expect(csp["script-src"]).toEqual(["'self'"]);

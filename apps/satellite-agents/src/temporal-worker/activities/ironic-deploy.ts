@@ -45,7 +45,7 @@ async function ironicDeploy(deps: DeployDeps, d: DevicePlan, o: DeployRequest): 
     if (!ours) {
       if (node.provision_state !== "available" || node.target_provision_state)
         throw badInput(`${d.name} is not available to deploy an image on (Ironic ${node.provision_state})`);
-      const info = (node.instance_info ?? {}) as Record<string, unknown>;
+      const info = node.instance_info ?? {};
       await client.patchNode(node.uuid, [
         ...CHECKSUM_FIELDS.filter((f) => f in info).map((f) => ({
           op: "remove" as const,

@@ -306,6 +306,6 @@ function fieldPatch(
   wanted: Record<"resource_class" | "owner" | "boot_interface", string | null | undefined>,
 ) {
   return Object.entries(wanted)
-    .filter(([key, value]) => value && node[key as keyof IronicNode] !== value)
+    .filter(([key, value]) => value && node[key] !== value)
     .map(([key, value]) => ({ op: "add" as const, path: `/${key}`, value: value! }));
 }

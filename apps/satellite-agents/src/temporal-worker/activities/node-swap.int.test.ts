@@ -210,7 +210,7 @@ describe("NODE_SWAP activities", () => {
     const target = {
       location: failed.location,
       rack: failed.rack,
-      position: failed.position! + 0.25,
+      position: failed.position + 0.25,
       face: failed.face,
     };
     const swap = { failed: planOf(failed), spare: planOf(spare), target, moved: false };

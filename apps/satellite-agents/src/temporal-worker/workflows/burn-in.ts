@@ -209,7 +209,7 @@ function collectAll(
           deviceId: d.deviceId,
           status: tests.every((t) => t.passed) ? "PASSED" : "FAILED",
           tests,
-        } satisfies DeviceResult as DeviceResult;
+        } satisfies DeviceResult;
       });
       await quick.burnInReport({ jobId: input.jobId, results });
       return results;
