@@ -182,11 +182,21 @@ describe("the web UI", { timeout: 120_000 }, () => {
     });
     expect(patched.status).toBe(200);
     await page.getByRole("button", { name: "Uncordon" }).click();
+    // Asked first, naming the reason the uncordon removes.
+    const ask = page.getByRole("dialog", { name: `Uncordon ${target.name}?` });
+    await expect(ask.textContent()).resolves.toContain("“fan noise, ticket OPS-1” (by person:ada@example.com");
+    await ask.getByRole("button", { name: "Uncordon" }).click();
     await page.getByText("This device changed since this page loaded it").waitFor();
     expect((await env.api<Device>(`/api/v1/devices/${target.id}`)).body.cordoned).toBe(true);
     await page.getByRole("button", { name: "Reload the device" }).click();
     await page.getByText("checked by night shift").waitFor();
+    // Declined: nothing changes.
     await page.getByRole("button", { name: "Uncordon" }).click();
+    await ask.getByRole("button", { name: "Keep as it is" }).click();
+    await ask.waitFor({ state: "detached" });
+    expect((await env.api<Device>(`/api/v1/devices/${target.id}`)).body.cordoned).toBe(true);
+    await page.getByRole("button", { name: "Uncordon" }).click();
+    await ask.getByRole("button", { name: "Uncordon" }).click();
     await page.getByText("Not cordoned.").waitFor();
     expect((await env.api<Device>(`/api/v1/devices/${target.id}`)).body.cordoned).toBe(false);
     await context.close();
@@ -209,7 +219,10 @@ describe("the web UI", { timeout: 120_000 }, () => {
     const { context, page } = await env.loggedIn(USERS.operator, "/ui/jobs");
     await page.getByRole("link", { name: "Create a job" }).click();
     await page.getByLabel("Kind").selectOption("BURN_IN");
-    await page.getByLabel("Devices").fill(device.name);
+    // The picker: part of the name, then the device from the matches.
+    await page.getByLabel("Find devices by name").fill(device.name);
+    await page.getByRole("button", { name: `Add ${device.name}`, exact: true }).click();
+    await page.getByRole("list", { name: "Chosen devices" }).getByText(device.name).waitFor();
     await page.getByLabel(/^durationMinutes/).fill("ten");
     await page.getByRole("button", { name: "Create job" }).click();
     await page.getByText(/durationMinutes: .*number/i).waitFor();
@@ -301,7 +314,7 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it("cancels a job from its page", async () => {
+  it("cancels a job from its page only once the person confirms", async () => {
     const device = (
       await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&status=active&cordoned=false&limit=1&brief=true")
     ).body.items[0]!;
@@ -312,6 +325,13 @@ describe("the web UI", { timeout: 120_000 }, () => {
     expect(created.status).toBe(201);
     const { context, page } = await env.loggedIn(USERS.operator, `/ui/jobs/${created.body.id}`);
     await page.getByRole("button", { name: "Cancel job" }).click();
+    const ask = page.getByRole("dialog", { name: /^Cancel / });
+    await expect(ask.textContent()).resolves.toContain("REPAIR job on 1 device");
+    await ask.getByRole("button", { name: "Keep as it is" }).click();
+    await ask.waitFor({ state: "detached" });
+    expect((await env.api<Job>(`/api/v1/jobs/${created.body.id}`)).body.status).toBe("PENDING");
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await ask.getByRole("button", { name: "Cancel job" }).click();
     await page.getByTestId("job-status").getByText("CANCELLED").waitFor();
     expect((await env.api<Job>(`/api/v1/jobs/${created.body.id}`)).body.status).toBe("CANCELLED");
     await context.close();
@@ -334,7 +354,10 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await expect(page.getByLabel("Kind").inputValue()).resolves.toBe("BURN_IN");
 
     await page.getByLabel("Kind").selectOption("REPAIR");
-    await page.getByLabel("Devices").fill(device.name);
+    // The picker: part of the name, then the device from the matches.
+    await page.getByLabel("Find devices by name").fill(device.name);
+    await page.getByRole("button", { name: `Add ${device.name}`, exact: true }).click();
+    await page.getByRole("list", { name: "Chosen devices" }).getByText(device.name).waitFor();
     await page.getByLabel(/^ticket/).fill("12345");
     await page.getByLabel(/^burnInMinutes/).fill("45");
     await page.getByRole("button", { name: "Create job" }).click();
@@ -358,27 +381,70 @@ describe("the web UI", { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it("shows a read-only person no control that would change anything", async () => {
-    const device = (await env.api<DeviceBriefList>("/api/v1/devices?limit=1&brief=true")).body.items[0]!;
-    const { context, page } = await env.loggedIn(USERS.reader);
-    await expect(page.getByTestId("who").textContent()).resolves.toContain("(read-only)");
+  it("shows a read-only person no control that would change anything, on every view including a job's page", async () => {
+    const device = (
+      await env.api<DeviceBriefList>("/api/v1/devices?site=stavanger&status=active&cordoned=false&limit=1&brief=true")
+    ).body.items[0]!;
+    const cordoned = (await env.api<DeviceBriefList>("/api/v1/devices?cordoned=true&limit=1&brief=true")).body
+      .items[0]!;
+    // An active job: its page offers an operator "Cancel job".
+    const job = await env.api<Job>("/api/v1/jobs", {
+      method: "POST",
+      body: { kind: "REPAIR", deviceIds: [device.id], params: { ticket: "OPS-RO" } },
+    });
+    expect(job.status).toBe(201);
+    const views = [
+      "/ui/",
+      "/ui/devices",
+      `/ui/devices/${device.id}`,
+      `/ui/devices/${cordoned.id}`,
+      "/ui/jobs",
+      `/ui/jobs/${job.body.id}`,
+      "/ui/jobs/new",
+      "/ui/satellites",
+      "/ui/discrepancies",
+      "/ui/audit",
+    ];
     // Buttons a reader may press: navigation, filters, sorting, paging, logging out. Nothing else, on any view.
-    const harmless = new Set(["Menu", "Log out", "Search", "First page", "Next page", "Filter"]);
+    const harmless = new Set(["Menu", "Log out", "Search", "First page", "Next page", "Last page", "Go", "Filter"]);
     const sortHeader = /^(Name|Serial|Operational status|Updated) [↕▲▼]$/;
-    for (const path of ["/ui/", "/ui/devices", `/ui/devices/${device.id}`, "/ui/jobs", "/ui/satellites", "/ui/audit"]) {
+    const mutating = async (page: Page) => {
+      const buttons = (await page.getByRole("button").allTextContents()).map((t) => t.trim());
+      const selection = await page.getByRole("checkbox", { name: /^Select / }).count();
+      const links = await page.getByRole("link", { name: /^Create a job/ }).count();
+      return [
+        ...buttons.filter((b) => !harmless.has(b) && !sortHeader.test(b)),
+        ...(selection ? ["select"] : []),
+        ...(links ? ["Create a job"] : []),
+      ];
+    };
+    const visit = async (page: Page, path: string) => {
       await page.goto(`${env.hub.url}${path}`);
       // A new document holds no token: the person logs in again and comes back to this view.
       await page.getByRole("button", { name: "Log in" }).click();
       await page.getByRole("heading", { level: 1 }).first().waitFor();
       await page.waitForLoadState("networkidle");
-      const buttons = (await page.getByRole("button").allTextContents()).map((t) => t.trim());
-      expect(
-        buttons.filter((b) => !harmless.has(b) && !sortHeader.test(b)),
-        path,
-      ).toEqual([]);
-      await expect(page.getByRole("link", { name: "Create a job" }).count()).resolves.toBe(0);
+    };
+    const reader = await env.loggedIn(USERS.reader);
+    await expect(reader.page.getByTestId("who").textContent()).resolves.toContain("(read-only)");
+    for (const path of views) {
+      await visit(reader.page, path);
+      expect(await mutating(reader.page), path).toEqual([]);
     }
-    await context.close();
+    await reader.context.close();
+    // The same views show an operator their controls: the check above sees what it looks for.
+    const operator = await env.loggedIn(USERS.operator);
+    for (const [path, control] of [
+      [`/ui/jobs/${job.body.id}`, "Cancel job"],
+      ["/ui/devices", "select"],
+      [`/ui/devices/${cordoned.id}`, "Uncordon"],
+      ["/ui/jobs", "Create a job"],
+    ] as const) {
+      await visit(operator.page, path);
+      expect(await mutating(operator.page), path).toContain(control);
+    }
+    await operator.context.close();
+    await env.api(`/api/v1/jobs/${job.body.id}/cancel`, { method: "POST" });
   });
 
   it("lets an admin rotate an agent's secret, shown once, and the new secret works", async () => {

@@ -8,6 +8,8 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { Device, DeviceHistoryList, JobList } from "@fm/domain";
 import { ApiError, api, apiRaw, query } from "../api.ts";
+import { useConfirm } from "../confirm.tsx";
+import { LIVE_REFRESH_MS, Updated } from "../live.tsx";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Badge, ErrorNote, Loading, Section, ago, when, Scroll } from "../ui.tsx";
@@ -19,6 +21,7 @@ export function DeviceDetail({ id }: { id: string }) {
       const { body, etag } = await apiRaw(`/api/v1/devices/${id}`);
       return { device: body as Device, etag };
     },
+    refetchInterval: LIVE_REFRESH_MS,
   });
   useTitle(device.data?.device.name ?? "Device");
   if (device.error) return <ErrorNote error={device.error} />;
@@ -33,6 +36,7 @@ export function DeviceDetail({ id }: { id: string }) {
         {d.name} <Badge value={d.operationalStatus} /> {d.cordoned && <Badge value="cordoned" kind="warn" />}
         {d.stale && <Badge value="stale" kind="warn" />}
       </h1>
+      <Updated at={device.dataUpdatedAt} failed={device.isRefetchError} />
       <Cordon device={d} etag={device.data.etag} />
       <Sources d={d} />
       <Section title="Conditions">
@@ -75,9 +79,14 @@ export function DeviceDetail({ id }: { id: string }) {
   );
 }
 
+/** What a cordon's reason says, who set it and when, as the confirmations quote it. */
+export const cordonText = (d: Pick<Device, "cordonReason" | "cordonedBy" | "cordonedAt">) =>
+  `“${d.cordonReason ?? ""}” (by ${d.cordonedBy ?? "—"}, ${ago(d.cordonedAt)})`;
+
 function Cordon({ device, etag }: { device: Device; etag: string | null }) {
   const { can } = useSession();
   const queries = useQueryClient();
+  const [dialog, confirm] = useConfirm();
   const [reason, setReason] = useState("");
   const patch = useMutation({
     mutationFn: (body: { cordoned: boolean; cordonReason?: string }) =>
@@ -86,34 +95,64 @@ function Cordon({ device, etag }: { device: Device; etag: string | null }) {
       setReason("");
       void queries.invalidateQueries({ queryKey: ["device", device.id] });
       void queries.invalidateQueries({ queryKey: ["history", device.id] });
+      void queries.invalidateQueries({ queryKey: ["devices"] });
     },
   });
   const conflict = patch.error instanceof ApiError && patch.error.status === 412;
   const status = device.cordoned ? (
-    <p>
+    <p data-testid="cordon-status">
       Cordoned by {device.cordonedBy ?? "—"} {ago(device.cordonedAt)} ({device.cordonSource}): {device.cordonReason}
     </p>
   ) : (
-    <p>Not cordoned.</p>
+    <p data-testid="cordon-status">Not cordoned.</p>
   );
   if (!can("fleet.operate")) return <Section title="Cordon">{status}</Section>;
-  const submit = (e: FormEvent) => {
+  // As fleetctl: a cordoned device keeps its reason unless the person agrees to replace it, and
+  // an uncordon says which reason it removes. The PATCH carries the ETag the page showed.
+  const cordon = async (e: FormEvent) => {
     e.preventDefault();
-    patch.mutate(device.cordoned ? { cordoned: false } : { cordoned: true, cordonReason: reason.trim() });
+    const next = reason.trim();
+    if (
+      device.cordoned &&
+      !(await confirm({
+        title: `Replace the cordon reason of ${device.name}?`,
+        body: (
+          <p>
+            It is cordoned {cordonText(device)}. The new reason “{next}” replaces it.
+          </p>
+        ),
+        confirm: "Replace the reason",
+      }))
+    )
+      return;
+    patch.mutate({ cordoned: true, cordonReason: next });
+  };
+  const uncordon = async () => {
+    const yes = await confirm({
+      title: `Uncordon ${device.name}?`,
+      body: <p>This removes the cordon {cordonText(device)}; the device can take work again.</p>,
+      confirm: "Uncordon",
+      danger: true,
+    });
+    if (yes) patch.mutate({ cordoned: false });
   };
   return (
     <Section title="Cordon">
+      {dialog}
       {status}
-      <form onSubmit={submit} className="inline">
-        {!device.cordoned && (
-          <label>
-            Reason
-            <input required value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} />
-          </label>
-        )}
-        <button type="submit" className="primary" disabled={patch.isPending}>
-          {device.cordoned ? "Uncordon" : "Cordon"}
+      <form onSubmit={(e) => void cordon(e)} className="inline">
+        <label>
+          {device.cordoned ? "New reason" : "Reason"}
+          <input required value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} />
+        </label>
+        <button type="submit" className={device.cordoned ? undefined : "primary"} disabled={patch.isPending}>
+          {device.cordoned ? "Cordon again" : "Cordon"}
         </button>
+        {device.cordoned && (
+          <button type="button" className="primary" disabled={patch.isPending} onClick={() => void uncordon()}>
+            Uncordon
+          </button>
+        )}
       </form>
       {conflict ? (
         <div role="alert" className="error">

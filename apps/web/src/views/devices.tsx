@@ -1,12 +1,16 @@
 /**
- * Devices: the hub filters, sorts and pages (keyset, `cursor`), the URL holds every filter, the
- * sort, the page's cursor and the chosen columns, so a view can be shared as a link. Rows are
- * the brief representation (names, site, states), the shape the API offers for tables of many
- * devices. A sortable column's header is a button (Enter or Space): ascending, descending, then
- * back to the hub's default order; the header's aria-sort says which.
+ * Devices: the hub filters, sorts and pages (keyset `cursor`, or `page=N` to jump), the URL holds
+ * every filter, the sort, the page and the chosen columns, so a view can be shared as a link.
+ * Rows are the brief representation (names, site, states, the cordon's reason, the last burn-in,
+ * Ironic's failure reason), the shape the API offers for tables of many devices. A sortable
+ * column's header is a button (Enter or Space): ascending, descending, then back to the hub's
+ * default order; the header's aria-sort says which. Operational status and NetBox status filter
+ * by several values at once (a device matches any). The list refreshes by itself
+ * (LIVE_REFRESH_MS) and says how old it is. An operator selects devices (one by one or the whole
+ * page) and cordons, uncordons or creates a job on them together.
  */
 import { useMemo, useState, type FormEvent } from "react";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQueryClient, useMutation, useQuery } from "@tanstack/react-query";
 import {
   flexRender,
   getCoreRowModel,
@@ -15,7 +19,9 @@ import {
   type VisibilityState,
 } from "@tanstack/react-table";
 import {
+  DEVICE_BURN_IN_FILTERS,
   DEVICE_CLASSES,
+  DEVICE_LIST_MAX_PAGE,
   DEVICE_SORTS,
   DEVICE_SORT_FIELDS,
   NETBOX_DEVICE_STATUSES,
@@ -28,8 +34,11 @@ import {
   type SiteList,
 } from "@fm/domain";
 import { api, query } from "../api.ts";
-import { Link, setSearch, useTitle } from "../router.tsx";
-import { Badge, ErrorNote, Loading, Scroll } from "../ui.tsx";
+import { useConfirm } from "../confirm.tsx";
+import { LIVE_REFRESH_MS, Updated } from "../live.tsx";
+import { Link, navigate, setSearch, useTitle } from "../router.tsx";
+import { useSession } from "../session.tsx";
+import { Badge, ErrorNote, Loading, Scroll, ago } from "../ui.tsx";
 
 /** Filters the hub applies, by their query parameter. */
 const FILTERS = [
@@ -40,6 +49,7 @@ const FILTERS = [
   "cordoned",
   "stale",
   "provisionState",
+  "burnIn",
   "name",
 ] as const;
 export const PAGE_SIZE = 100;
@@ -56,16 +66,57 @@ const COLUMNS: ColumnDef<DeviceBrief>[] = [
   {
     id: "operationalStatus",
     header: "Operational status",
-    cell: ({ row }) => <Badge value={row.original.operationalStatus} />,
+    cell: ({ row }) => (
+      <>
+        <Badge value={row.original.operationalStatus} />
+        {/* A device that failed its burn-in never reads as a plain healthy one. */}
+        {row.original.burnIn?.status === "FAILED" && (
+          <>
+            {" "}
+            <Badge value="burn-in FAILED" kind="bad" />
+          </>
+        )}
+      </>
+    ),
   },
   { id: "netboxStatus", header: "NetBox status", accessorFn: (d) => d.netboxStatus },
   { id: "provisionState", header: "Provision state", accessorFn: (d) => d.provisionState ?? "—" },
   { id: "cordoned", header: "Cordoned", accessorFn: (d) => (d.cordoned ? "yes" : "no") },
+  {
+    id: "cordonReason",
+    header: "Cordon reason",
+    cell: ({ row: { original: d } }) =>
+      d.cordoned ? (
+        <span className="reason">
+          {d.cordonReason}{" "}
+          <span className="muted">
+            ({d.cordonedBy ?? "—"}, {ago(d.cordonedAt)})
+          </span>
+        </span>
+      ) : (
+        ""
+      ),
+  },
+  {
+    id: "burnIn",
+    header: "Last burn-in",
+    cell: ({ row: { original: d } }) => (d.burnIn ? <Badge value={d.burnIn.status} /> : "—"),
+  },
+  {
+    id: "failureReason",
+    header: "Failure reason",
+    cell: ({ row: { original: d } }) => <span className="reason">{d.failureReason ?? ""}</span>,
+  },
   { id: "stale", header: "Stale", accessorFn: (d) => (d.stale ? "yes" : "no") },
   { id: "updatedAt", header: "Updated", accessorFn: (d) => new Date(d.updatedAt).toLocaleString() },
 ];
 const HIDEABLE = COLUMNS.filter((c) => c.enableHiding !== false).map((c) => [c.id!, String(c.header)] as const);
-const DEFAULT_COLUMNS = ["site", "operationalStatus", "netboxStatus", "provisionState", "cordoned"];
+const DEFAULT_COLUMNS = ["site", "operationalStatus", "provisionState", "cordonReason", "burnIn", "failureReason"];
+/** Filters that take several values, comma-separated in the URL as the hub takes them. */
+const MULTI: Record<string, readonly string[]> = {
+  operationalStatus: OPERATIONAL_STATUSES,
+  status: NETBOX_DEVICE_STATUSES,
+};
 
 const isSortField = (id: string): id is DeviceSortField => (DEVICE_SORT_FIELDS as readonly string[]).includes(id);
 /** The sort a URL holds; one the hub does not offer is left out rather than sent to a 400. */
@@ -82,23 +133,29 @@ const nextSort = (field: DeviceSortField, current: DeviceSort | undefined): Devi
 
 export function Devices({ search }: { search: URLSearchParams }) {
   useTitle("Devices");
+  const { can } = useSession();
+  const operator = can("fleet.operate");
   const filters = Object.fromEntries(FILTERS.map((f) => [f, search.get(f) ?? ""])) as Record<
     (typeof FILTERS)[number],
     string
   >;
   const cursor = search.get("cursor") ?? undefined;
-  const page = Number(search.get("page") ?? "1") || 1;
+  const page = Math.min(DEVICE_LIST_MAX_PAGE, Math.max(1, Math.floor(Number(search.get("page") ?? "1")) || 1));
   const shown = search.get("cols")?.split(",").filter(Boolean) ?? DEFAULT_COLUMNS;
   const sort = sortOf(search);
   const sorted = sort && parseDeviceSort(sort);
 
   const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
-  const path = `/api/v1/devices${query({ ...filters, sort, cursor, limit: PAGE_SIZE, brief: true })}`;
+  // A cursor pages on; without one, a page number past the first is a jump (page=N).
+  const jump = !cursor && page > 1 ? page : undefined;
+  const path = `/api/v1/devices${query({ ...filters, sort, cursor, page: jump, limit: PAGE_SIZE, brief: true })}`;
   const devices = useQuery({
     queryKey: ["devices", path],
     queryFn: () => api<DeviceBriefList>(path),
     placeholderData: keepPreviousData,
+    refetchInterval: LIVE_REFRESH_MS,
   });
+  const [selected, setSelected] = useState<ReadonlyMap<string, DeviceBrief>>(new Map());
 
   const update = (changes: Record<string, string | undefined>, opts: { keepPage?: boolean } = {}) => {
     const next = new URLSearchParams(search);
@@ -112,19 +169,25 @@ export function Devices({ search }: { search: URLSearchParams }) {
     }
     setSearch(next);
   };
+  const goTo = (n: number) => update({ cursor: undefined, page: n > 1 ? String(n) : undefined }, { keepPage: true });
 
   const shownKey = shown.join(",");
   const columnVisibility = useMemo<VisibilityState>(
     () => Object.fromEntries(HIDEABLE.map(([id]) => [id, shownKey.split(",").includes(id)])),
     [shownKey],
   );
+  const items = devices.data?.items ?? [];
+  const columns = useMemo(() => (operator ? [selectColumn(setSelected), ...COLUMNS] : COLUMNS), [operator]);
   const table = useReactTable({
-    data: devices.data?.items ?? [],
-    columns: COLUMNS,
+    data: items,
+    columns,
     state: { columnVisibility },
     getCoreRowModel: getCoreRowModel(),
     getRowId: (d) => d.id,
+    meta: { selected },
   });
+  const pages = devices.data ? Math.max(1, Math.ceil(devices.data.count / PAGE_SIZE)) : 1;
+  const allOnPage = items.length > 0 && items.every((d) => selected.has(d.id));
 
   return (
     <>
@@ -134,6 +197,7 @@ export function Devices({ search }: { search: URLSearchParams }) {
         shown={shown}
         onChange={(cols) => update({ cols: cols.join(",") || "none" }, { keepPage: true })}
       />
+      {operator && <Bulk selected={selected} onDone={() => setSelected(new Map())} />}
       {devices.error ? <ErrorNote error={devices.error} /> : null}
       {!devices.data ? (
         <Loading />
@@ -141,10 +205,9 @@ export function Devices({ search }: { search: URLSearchParams }) {
         <>
           <p role="status" data-testid="device-count">
             {devices.data.count.toLocaleString()} {devices.data.count === 1 ? "device" : "devices"}
-            {devices.data.count > PAGE_SIZE
-              ? `, page ${page} of ${Math.ceil(devices.data.count / PAGE_SIZE).toLocaleString()}`
-              : ""}
+            {devices.data.count > PAGE_SIZE ? `, page ${page} of ${pages.toLocaleString()}` : ""}
           </p>
+          <Updated at={devices.dataUpdatedAt} failed={devices.isRefetchError} />
           <Scroll label="Devices">
             <table className="devices" aria-busy={devices.isFetching}>
               <caption className="sr-only">Devices matching the filters</caption>
@@ -152,6 +215,25 @@ export function Devices({ search }: { search: URLSearchParams }) {
                 {table.getHeaderGroups().map((g) => (
                   <tr key={g.id}>
                     {g.headers.map((h) => {
+                      if (h.id === "select")
+                        return (
+                          <th key={h.id} scope="col">
+                            <input
+                              type="checkbox"
+                              aria-label="Select all on this page"
+                              checked={allOnPage}
+                              onChange={(e) =>
+                                setSelected((was) => {
+                                  const next = new Map(was);
+                                  for (const d of items)
+                                    if (e.target.checked) next.set(d.id, d);
+                                    else next.delete(d.id);
+                                  return next;
+                                })
+                              }
+                            />
+                          </th>
+                        );
                       const label = flexRender(h.column.columnDef.header, h.getContext());
                       if (!isSortField(h.id))
                         return (
@@ -180,7 +262,7 @@ export function Devices({ search }: { search: URLSearchParams }) {
               </thead>
               <tbody>
                 {table.getRowModel().rows.map((row) => (
-                  <tr key={row.id}>
+                  <tr key={row.id} className={selected.has(row.id) ? "selected" : undefined}>
                     {row.getVisibleCells().map((cell) => (
                       <td key={cell.id}>{flexRender(cell.column.columnDef.cell, cell.getContext())}</td>
                     ))}
@@ -189,27 +271,213 @@ export function Devices({ search }: { search: URLSearchParams }) {
               </tbody>
             </table>
           </Scroll>
-          <nav aria-label="Pages" className="pager">
-            <button
-              type="button"
-              disabled={!cursor}
-              onClick={() => update({ cursor: undefined, page: undefined }, { keepPage: true })}
-            >
-              First page
-            </button>
-            <button
-              type="button"
-              disabled={!devices.data.nextCursor}
-              onClick={() =>
-                update({ cursor: devices.data.nextCursor ?? undefined, page: String(page + 1) }, { keepPage: true })
-              }
-            >
-              Next page
-            </button>
-          </nav>
+          <Pager
+            page={page}
+            pages={pages}
+            atFirst={page === 1 && !cursor}
+            nextCursor={devices.data.nextCursor}
+            onFirst={() => goTo(1)}
+            onNext={(c) => update({ cursor: c, page: String(page + 1) }, { keepPage: true })}
+            onPage={goTo}
+          />
         </>
       )}
     </>
+  );
+}
+
+/** The selection column: a checkbox per row, named for its device. */
+function selectColumn(
+  setSelected: (f: (was: ReadonlyMap<string, DeviceBrief>) => ReadonlyMap<string, DeviceBrief>) => void,
+): ColumnDef<DeviceBrief> {
+  return {
+    id: "select",
+    header: "",
+    enableHiding: false,
+    cell: ({ row, table }) => {
+      const { selected } = table.options.meta as { selected: ReadonlyMap<string, DeviceBrief> };
+      return (
+        <input
+          type="checkbox"
+          aria-label={`Select ${row.original.name}`}
+          checked={selected.has(row.id)}
+          onChange={(e) =>
+            setSelected((was) => {
+              const next = new Map(was);
+              if (e.target.checked) next.set(row.id, row.original);
+              else next.delete(row.id);
+              return next;
+            })
+          }
+        />
+      );
+    },
+  };
+}
+
+function Pager({
+  page,
+  pages,
+  atFirst,
+  nextCursor,
+  onFirst,
+  onNext,
+  onPage,
+}: {
+  page: number;
+  pages: number;
+  atFirst: boolean;
+  nextCursor: string | null;
+  onFirst(): void;
+  onNext(cursor: string): void;
+  onPage(n: number): void;
+}) {
+  const last = Math.min(pages, DEVICE_LIST_MAX_PAGE);
+  const [asked, setAsked] = useState("");
+  return (
+    <nav aria-label="Pages" className="pager">
+      <button type="button" disabled={atFirst} onClick={onFirst}>
+        First page
+      </button>
+      <button type="button" disabled={!nextCursor} onClick={() => nextCursor && onNext(nextCursor)}>
+        Next page
+      </button>
+      <button type="button" disabled={page >= last} onClick={() => onPage(last)}>
+        Last page
+      </button>
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const n = Math.floor(Number(asked));
+          if (n >= 1 && n <= last) onPage(n);
+        }}
+      >
+        <label>
+          Page
+          <input
+            type="number"
+            min={1}
+            max={last}
+            value={asked}
+            onChange={(e) => setAsked(e.target.value)}
+            className="page-number"
+          />
+        </label>
+        <button type="submit">Go</button>
+      </form>
+    </nav>
+  );
+}
+
+/** What an operator does to the selected devices together: cordon (with a reason), uncordon, a job. */
+function Bulk({ selected, onDone }: { selected: ReadonlyMap<string, DeviceBrief>; onDone(): void }) {
+  const queries = useQueryClient();
+  const [dialog, confirm] = useConfirm();
+  const [reason, setReason] = useState("");
+  const devices = [...selected.values()];
+  const patch = useMutation({
+    mutationFn: async ({ targets, body }: { targets: DeviceBrief[]; body: object }) => {
+      // One PATCH a device, each its own transaction on the hub; the first refusal is shown.
+      const results = await Promise.allSettled(
+        targets.map((d) => api(`/api/v1/devices/${d.id}`, { method: "PATCH", body })),
+      );
+      const failed = results.flatMap((r, i) =>
+        r.status === "rejected" ? [[targets[i]!.name, r.reason] as const] : [],
+      );
+      if (failed.length)
+        throw new Error(
+          `${failed.length} of ${targets.length} not changed: ${failed.map(([n, e]) => `${n}: ${(e as Error).message}`).join("; ")}`,
+        );
+    },
+    onSettled: () => {
+      void queries.invalidateQueries({ queryKey: ["devices"] });
+      void queries.invalidateQueries({ queryKey: ["device"] });
+    },
+    onSuccess: () => {
+      setReason("");
+      onDone();
+    },
+  });
+  if (!devices.length) return null;
+  const cordoned = devices.filter((d) => d.cordoned);
+  const list = (ds: DeviceBrief[], withReason: boolean) => (
+    <ul>
+      {ds.map((d) => (
+        <li key={d.id}>
+          {d.name}
+          {withReason && d.cordoned
+            ? `: “${d.cordonReason ?? ""}” (by ${d.cordonedBy ?? "—"}, ${ago(d.cordonedAt)})`
+            : ""}
+        </li>
+      ))}
+    </ul>
+  );
+  const cordon = async (e: FormEvent) => {
+    e.preventDefault();
+    const next = reason.trim();
+    if (!next) return;
+    // As fleetctl without --overwrite: a device already cordoned keeps its reason unless the person agrees.
+    if (
+      cordoned.length &&
+      !(await confirm({
+        title: `Replace the cordon reason of ${cordoned.length} device${cordoned.length === 1 ? "" : "s"}?`,
+        body: (
+          <>
+            <p>Already cordoned; “{next}” replaces their reasons:</p>
+            {list(cordoned, true)}
+          </>
+        ),
+        confirm: "Replace the reasons",
+      }))
+    )
+      return;
+    patch.mutate({ targets: devices, body: { cordoned: true, cordonReason: next } });
+  };
+  const uncordon = async () => {
+    if (!cordoned.length) return;
+    const yes = await confirm({
+      title: `Uncordon ${cordoned.length} device${cordoned.length === 1 ? "" : "s"}?`,
+      body: (
+        <>
+          <p>These cordons and their reasons are removed:</p>
+          {list(cordoned, true)}
+        </>
+      ),
+      confirm: "Uncordon",
+      danger: true,
+    });
+    if (yes) patch.mutate({ targets: cordoned, body: { cordoned: false } });
+  };
+  return (
+    <section className="bulk" aria-label="Selected devices">
+      {dialog}
+      <p role="status" data-testid="selected-count">
+        {devices.length} selected{" "}
+        <button type="button" onClick={onDone}>
+          Clear selection
+        </button>
+      </p>
+      <form className="inline" onSubmit={(e) => void cordon(e)}>
+        <label>
+          Cordon reason
+          <input required value={reason} onChange={(e) => setReason(e.target.value)} maxLength={1000} />
+        </label>
+        <button type="submit" disabled={patch.isPending}>
+          Cordon selected
+        </button>
+      </form>
+      <button type="button" disabled={patch.isPending || !cordoned.length} onClick={() => void uncordon()}>
+        Uncordon selected
+      </button>
+      <button
+        type="button"
+        onClick={() => navigate(`/ui/jobs/new${query({ devices: devices.map((d) => d.name).join(",") })}`)}
+      >
+        Create a job on the selected
+      </button>
+      {patch.error ? <ErrorNote error={patch.error} /> : null}
+    </section>
   );
 }
 
@@ -240,6 +508,28 @@ function Filters({
       </select>
     </label>
   );
+  /** A filter of several values: a checkbox each, the checked ones comma-separated in the URL. */
+  const multi = (key: string, label: string) => {
+    const on = new Set((filters[key] ?? "").split(",").filter(Boolean));
+    return (
+      <fieldset className="multi">
+        <legend>{label}</legend>
+        {MULTI[key]!.map((o) => (
+          <label key={o}>
+            <input
+              type="checkbox"
+              checked={on.has(o)}
+              onChange={(e) => {
+                const next = MULTI[key]!.filter((v) => (v === o ? e.target.checked : on.has(v)));
+                onChange({ [key]: next.join(",") || undefined });
+              }}
+            />
+            {o}
+          </label>
+        ))}
+      </fieldset>
+    );
+  };
   return (
     <div className="filters">
       <form role="search" onSubmit={submit} className="search">
@@ -250,9 +540,10 @@ function Filters({
         <button type="submit">Search</button>
       </form>
       {select("site", "Site", sites?.items.map((s) => s.slug) ?? (filters.site ? [filters.site] : []))}
-      {select("operationalStatus", "Operational status", OPERATIONAL_STATUSES)}
-      {select("status", "NetBox status", NETBOX_DEVICE_STATUSES)}
+      {multi("operationalStatus", "Operational status")}
+      {multi("status", "NetBox status")}
       {select("deviceClass", "Device class", DEVICE_CLASSES)}
+      {select("burnIn", "Last burn-in", DEVICE_BURN_IN_FILTERS, { passed: "passed", failed: "failed", none: "never" })}
       {select("cordoned", "Cordoned", ["true", "false"], { true: "yes", false: "no" })}
       {select("stale", "Stale", ["true", "false"], { true: "yes", false: "no" })}
     </div>

@@ -1,10 +1,11 @@
 /**
- * Create a job: a kind, devices of one site (by name), and the kind's parameters as a form built
+ * Create a job: a kind, devices of one site (picked by name as the person types, or brought
+ * from the device list's selection in `?devices=a,b`), and the kind's parameters as a form built
  * from the kind's schema in @fm/domain. The same schema checks the parameters here as in the
  * hub, so a wrong value is named beside its field before anything is sent.
  */
 import { useState, type FormEvent } from "react";
-import { useMutation } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import { JOB_KINDS, JOB_PARAMS, type DeviceBriefList, type Job, type JobKind } from "@fm/domain";
 import { ApiError, api, query } from "../api.ts";
 import { navigate, useTitle } from "../router.tsx";
@@ -56,7 +57,9 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
   useTitle("Create a job");
   const { can } = useSession();
   const [kind, setKind] = useState<JobKind>(() => kindOf(search.get("kind")));
-  const [devices, setDevices] = useState(search.get("devices") ?? "");
+  const [devices, setDevices] = useState<string[]>(() => [
+    ...new Set((search.get("devices") ?? "").split(/[\s,]+/).filter(Boolean)),
+  ]);
   const [values, setValues] = useState<Record<string, string>>({});
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const schema = JOB_PARAMS[kind];
@@ -66,7 +69,7 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
 
   const create = useMutation({
     mutationFn: async (params: Record<string, unknown>) => {
-      const names = devices.split(/[\s,]+/).filter(Boolean);
+      const names = devices;
       if (names.length === 0) throw new ApiError(400, undefined, "Name at least one device");
       const ids = await Promise.all(
         names.map(async (name) => {
@@ -82,7 +85,13 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
     onSuccess: (job) => navigate(`/ui/jobs/${job.id}`),
   });
 
-  if (!can("fleet.operate")) return <ErrorNote message="Creating jobs needs the fleet.operate scope." />;
+  if (!can("fleet.operate"))
+    return (
+      <>
+        <h1>Create a job</h1>
+        <ErrorNote message="Creating jobs needs the fleet.operate scope." />
+      </>
+    );
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -119,10 +128,7 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
             ))}
           </select>
         </label>
-        <label>
-          Devices (names, one site; separated by spaces or commas)
-          <textarea rows={2} value={devices} onChange={(e) => setDevices(e.target.value)} required />
-        </label>
+        <DevicePicker chosen={devices} onChange={setDevices} />
         <fieldset>
           <legend>Parameters of {kind}</legend>
           {fields.length === 0 && <p>This kind takes no parameters.</p>}
@@ -159,5 +165,70 @@ export function JobCreate({ search }: { search: URLSearchParams }) {
         {create.error ? <ErrorNote error={create.error} /> : null}
       </form>
     </>
+  );
+}
+
+/** How many matches the picker offers as the person types. */
+const PICK_LIMIT = 10;
+
+/** Devices picked by name: type part of a name, pick from the matches, remove any picked. */
+function DevicePicker({ chosen, onChange }: { chosen: string[]; onChange(names: string[]): void }) {
+  const [text, setText] = useState("");
+  const typed = text.trim();
+  const matches = useQuery({
+    queryKey: ["device-pick", typed],
+    queryFn: () =>
+      api<DeviceBriefList>(`/api/v1/devices${query({ name: typed, sort: "name", brief: true, limit: PICK_LIMIT })}`),
+    enabled: typed.length > 0,
+    placeholderData: keepPreviousData,
+  });
+  const offered = typed ? (matches.data?.items ?? []).filter((d) => !chosen.includes(d.name)) : [];
+  return (
+    <fieldset className="picker">
+      <legend>Devices (one site)</legend>
+      {chosen.length ? (
+        <ul className="chosen" aria-label="Chosen devices">
+          {chosen.map((name) => (
+            <li key={name}>
+              {name}{" "}
+              <button
+                type="button"
+                aria-label={`Remove ${name}`}
+                onClick={() => onChange(chosen.filter((n) => n !== name))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">No device chosen yet.</p>
+      )}
+      <label>
+        Find devices by name
+        <input type="search" value={text} onChange={(e) => setText(e.target.value)} maxLength={200} />
+      </label>
+      {matches.error ? <ErrorNote error={matches.error} /> : null}
+      {typed && matches.data && (
+        <ul className="matches" aria-label="Matching devices">
+          {offered.map((d) => (
+            <li key={d.id}>
+              <button type="button" onClick={() => onChange([...chosen, d.name])}>
+                Add {d.name}
+              </button>{" "}
+              <span className="muted">
+                {d.site.slug}, {d.operationalStatus}
+              </span>
+            </li>
+          ))}
+          {matches.data.count > PICK_LIMIT && (
+            <li className="muted">
+              {matches.data.count.toLocaleString()} match; type more of the name to narrow them.
+            </li>
+          )}
+          {!offered.length && <li className="muted">No other device matches.</li>}
+        </ul>
+      )}
+    </fieldset>
   );
 }

@@ -2,6 +2,7 @@
 import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { ACTIVE_JOB_STATUSES, type BurnInDeviceResult, type BurnInTestResult, type Device, type Job } from "@fm/domain";
 import { api } from "../api.ts";
+import { useConfirm } from "../confirm.tsx";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Badge, ErrorNote, Loading, Scroll, Section, when } from "../ui.tsx";
@@ -18,6 +19,7 @@ export function Progress({ value, label }: { value: number; label: string }) {
 export function JobDetail({ id }: { id: string }) {
   const { can } = useSession();
   const queries = useQueryClient();
+  const [dialog, confirm] = useConfirm();
   const job = useQuery({
     queryKey: ["job", id],
     queryFn: () => api<Job>(`/api/v1/jobs/${id}`),
@@ -32,8 +34,24 @@ export function JobDetail({ id }: { id: string }) {
   if (!job.data) return <Loading />;
   const j = job.data;
   const active = ACTIVE_JOB_STATUSES.includes(j.status);
+  const askCancel = async () => {
+    const n = j.deviceIds.length;
+    const yes = await confirm({
+      title: `Cancel ${j.name}?`,
+      body: (
+        <p>
+          The {j.kind} job on {n} device{n === 1 ? "" : "s"} stops after its current step; what it already did stays
+          done. A cancelled job cannot be resumed.
+        </p>
+      ),
+      confirm: "Cancel job",
+      danger: true,
+    });
+    if (yes) cancel.mutate();
+  };
   return (
     <>
+      {dialog}
       <p className="crumbs">
         <Link to="/ui/jobs">Jobs</Link>
       </p>
@@ -51,7 +69,7 @@ export function JobDetail({ id }: { id: string }) {
       <Progress value={j.progress} label="Job progress" />
       {can("fleet.operate") && active && j.status !== "CANCELLING" && (
         <p>
-          <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
+          <button type="button" className="danger" disabled={cancel.isPending} onClick={() => void askCancel()}>
             Cancel job
           </button>
         </p>

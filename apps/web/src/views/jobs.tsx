@@ -1,4 +1,7 @@
-/** Jobs: filtered by status, kind and site (in the URL), refreshed every few seconds while any is active. */
+/**
+ * Jobs: filtered by status, kind and site (in the URL), refreshed every few seconds while any is
+ * active; a failed job shows its error (the step and the message) in its row.
+ */
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { ACTIVE_JOB_STATUSES, JOB_KINDS, JOB_STATUSES, type JobList } from "@fm/domain";
 import { api, query } from "../api.ts";
@@ -81,6 +84,7 @@ export function Jobs({ search }: { search: URLSearchParams }) {
                   </th>
                   <th scope="col">Created by</th>
                   <th scope="col">Created</th>
+                  <th scope="col">Error</th>
                 </tr>
               </thead>
               <tbody>
@@ -99,6 +103,9 @@ export function Jobs({ search }: { search: URLSearchParams }) {
                     <td className="num">{j.deviceIds.length}</td>
                     <td>{j.createdBy}</td>
                     <td>{when(j.createdAt)}</td>
+                    <td className="reason" data-testid="job-error">
+                      {j.error ? `${j.error.step ? `${j.error.step}: ` : ""}${j.error.message}` : ""}
+                    </td>
                   </tr>
                 ))}
               </tbody>
