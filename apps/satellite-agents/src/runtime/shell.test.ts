@@ -77,10 +77,10 @@ describe("the process shell's exit codes", () => {
   });
 
   it("retries a setup step with backoff, then gives up with exit 1 after FM_MAX_CONSECUTIVE_FAILURES", async () => {
-    let attempts = 0;
+    const attempts: number[] = [];
     const flaky = definition(async (ctx) => {
       await ctx.retry("connect", async () => {
-        attempts++;
+        attempts.push(performance.now());
         throw new Error("ECONNREFUSED");
       });
       return { loops: [], done: Promise.resolve() };
@@ -89,10 +89,16 @@ describe("the process shell's exit codes", () => {
       await runProcess(flaky, {
         ...env,
         FM_MAX_CONSECUTIVE_FAILURES: "3",
-        FM_BACKOFF_BASE_MS: "1",
-        FM_BACKOFF_MAX_S: "0.01",
+        FM_BACKOFF_BASE_MS: "100",
+        FM_BACKOFF_MAX_S: "10",
       }),
     ).toBe(1);
-    expect(attempts).toBe(3);
+    expect(attempts).toHaveLength(3);
+    // The backoff: half to all of 100 ms after the first failure, of 200 ms after the second (equal
+    // jitter, doubling), so never at once; and the step is retried, not left waiting (2 s is far).
+    const gaps = [attempts[1]! - attempts[0]!, attempts[2]! - attempts[1]!];
+    expect(gaps[0]).toBeGreaterThanOrEqual(49);
+    expect(gaps[1]).toBeGreaterThanOrEqual(99);
+    for (const gap of gaps) expect(gap).toBeLessThan(2000);
   });
 });
