@@ -341,7 +341,7 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     expect(unknown.stderr).toMatch(/^error: no column "rack": device columns are NAME, /i);
   });
 
-  it("enum values in any case; a bad one is a usage error", async () => {
+  it("enum values in any case and several comma-separated; a bad one is a usage error naming it", async () => {
     const upper = await piped(["api", "device", "list", "--operational-status", "AVAILABLE", "-o", "count"], "cat");
     const lower = await piped(["api", "device", "list", "--operational-status", "available", "-o", "count"], "cat");
     expect(lower).toMatchObject({ code: 0, stdout: upper.stdout });
@@ -349,6 +349,20 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     const bad = await piped(["api", "device", "list", "--operational-status", "broken"], "cat");
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: --operational-status: /);
+    // Several values, comma-separated and in any case: a device of either status.
+    const count = async (status: string) => {
+      const r = await piped(["api", "device", "list", "--operational-status", status, "-o", "count"], "cat");
+      expect(r.code, r.stderr).toBe(0);
+      return Number(r.stdout);
+    };
+    const impaired = await count("IMPAIRED");
+    const failed = await count("FAILED");
+    expect(impaired + failed).toBeGreaterThan(0);
+    expect(await count("impaired,Failed")).toBe(impaired + failed);
+    // A bad one among good ones is named, with the values allowed.
+    const badAmong = await piped(["api", "device", "list", "--operational-status", "IMPAIRED,brokn"], "cat");
+    expect(badAmong.code).toBe(2);
+    expect(badAmong.stderr).toMatch(/^error: --operational-status: 'brokn': not one of AVAILABLE, /);
   });
 
   it("whoami shows the scopes the hub grants", async () => {

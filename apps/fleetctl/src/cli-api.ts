@@ -149,17 +149,23 @@ function addDeviceCommands(device: Command): void {
     withOutput(withPaging(device.command("list").description("list devices (every filter the API has)")))
       .option("--site <slug|id>", "site")
       .option("--role <slug>", "device role")
-      .option("--device-class <class>", "GPU_COMPUTE, CPU_BAREMETAL, CPU_HYPERVISOR, NETWORK, STORAGE, OTHER")
-      .option("--status <status>", "NetBox status (active, staged, ...)")
+      .option(
+        "--device-class <class,...>",
+        "GPU_COMPUTE, CPU_BAREMETAL, CPU_HYPERVISOR, NETWORK, STORAGE, OTHER (several comma-separated, any case)",
+      )
+      .option("--status <status,...>", "NetBox status (active, staged, ...; several comma-separated)")
       .option("--provision-state <state>", "Ironic provision state")
-      .option("--operational-status <status>", "AVAILABLE, ALLOCATED, IMPAIRED, FAILED, QUARANTINED, STALE, ...")
+      .option(
+        "--operational-status <status,...>",
+        "AVAILABLE, ALLOCATED, IMPAIRED, FAILED, QUARANTINED, STALE, ... (several comma-separated, any case: impaired,failed)",
+      )
       .addOption(new Option("--cordoned <bool>", "cordoned or not").choices(["true", "false"]))
       .addOption(new Option("--stale <bool>", "stale or not").choices(["true", "false"]))
       .option("--name <text>", "case-insensitive substring of the name")
       .option("--name-exact <name>", "exact name")
       .option("--serial <serial>", "exact serial")
       .option("--tag <tag>", "one of its tags")
-      .option("--burn-in <outcome>", "the last burn-in's outcome: passed, failed or none")
+      .option("--burn-in <outcome,...>", "the last burn-in's outcome: passed, failed or none (several comma-separated)")
       .option("--updated-since <time>", "changed at or after this RFC 3339 time")
       // Checked against the API's own list of sorts with the other filters (a usage error, exit 2).
       .option(
@@ -172,7 +178,7 @@ function addDeviceCommands(device: Command): void {
       "fleetctl api device list --format count",
       "fleetctl api device list --site keflavik --sort=-updatedAt --limit 20",
       "fleetctl api device list --name-exact kef-gpu-0042 --format json",
-      "fleetctl api device list --site keflavik --operational-status FAILED -o wide",
+      "fleetctl api device list --site keflavik --operational-status IMPAIRED,FAILED -o wide",
     ],
   );
   withOutput(device.command("get").description("a device").argument("<device>", "name or id")).action(

@@ -12,6 +12,7 @@ import {
   DEVICE_CLASSES,
   JOB_KINDS,
   JOB_STATUSES,
+  DEVICE_BURN_IN_FILTERS,
   NETBOX_DEVICE_STATUSES,
   OPERATIONAL_STATUSES,
 } from "@fm/domain";
@@ -24,7 +25,7 @@ const ENUM_VALUES: { command: RegExp; option: string; values: readonly string[] 
   { command: /devices? list$/, option: "--operational-status", values: OPERATIONAL_STATUSES },
   { command: /devices? list$/, option: "--device-class", values: DEVICE_CLASSES },
   { command: /devices? list$/, option: "--status", values: NETBOX_DEVICE_STATUSES },
-  { command: /devices? list$/, option: "--burn-in", values: ["passed", "failed", "none"] },
+  { command: /devices? list$/, option: "--burn-in", values: DEVICE_BURN_IN_FILTERS },
   { command: /jobs? (list|create)$/, option: "--kind", values: JOB_KINDS },
   { command: /jobs? list$/, option: "--status", values: JOB_STATUSES },
 ];

@@ -44,18 +44,19 @@ async function deviceQuery(ctx: Ctx, resolveSite: (s: string) => Promise<string>
   const query = {
     site: o.site as string | undefined,
     role: o.role as string | undefined,
-    // Enum values in any case, as people type them (failed, Failed, FAILED).
-    deviceClass: (o.deviceClass as string | undefined)?.toUpperCase(),
-    status: (o.status as string | undefined)?.toLowerCase(),
+    // Enum filters as people type them: any case (failed, FAILED), several comma-separated
+    // (IMPAIRED,FAILED); the API's schema reads and checks each value, as the hub does.
+    deviceClass: o.deviceClass as string | undefined,
+    status: o.status as string | undefined,
     provisionState: o.provisionState as string | undefined,
-    operationalStatus: (o.operationalStatus as string | undefined)?.toUpperCase(),
+    operationalStatus: o.operationalStatus as string | undefined,
     cordoned: o.cordoned as string | undefined,
     stale: o.stale as string | undefined,
     name: o.name as string | undefined,
     nameExact: o.nameExact as string | undefined,
     serial: o.serial as string | undefined,
     tag: o.tag as string | undefined,
-    burnIn: (o.burnIn as string | undefined)?.toLowerCase(),
+    burnIn: o.burnIn as string | undefined,
     updatedSince: o.updatedSince as string | undefined,
     sort: o.sort as string | undefined,
   };
