@@ -332,10 +332,14 @@ describe("jobs", { timeout: 120_000 }, () => {
   it("wait gives up after --timeout with its own exit code, and the job goes on", async () => {
     await e.fleetctl(["api", "login", "--scope", "operate"]);
     const job = JSON.parse((await create(freshDevice(), "-o", "json")).stdout) as Job;
-    const r = await e.fleetctl(["api", "job", "wait", job.id, "--timeout", "1s", "--interval", "300ms"]);
+    const started = Date.now();
+    const r = await e.fleetctl(["api", "job", "wait", job.id, "--timeout", "4s", "--interval", "300ms"]);
+    // Not before the timeout (a "4s" read as milliseconds would give up at once)...
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
+    // ...and by it: it gave up by itself (the test's own limit is far longer), with its exit code.
     expect(r.code).toBe(12);
     expect(r.stderr).toBe(
-      `error: timed out waiting for the condition: job ${job.name} still PENDING after 1s (it goes on)\n`,
+      `error: timed out waiting for the condition: job ${job.name} still PENDING after 4s (it goes on)\n`,
     );
     expect((await e.api<Job>(`/api/v1/jobs/${job.id}/`)).body.status).toBe("PENDING");
   });
