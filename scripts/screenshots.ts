@@ -76,6 +76,7 @@ try {
       ["job", `/ui/jobs/${job.body.id}`],
       ["job-create", "/ui/jobs/new?kind=BURN_IN"],
       ["satellites", "/ui/satellites"],
+      ["discrepancies", "/ui/discrepancies"],
       ["audit", "/ui/audit"],
     ];
     for (const [name, path] of shots) {

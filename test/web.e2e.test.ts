@@ -482,6 +482,7 @@ describe("the web UI", { timeout: 120_000 }, () => {
         "/ui/jobs",
         "/ui/jobs/new",
         "/ui/satellites",
+        "/ui/discrepancies",
         "/ui/audit",
       ]) {
         await page.evaluate(
