@@ -58,6 +58,13 @@ describe("OpenStack agent when the hub, the agent or Ironic goes away", () => {
         expect(delay, `failure ${n}`).toBeGreaterThanOrEqual(ceiling / 2);
         expect(delay, `failure ${n}`).toBeLessThanOrEqual(ceiling);
       }
+      // ...and waits it out: the next attempt fails no sooner than the delay announced before it.
+      const logged = failures();
+      for (let i = 1; i < logged.length; i++)
+        expect(
+          (logged[i]!.time as number) - (logged[i - 1]!.time as number),
+          `failure ${i + 1} after ${logged[i - 1]!.retryInMs as number} ms`,
+        ).toBeGreaterThanOrEqual((logged[i - 1]!.retryInMs as number) - 1);
       // None of them counts toward the budget: the agent is still running.
       expect(first).toMatchObject({ level: "ERROR", reason: "hub_unavailable", countedFailures: 0 });
       expect(failures().every((l) => l.reason === "hub_unavailable" && l.countedFailures === 0)).toBe(true);
