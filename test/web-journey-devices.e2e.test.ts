@@ -68,24 +68,24 @@ describe("the device list as an operator works it", { timeout: 180_000 }, () => 
     // The demo's cordoned devices say why, by whom.
     await statuses.getByRole("checkbox", { name: "IMPAIRED" }).uncheck();
     await statuses.getByRole("checkbox", { name: "FAILED" }).uncheck();
-    await page.getByLabel("Cordoned").selectOption("true");
+    await page.getByRole("combobox", { name: /^Cordoned/ }).selectOption("true");
     await page.getByText("RMA: GPU 4 Xid 79 (fallen off the bus)").first().waitFor();
-    await page.getByLabel("Cordoned").selectOption("");
+    await page.getByRole("combobox", { name: /^Cordoned/ }).selectOption("");
 
     // Burn-in failed: the AVAILABLE device is shown as failed burn-in, not as a healthy one.
-    await page.getByLabel("Last burn-in").selectOption("failed");
+    await page.getByRole("combobox", { name: /^Last burn-in/ }).selectOption("failed");
     await eventually(async () => expect(await countText(page)).toBe("1 device"));
     const burnt = page.getByRole("row", { name: new RegExp(`^(Select )?${burntOut.name}\\b`) });
     await expect(burnt.textContent()).resolves.toContain("burn-in FAILED");
     await expect(burnt.textContent()).resolves.toContain("AVAILABLE");
     expect(new URL(page.url()).searchParams.get("burnIn")).toBe("failed");
-    await page.getByLabel("Last burn-in").selectOption("");
+    await page.getByRole("combobox", { name: /^Last burn-in/ }).selectOption("");
     await eventually(async () => expect(await countText(page)).toBe("120 devices, page 1 of 2"));
 
     // The last page, then back to the first.
     await page.getByRole("button", { name: "Last page" }).click();
     await eventually(async () => expect(await countText(page)).toBe("120 devices, page 2 of 2"));
-    await expect(rows(page).count()).resolves.toBe(20);
+    await eventually(async () => expect(await rows(page).count()).toBe(20));
     await expect(page.getByRole("button", { name: "Next page" }).isDisabled()).resolves.toBe(true);
     await page.getByRole("button", { name: "First page" }).click();
     await eventually(async () => expect(await countText(page)).toBe("120 devices, page 1 of 2"));
@@ -104,7 +104,7 @@ describe("the device list as an operator works it", { timeout: 180_000 }, () => 
     await expect(page.getByTestId("selected-count").textContent()).resolves.toMatch(/^2 selected/);
     const bulk = page.getByRole("region", { name: "Selected devices" });
     await bulk.getByLabel("Cordon reason").fill("PDU swap, ticket OPS-77");
-    await bulk.getByRole("button", { name: "Cordon selected" }).click();
+    await bulk.getByRole("button", { name: "Cordon selected", exact: true }).click();
     await eventually(async () => expect((await device(a!.id)).cordonReason).toBe("PDU swap, ticket OPS-77"));
     expect(await device(b!.id)).toMatchObject({ cordoned: true, cordonedBy: "person:ada@example.com" });
     await page
@@ -115,13 +115,13 @@ describe("the device list as an operator works it", { timeout: 180_000 }, () => 
     // Re-cordoning one asks before its reason is replaced; declining keeps it.
     await page.getByRole("checkbox", { name: `Select ${a!.name}`, exact: true }).check();
     await bulk.getByLabel("Cordon reason").fill("PDU swapped, burn-in next");
-    await bulk.getByRole("button", { name: "Cordon selected" }).click();
+    await bulk.getByRole("button", { name: "Cordon selected", exact: true }).click();
     const replace = page.getByRole("dialog", { name: "Replace the cordon reason of 1 device?" });
     await expect(replace.textContent()).resolves.toContain(`${a!.name}: “PDU swap, ticket OPS-77”`);
     await replace.getByRole("button", { name: "Keep as it is" }).click();
     await replace.waitFor({ state: "detached" });
     expect((await device(a!.id)).cordonReason).toBe("PDU swap, ticket OPS-77");
-    await bulk.getByRole("button", { name: "Cordon selected" }).click();
+    await bulk.getByRole("button", { name: "Cordon selected", exact: true }).click();
     await replace.getByRole("button", { name: "Replace the reasons" }).click();
     await eventually(async () => expect((await device(a!.id)).cordonReason).toBe("PDU swapped, burn-in next"));
     expect((await device(b!.id)).cordonReason).toBe("PDU swap, ticket OPS-77");
