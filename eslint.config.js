@@ -190,6 +190,19 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Type-aware rules: a promise nobody awaits, a promise where a callback's result is ignored,
+    // an await of a non-promise, a cast the types already guarantee. Each workspace's tsconfig
+    // (and the root one for test/, bench/, scripts/) is the project these files are checked in.
+    files: ["**/*.ts", "**/*.tsx"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/no-unnecessary-type-assertion": "error",
+    },
+  },
   routesStayOffTheDatabase,
   libIndependentOfModules,
   prismaOnlyInRepos,

@@ -36,7 +36,7 @@ type Page = { items: { id: string | number }[]; count: number; nextCursor: strin
 const get = async (url: string): Promise<Page> => {
   const res = await hub.app.inject({ url });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as Page;
+  return res.json<Page>();
 };
 /** Every id of a list, following nextCursor page by page. */
 async function walk(path: string, qs: string): Promise<{ ids: (string | number)[]; pages: number; count: number }> {

@@ -11,10 +11,10 @@ afterAll(() => hub.close());
 it("serves an OpenAPI 3.1 document listing every /api/v1 operation with its error responses", async () => {
   const res = await hub.app.inject({ url: "/openapi.json" });
   expect(res.statusCode).toBe(200);
-  const doc = res.json() as {
+  const doc = res.json<{
     openapi: string;
     paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
-  };
+  }>();
   expect(doc.openapi).toBe("3.1.0");
   const ops = Object.entries(doc.paths)
     .filter(([p]) => p.startsWith("/api/v1"))
@@ -40,9 +40,9 @@ it("declares a scope on every /api/v1 route", () => {
 });
 
 it("documents a reflection push's items as objects, though the route leaves checking them to the service", async () => {
-  const doc = (await hub.app.inject({ url: "/openapi.json" })).json() as {
+  const doc = (await hub.app.inject({ url: "/openapi.json" })).json<{
     components: { schemas: Record<string, { properties: Record<string, unknown> }> };
-  };
+  }>();
   expect(doc.components.schemas.ReflectionPush!.properties.items).toMatchObject({
     type: "array",
     maxItems: 100_000,

@@ -97,7 +97,7 @@ describe("problem+json for every error", () => {
   it("412 for a stale If-Match", async () => {
     const site = (
       await hub.app.inject({ method: "POST", url: "/api/v1/sites", payload: { slug: "etag-site", name: "E" } })
-    ).json() as { id: string };
+    ).json<{ id: string }>();
     const res = await hub.app.inject({
       method: "PATCH",
       url: `/api/v1/sites/${site.id}`,
@@ -176,8 +176,8 @@ describe("trace ids and log levels the runbook's log searches rely on", () => {
       url: "/api/v1/sites/not-a-uuid",
       headers: { "x-request-id": "req-trace-3", traceparent: `00-${"0".repeat(32)}-00f067aa0ba902b7-01` },
     });
-    const traceA = (a.json() as { traceId: string }).traceId;
-    const traceB = (b.json() as { traceId: string }).traceId;
+    const traceA = a.json<{ traceId: string }>().traceId;
+    const traceB = b.json<{ traceId: string }>().traceId;
     expect(traceA).toMatch(/^[0-9a-f]{32}$/);
     expect(traceB).toMatch(/^[0-9a-f]{32}$/);
     expect(traceB).not.toBe("0".repeat(32));

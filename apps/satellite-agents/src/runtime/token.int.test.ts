@@ -76,7 +76,7 @@ describe("TokenSource against the hub's authorization server", () => {
     expect(await issued()).toBe(grants + 1); // the cached token was dropped and replaced once
     const fresh = await tokens.get();
     expect(fresh).not.toBe(cached);
-    expect(decodeProtectedHeader(fresh).kid).toBe((rotated.json() as { kid: string }).kid);
+    expect(decodeProtectedHeader(fresh).kid).toBe(rotated.json<{ kid: string }>().kid);
   });
 
   it("a wrong secret fails with the authorization server's invalid_client error, naming no secret", async () => {

@@ -25,7 +25,7 @@ afterAll(() => hub.close());
 const get = async <T>(path: string): Promise<T> => {
   const res = await hub.app.inject({ url: path });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as T;
+  return res.json<T>();
 };
 const listCount = async (qs: string) =>
   (await get<{ count: number }>(`/api/v1/devices?limit=1&brief=true&${qs}`)).count;
@@ -81,6 +81,6 @@ describe("GET /api/v1/devices/counts", () => {
   ])("refuses %s with a 400 naming the parameter", async (qs, path) => {
     const res = await hub.app.inject({ url: `/api/v1/devices/counts?${qs}` });
     expect(res.statusCode).toBe(400);
-    expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain(path);
+    expect(res.json<{ errors: { path: string }[] }>().errors.map((e) => e.path)).toContain(path);
   });
 });

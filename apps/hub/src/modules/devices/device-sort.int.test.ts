@@ -41,7 +41,7 @@ const get = (qs: string) => hub.app.inject({ url: `/api/v1/devices?${qs}` });
 const list = async (qs: string): Promise<Page> => {
   const res = await get(qs);
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as Page;
+  return res.json<Page>();
 };
 /** Every page of a list, in order; each page reports the same exact count. */
 const pageAll = async (qs: string, limit: number, from: string | null = null): Promise<string[]> => {
@@ -177,7 +177,7 @@ describe("GET /api/v1/devices?sort=", () => {
     const res = await get(qs);
     expect(res.statusCode).toBe(400);
     expect(res.headers["content-type"]).toMatch(/application\/problem\+json/);
-    expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain(path);
+    expect(res.json<{ errors: { path: string }[] }>().errors.map((e) => e.path)).toContain(path);
   });
 
   it("refuses a cursor used with another sort, without the sort, or with other filters, as a 400 naming cursor", async () => {

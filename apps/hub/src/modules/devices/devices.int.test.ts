@@ -15,7 +15,7 @@ type List = { items: Device[]; count: number; nextCursor: string | null };
 const list = async (qs: string): Promise<List> => {
   const res = await hub.app.inject({ url: `/api/v1/devices/?${qs}` });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as List;
+  return res.json<List>();
 };
 const sql = async (q: TemplateStringsArray, ...v: unknown[]): Promise<[{ n: number }]> => {
   const rows = await hub.db.prisma.$queryRaw<{ n: number }[]>(q, ...v);
@@ -108,7 +108,7 @@ describe("GET /api/v1/devices", () => {
   ])("rejects %s with a 400 naming the parameter", async (qs, path) => {
     const res = await hub.app.inject({ url: `/api/v1/devices?${qs}` });
     expect(res.statusCode).toBe(400);
-    expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain(path);
+    expect(res.json<{ errors: { path: string }[] }>().errors.map((e) => e.path)).toContain(path);
   });
 });
 
@@ -133,7 +133,7 @@ describe("device operator fields, history, audit and feed", () => {
       operationalStatus: "QUARANTINED",
       version: device.version + 1,
     });
-    expect((cordon.json() as Device).conditions.find((c) => c.type === "Cordoned")).toMatchObject({ status: "True" });
+    expect(cordon.json<Device>().conditions.find((c) => c.type === "Cordoned")).toMatchObject({ status: "True" });
 
     // A stale ETag is refused and changes nothing.
     const stale = await hub.app.inject({
@@ -144,9 +144,9 @@ describe("device operator fields, history, audit and feed", () => {
     });
     expect(stale.statusCode).toBe(412);
 
-    const history = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history/` })).json() as {
+    const history = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history/` })).json<{
       items: { field: string; source: string; oldValue: unknown; newValue: unknown; requestId: string }[];
-    };
+    }>();
     expect(history.items).toEqual([
       expect.objectContaining({
         field: "cordoned",
@@ -163,9 +163,9 @@ describe("device operator fields, history, audit and feed", () => {
       }),
     ]);
 
-    const audit = (
-      await hub.app.inject({ url: `/api/v1/audit/?resourceType=device&resourceId=${device.id}` })
-    ).json() as { items: { action: string; principal: string; requestId: string; diff: Record<string, unknown> }[] };
+    const audit = (await hub.app.inject({ url: `/api/v1/audit/?resourceType=device&resourceId=${device.id}` })).json<{
+      items: { action: string; principal: string; requestId: string; diff: Record<string, unknown> }[];
+    }>();
     expect(audit.items).toHaveLength(1);
     expect(audit.items[0]).toMatchObject({ action: "device.update", principal: "local", requestId: "cordon-1" });
     expect(audit.items[0]!.diff).toMatchObject({
@@ -173,9 +173,9 @@ describe("device operator fields, history, audit and feed", () => {
       operationalStatus: { before: "AVAILABLE", after: "QUARANTINED" },
     });
 
-    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory/?after=0&limit=1000" })).json() as {
+    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory/?after=0&limit=1000" })).json<{
       items: { type: string; resourceId: string; requestId: string | null; data: { cordoned?: boolean } }[];
-    };
+    }>();
     const mine = feed.items.filter((e) => e.resourceId === device.id && e.type === "device.updated");
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ requestId: "cordon-1", data: { cordoned: true } });
@@ -191,10 +191,10 @@ describe("device operator fields, history, audit and feed", () => {
       cordonedBy: null,
       operationalStatus: "AVAILABLE",
     });
-    const after = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history?field=cordoned` })).json() as {
+    const after = (await hub.app.inject({ url: `/api/v1/devices/${device.id}/history?field=cordoned` })).json<{
       items: unknown[];
       count: number;
-    };
+    }>();
     expect(after.count).toBe(2);
   });
 
@@ -237,10 +237,10 @@ describe("device operator fields, history, audit and feed", () => {
 
 describe("GET /api/v1/device-roles", () => {
   it("lists roles with their class and whether a site uses them", async () => {
-    const all = (await hub.app.inject({ url: "/api/v1/device-roles/" })).json() as {
+    const all = (await hub.app.inject({ url: "/api/v1/device-roles/" })).json<{
       items: { slug: string; deviceClass: string; inUse: boolean; deviceCount: number }[];
       count: number;
-    };
+    }>();
     expect(all.count).toBe(4);
     expect(all.items.find((r) => r.slug === "hypervisor")).toMatchObject({
       deviceClass: "CPU_HYPERVISOR",
@@ -251,21 +251,21 @@ describe("GET /api/v1/device-roles", () => {
       where: { siteId: inv.sites.stavanger, deviceRoleId: inv.roles.hypervisor },
       data: { deviceRoleId: inv.roles["cpu-node"] },
     });
-    const used = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=true" })).json() as {
+    const used = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=true" })).json<{
       items: { slug: string; deviceCount: number }[];
-    };
+    }>();
     expect(used.items.map((r) => r.slug).sort()).toEqual(["cpu-node", "gpu-node", "leaf-switch"]);
     const [{ n }] =
       await sql`SELECT count(*)::int AS n FROM devices WHERE site_id = ${inv.sites.stavanger}::uuid AND device_role_id = ${inv.roles["gpu-node"]}::uuid`;
     expect(used.items.find((r) => r.slug === "gpu-node")!.deviceCount).toBe(n);
-    const unused = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=false" })).json() as {
+    const unused = (await hub.app.inject({ url: "/api/v1/device-roles/?site=stavanger&inUse=false" })).json<{
       items: { slug: string; inUse: boolean }[];
-    };
+    }>();
     expect(unused.items).toEqual([expect.objectContaining({ slug: "hypervisor", inUse: false })]);
     expect((await hub.app.inject({ url: "/api/v1/device-roles/?site=nowhere" })).statusCode).toBe(400);
-    const types = (await hub.app.inject({ url: "/api/v1/device-types" })).json() as {
+    const types = (await hub.app.inject({ url: "/api/v1/device-types" })).json<{
       items: { cpuArchitecture: string }[];
-    };
+    }>();
     expect(types.items.map((t) => t.cpuArchitecture).sort()).toEqual(["aarch64", "x86_64", "x86_64", "x86_64"]);
   });
 });

@@ -83,7 +83,7 @@ describe("site silence", () => {
     // Five minutes without a push: within the default 10-minute window, past the replica's 60 s.
     await backdate(id, 5 * 60_000);
     expect((await getSite(id)).conditions[0]).toMatchObject({ status: "True" });
-    const onReplica = (await replica.app.inject({ url: `/api/v1/sites/${id}` })).json() as Site;
+    const onReplica = (await replica.app.inject({ url: `/api/v1/sites/${id}` })).json<Site>();
     expect(onReplica.conditions[0]).toMatchObject({ status: "False", reason: "SourceSilent" });
     expect(onReplica.conditions[0]!.message).toMatch(/slurm silent for 30\ds/);
 

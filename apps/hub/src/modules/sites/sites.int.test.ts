@@ -16,7 +16,7 @@ describe("sites CRUD", () => {
   it("creates, reads (with and without trailing slash), updates and deletes a site", async () => {
     const created = await create({ slug: "keflavik", name: "Keflavik", region: "eu-north", netboxSiteId: 12 });
     expect(created.statusCode).toBe(201);
-    const site = created.json() as Site;
+    const site = created.json<Site>();
     expect(site).toMatchObject({
       slug: "keflavik",
       name: "Keflavik",
@@ -84,7 +84,7 @@ describe("sites CRUD", () => {
   });
 
   it("accepts If-Match: * and a list containing the current tag", async () => {
-    const site = (await create({ slug: "wildcard", name: "W" })).json() as Site;
+    const site = (await create({ slug: "wildcard", name: "W" })).json<Site>();
     const star = await hub.app.inject({
       method: "PATCH",
       url: `/api/v1/sites/${site.id}`,
@@ -103,7 +103,7 @@ describe("sites CRUD", () => {
   });
 
   it("rejects a slug change, an empty patch and bad values without writing", async () => {
-    const site = (await create({ slug: "immutable", name: "I" })).json() as Site;
+    const site = (await create({ slug: "immutable", name: "I" })).json<Site>();
     for (const payload of [{ slug: "other" }, {}, { name: "" }, { netboxSiteId: -1 }, { slurmEnabled: "yes" }]) {
       const res = await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${site.id}`, payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
@@ -122,7 +122,7 @@ describe("sites CRUD", () => {
     expect(refused.json()).toMatchObject({ code: "site_flags_conflict" });
     expect((await hub.app.inject({ url: "/api/v1/sites?slug=nova-no-slurm" })).json()).toMatchObject({ count: 0 });
 
-    const site = standalone.json() as Site;
+    const site = standalone.json<Site>();
     const nova = await hub.app.inject({
       method: "PATCH",
       url: `/api/v1/sites/${site.id}`,
@@ -150,19 +150,19 @@ describe("sites CRUD", () => {
     async (slug) => {
       const res = await create({ slug, name: "x" });
       expect(res.statusCode).toBe(400);
-      expect((res.json() as { errors: { path: string }[] }).errors.map((e) => e.path)).toContain("body.slug");
+      expect(res.json<{ errors: { path: string }[] }>().errors.map((e) => e.path)).toContain("body.slug");
     },
   );
 
   it("filters by slug, region and text", async () => {
     await create({ slug: "filter-a", name: "Alpha Hall", region: "r-one" });
     await create({ slug: "filter-b", name: "Beta Hall", region: "r-two" });
-    const bySlug = (await hub.app.inject({ url: "/api/v1/sites?slug=filter-a" })).json() as SiteList;
+    const bySlug = (await hub.app.inject({ url: "/api/v1/sites?slug=filter-a" })).json<SiteList>();
     expect(bySlug.items.map((s) => s.slug)).toEqual(["filter-a"]);
     expect(bySlug.count).toBe(1);
-    const byRegion = (await hub.app.inject({ url: "/api/v1/sites?region=r-two" })).json() as SiteList;
+    const byRegion = (await hub.app.inject({ url: "/api/v1/sites?region=r-two" })).json<SiteList>();
     expect(byRegion.items.map((s) => s.slug)).toEqual(["filter-b"]);
-    const byText = (await hub.app.inject({ url: "/api/v1/sites?q=HALL" })).json() as SiteList;
+    const byText = (await hub.app.inject({ url: "/api/v1/sites?q=HALL" })).json<SiteList>();
     expect(byText.items.map((s) => s.slug).sort()).toEqual(["filter-a", "filter-b"]);
   });
 });
@@ -244,7 +244,7 @@ describe("pagination", () => {
         create({ slug: `${prefix}new-${inserted++}`, name: "N" }),
       ]);
       expect(res.statusCode).toBe(200);
-      const page = res.json() as SiteList;
+      const page = res.json<SiteList>();
       expect(page.items.length).toBeLessThanOrEqual(7);
       expect(page.count).toBeGreaterThanOrEqual(initial);
       seen.push(...page.items.map((s) => s.slug));
@@ -254,7 +254,7 @@ describe("pagination", () => {
 
     expect(new Set(seen).size).toBe(seen.length); // nothing repeated
     for (let i = 0; i < initial; i++) expect(seen).toContain(`${prefix}${i}`); // nothing that existed skipped
-    const final = (await hub.app.inject({ url: `/api/v1/sites?q=${prefix}&limit=1` })).json() as SiteList;
+    const final = (await hub.app.inject({ url: `/api/v1/sites?q=${prefix}&limit=1` })).json<SiteList>();
     expect(final.count).toBe(initial + inserted);
   });
 
@@ -262,10 +262,10 @@ describe("pagination", () => {
     await hub.db.prisma.site.createMany({
       data: Array.from({ length: 101 }, (_, i) => ({ slug: `default-limit-${i}`, name: `D${i}` })),
     });
-    const first = (await hub.app.inject({ url: "/api/v1/sites" })).json() as SiteList;
+    const first = (await hub.app.inject({ url: "/api/v1/sites" })).json<SiteList>();
     expect(first.items).toHaveLength(100);
     expect(first.nextCursor).toEqual(expect.any(String));
-    const all = (await hub.app.inject({ url: "/api/v1/sites?limit=1000" })).json() as SiteList;
+    const all = (await hub.app.inject({ url: "/api/v1/sites?limit=1000" })).json<SiteList>();
     expect(all.items.length).toBe(all.count);
     expect(all.nextCursor).toBeNull();
   });

@@ -34,7 +34,7 @@ describe("SLURM bootstrap configs", () => {
       },
     });
     expect(created.statusCode, created.body).toBe(201);
-    const c = created.json() as SlurmBootstrapConfig;
+    const c = created.json<SlurmBootstrapConfig>();
     expect(c).toMatchObject({
       siteId: inv.sites.keflavik,
       deviceRoleId: inv.roles["gpu-node"],
@@ -44,7 +44,7 @@ describe("SLURM bootstrap configs", () => {
     });
     expect(created.headers.location).toBe(`${base}/${c.id}`);
 
-    const listed = (await hub.app.inject({ url: base })).json() as { items: SlurmBootstrapConfig[]; count: number };
+    const listed = (await hub.app.inject({ url: base })).json<{ items: SlurmBootstrapConfig[]; count: number }>();
     expect(listed).toMatchObject({ count: 1, items: [{ id: c.id }] });
     expect(
       (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.stavanger}/slurm-bootstrap-configs/` })).json(),
@@ -71,7 +71,7 @@ describe("SLURM bootstrap configs", () => {
 
     const audit = (
       await hub.app.inject({ url: `/api/v1/audit?resourceType=slurm_bootstrap_config&resourceId=${c.id}` })
-    ).json() as { items: { action: string; diff: Record<string, { before: unknown; after: unknown }> }[] };
+    ).json<{ items: { action: string; diff: Record<string, { before: unknown; after: unknown }> }[] }>();
     expect(audit.items.map((a) => a.action)).toEqual([
       "slurm_bootstrap_config.create",
       "slurm_bootstrap_config.update",
@@ -83,9 +83,9 @@ describe("SLURM bootstrap configs", () => {
     const del = await hub.app.inject({ method: "DELETE", url: `${base}/${c.id}/` });
     expect(del.statusCode).toBe(204);
     expect((await hub.app.inject({ url: `${base}/${c.id}` })).statusCode).toBe(404);
-    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory?limit=1000" })).json() as {
+    const feed = (await hub.app.inject({ url: "/api/v1/feeds/inventory?limit=1000" })).json<{
       items: { type: string; resourceId: string }[];
-    };
+    }>();
     expect(feed.items.filter((e) => e.resourceId === c.id).map((e) => e.type)).toEqual([
       "slurm_bootstrap_config.created",
       "slurm_bootstrap_config.updated",
@@ -131,7 +131,7 @@ describe("SLURM bootstrap configs", () => {
       payload: { deviceRoleId: inv.roles.hypervisor, image: "img", flavor: "flv", ...override },
     });
     expect(res.statusCode, res.body).toBe(status);
-    expect((res.json() as { errors?: { path: string }[] }).errors?.map((e) => e.path)).toContain(path);
+    expect(res.json<{ errors?: { path: string }[] }>().errors?.map((e) => e.path)).toContain(path);
     expect(await counts()).toEqual(before);
   });
 
@@ -193,12 +193,12 @@ describe("topology sync", () => {
       requestedBy: "local",
       reason: "tray R001-07 removed (node swap)",
     });
-    const listed = (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync` })).json() as {
+    const listed = (await hub.app.inject({ url: `/api/v1/sites/${inv.sites.keflavik}/topology-sync` })).json<{
       items: { id: string }[];
       count: number;
-    };
+    }>();
     expect(listed.count).toBe(1);
-    expect(listed.items[0]!.id).toBe((yes.json() as { id: string }).id);
+    expect(listed.items[0]!.id).toBe(yes.json<{ id: string }>().id);
     expect(
       (
         await hub.app.inject({
@@ -227,13 +227,13 @@ describe("audit log", () => {
       headers: { "x-request-id": "audit-site-1" },
       payload: { slug: "audited", name: "A" },
     });
-    const id = (created.json() as { id: string }).id;
+    const id = created.json<{ id: string }>().id;
     await hub.app.inject({ method: "PATCH", url: `/api/v1/sites/${id}`, payload: { name: "B" } });
     await hub.app.inject({ method: "DELETE", url: `/api/v1/sites/${id}` });
-    const all = (await hub.app.inject({ url: `/api/v1/audit/?resourceId=${id}` })).json() as {
+    const all = (await hub.app.inject({ url: `/api/v1/audit/?resourceId=${id}` })).json<{
       items: { action: string; requestId: string; diff: Record<string, unknown> }[];
       count: number;
-    };
+    }>();
     expect(all.items.map((a) => a.action)).toEqual(["site.create", "site.update", "site.delete"]);
     expect(all.items[0]).toMatchObject({
       requestId: "audit-site-1",
