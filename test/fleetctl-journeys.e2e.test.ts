@@ -341,6 +341,23 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     expect(unknown.stderr).toMatch(/^error: no column "rack": device columns are NAME, /i);
   });
 
+  it("--page n shows the nth page of --limit devices, as the UI's page jump does; with --all it is a usage error", async () => {
+    const names = async (...args: string[]) => {
+      const r = await piped(
+        ["api", "device", "list", "--site", "keflavik", ...args, "-f", "value", "-c", "name"],
+        "cat",
+      );
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.split("\n").filter(Boolean);
+    };
+    const four = await names("--limit", "4");
+    expect(four).toHaveLength(4);
+    expect(await names("--limit", "2", "--page", "2")).toEqual(four.slice(2));
+    const both = await piped(["api", "device", "list", "--page", "2", "--all"], "cat");
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe("error: --page shows one page: it cannot be used with --all\n");
+  });
+
   it("enum values in any case and several comma-separated; a bad one is a usage error naming it", async () => {
     const upper = await piped(["api", "device", "list", "--operational-status", "AVAILABLE", "-o", "count"], "cat");
     const lower = await piped(["api", "device", "list", "--operational-status", "available", "-o", "count"], "cat");

@@ -166,6 +166,7 @@ function addDeviceCommands(device: Command): void {
       .option("--serial <serial>", "exact serial")
       .option("--tag <tag>", "one of its tags")
       .option("--burn-in <outcome,...>", "the last burn-in's outcome: passed, failed or none (several comma-separated)")
+      .option("--page <n>", "show page n (from 1) of --limit devices, as the web UI's page jump does; not with --all")
       .option("--updated-since <time>", "changed at or after this RFC 3339 time")
       // Checked against the API's own list of sorts with the other filters (a usage error, exit 2).
       .option(

@@ -59,7 +59,9 @@ async function deviceQuery(ctx: Ctx, resolveSite: (s: string) => Promise<string>
     burnIn: o.burnIn as string | undefined,
     updatedSince: o.updatedSince as string | undefined,
     sort: o.sort as string | undefined,
+    page: o.page as string | undefined,
   };
+  if (query.page !== undefined && o.all) throw new UsageError("--page shows one page: it cannot be used with --all");
   const checked = DeviceListQuerySchema.safeParse(query);
   if (!checked.success) throw usageFromIssues(checked.error.issues);
   // The hub takes a slug too; resolving it first turns an unknown slug into "no site named" (exit 3).
