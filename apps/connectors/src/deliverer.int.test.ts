@@ -4,6 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
+import type { InventoryRecord } from "@fm/domain";
 import { Deliverer, MAX_REFUSED_IN_A_ROW } from "./deliverer.ts";
 import { createConnectorMetrics } from "./metrics.ts";
 import { CursorMoved, QueueStore } from "./queue/store.ts";
@@ -35,16 +36,22 @@ afterEach(async () => {
 /** A fresh connector name (its own queue) with `changes` device events committed as one page. */
 async function setup(
   changes: number,
-  opts: { poison?: boolean | "all"; mappingName?: string; entraSecret?: string } = {},
+  opts: {
+    poison?: boolean | "all" | ((r: InventoryRecord) => boolean);
+    mappingName?: string;
+    entraSecret?: string;
+  } = {},
 ) {
   const name = `matrix-t${++n}`;
   receiver = new KustoReceiver({
     poison:
-      opts.poison === "all"
-        ? () => true
-        : opts.poison
-          ? (r) => r.kind === "device" && r.name.startsWith("poison")
-          : undefined,
+      typeof opts.poison === "function"
+        ? opts.poison
+        : opts.poison === "all"
+          ? () => true
+          : opts.poison
+            ? (r) => r.kind === "device" && r.name.startsWith("poison")
+            : undefined,
   });
   await receiver.up();
   const store = new QueueStore(dbh.pool, name);
@@ -155,6 +162,19 @@ describe("the deliverer", () => {
       deadLetters: MAX_REFUSED_IN_A_ROW,
       undelivered: 12 - MAX_REFUSED_IN_A_ROW,
     });
+  });
+
+  it("an accepted record resets the refusal streak: more refusals than the limit, never in a row, are all dead-lettered", async () => {
+    // Every other change is refused (odd versions): 6 refusals, each after an acceptance, twice
+    // the limit of refusals in a row. Were the streak not reset by an acceptance, the fourth
+    // refusal would stop the dead-lettering and retry the queue as sink_config.
+    const t = await setup(12, { poison: (r) => r.kind === "device" && (r as { version: number }).version % 2 === 1 });
+    t.start();
+    await until(async () => (await t.store.stats()).undelivered === 0);
+    expect(receiver.stored.size).toBe(6);
+    expect((await t.store.stats()).deadLetters).toBe(6);
+    expect(6).toBeGreaterThan(MAX_REFUSED_IN_A_ROW);
+    expect((await t.store.state())!.lastErrorClass).toBe("sink_rejected");
   });
 
   it("waits out 429 Retry-After, fetches a new token after a 401, and loses nothing", async () => {
