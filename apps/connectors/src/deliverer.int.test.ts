@@ -177,12 +177,21 @@ describe("the deliverer", () => {
     expect((await t.store.state())!.lastErrorClass).toBe("sink_rejected");
   });
 
-  it("waits out 429 Retry-After, fetches a new token after a 401, and loses nothing", async () => {
+  it("waits out 429 Retry-After (not before it, and not much after), fetches a new token after a 401, and loses nothing", async () => {
     const t = await setup(8);
     receiver.throttle(2, 1);
     t.start();
     await until(async () => (await t.store.stats()).undelivered === 0);
     expect(receiver.requests.throttled).toBe(2);
+    // Each request after a 429 came no sooner than its Retry-After (1 s), and by it plus the
+    // deliverer's own backoff (at most 200 ms here) and a generous allowance for a busy machine.
+    const log = receiver.ingestLog;
+    expect(log.slice(0, 3).map((r) => r.throttled)).toEqual([true, true, false]);
+    for (const i of [1, 2]) {
+      const gap = log[i]!.at - log[i - 1]!.at;
+      expect(gap, `request ${i + 1}`).toBeGreaterThanOrEqual(999);
+      expect(gap, `request ${i + 1}`).toBeLessThan(1000 + 200 + 1500);
+    }
     expect((await t.store.state())!.lastErrorClass).toBe("sink_throttled");
     expect(
       await metric(t.metrics, `fleet_manager_connector_failures_total{reason="sink_throttled",connector="${t.name}"}`),

@@ -38,6 +38,8 @@ export class KustoReceiver {
   readonly ackedAt = new Map<string, number>();
   duplicates = 0;
   requests = { token: 0, ingest: 0, unauthorized: 0, throttled: 0, rejected: 0 };
+  /** When each ingest request arrived (performance.now(), ms), and whether it was throttled. */
+  ingestLog: { at: number; throttled: boolean }[] = [];
   /** How long each ingest takes before it answers: a slow cluster, to kill a connector mid-batch. */
   ingestDelayMs = 0;
   /** Ingest requests being handled right now. */
@@ -176,7 +178,9 @@ export class KustoReceiver {
       // 401 is the one error response.md leaves without a JSON body: the status is all a client gets.
       return void res.writeHead(401).end();
     }
-    if (this.throttleLeft > 0) {
+    const throttled = this.throttleLeft > 0;
+    this.ingestLog.push({ at: performance.now(), throttled });
+    if (throttled) {
       this.throttleLeft--;
       this.requests.throttled++;
       // 429 TooManyRequests is response.md's; Microsoft does not promise a Retry-After with it, so
