@@ -74,4 +74,12 @@ describe("feed events to inventory records", () => {
       recordsOfSnapshot({ kind: "site", data: wdc1 }, { position: "77", takenAt: "2026-11-02T11:00:00.000Z" }, ctx),
     ).toEqual([]);
   });
+
+  it("keeps only its own sites' devices from a snapshot, behind the hub's filter (defence in depth)", () => {
+    const at = { position: "77", takenAt: "2026-11-02T11:00:00.000Z" };
+    const ours = device(sin1, "gpu-003");
+    const theirs = device(wdc1, "gpu-003");
+    expect(recordsOfSnapshot({ kind: "device", data: theirs }, at, ctx)).toEqual([]);
+    expect(recordsOfSnapshot({ kind: "device", data: ours }, at, ctx)).toHaveLength(1);
+  });
 });
