@@ -96,3 +96,35 @@ describe("planImpairment", () => {
     expect(plan.held!.message).toMatch(/3 impairment cordons would exceed 2 \(20% of 10 devices\)/);
   });
 });
+
+describe("planImpairment at its edges", () => {
+  const at = (ms: number) => new Date(NOW.getTime() - ms);
+  it("cordons at the window exactly, not a second before it", () => {
+    const critical = (id: string, ms: number) => device(id, { healthStatus: "critical", healthSince: at(ms) });
+    const plan = planImpairment(
+      site(critical("on", policy.cordonAfterMs), critical("early", policy.cordonAfterMs - 1000)),
+      policy,
+      NOW,
+    );
+    expect(plan.cordon.map((c) => c.id)).toEqual(["on"]);
+  });
+  it("the site limit rounds down: 10 devices at 15 % allow one impairment cordon, not two", () => {
+    const two = [0, 1].map((n) => device(`c${n}`, { healthStatus: "critical", healthSince: ago(11) }));
+    const plan = planImpairment(site(...two), { ...policy, maxSiteFraction: 0.15 }, NOW);
+    expect(plan.cordon).toEqual([]);
+    expect(plan.held).toMatchObject({ due: 2, limit: 1 });
+  });
+  it("a release in the same plan frees its place under the limit for a new cordon", () => {
+    // Limit 2 of 10: two impairment cordons, one of them due for release, and one device due.
+    const plan = planImpairment(
+      site(
+        device("held", { healthStatus: "critical", healthSince: ago(60), cordoned: true, cordonSource: "impairment" }),
+        device("healed", { healthStatus: "ok", healthSince: ago(31), cordoned: true, cordonSource: "impairment" }),
+        device("due", { healthStatus: "critical", healthSince: ago(11) }),
+      ),
+      policy,
+      NOW,
+    );
+    expect(plan).toMatchObject({ release: [{ id: "healed" }], cordon: [{ id: "due" }], held: null });
+  });
+});

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  JOB_STATUSES,
+  TERMINAL_JOB_STATUSES,
+  canTransition,
   JobCreateSchema,
   JobReportSchema,
   JobSchema,
@@ -124,6 +127,24 @@ describe("IMAGE_NODE", () => {
     [{ missing: true }, "gpu001 is no longer in NetBox"],
   ])("refuses a device that cannot take an image: %o → %s", (o, refusal) => {
     expect(jobRefusal("IMAGE_NODE", device(o))).toBe(refusal);
+  });
+
+  it("refuses to hand over a cordoned device, and still burns one in", () => {
+    expect(jobRefusal("RELEASE", device({ cordoned: true }))).toBe(
+      "gpu001 is cordoned: uncordon it before handing it over",
+    );
+    expect(jobRefusal("RELEASE", device({}))).toBeNull();
+    expect(jobRefusal("BURN_IN", device({ cordoned: true }))).toBeNull();
+  });
+});
+
+describe("job status transitions", () => {
+  it("an ended job never moves again; an active one moves only forward", () => {
+    for (const ended of TERMINAL_JOB_STATUSES)
+      for (const to of JOB_STATUSES) expect(canTransition(ended, to), `${ended} → ${to}`).toBe(to === ended);
+    expect(canTransition("RUNNING", "PENDING")).toBe(false);
+    expect(canTransition("PENDING", "SUBMITTED")).toBe(true);
+    expect(canTransition("CANCELLING", "CANCELLED")).toBe(true);
   });
 });
 
