@@ -99,10 +99,10 @@ describe("planImpairment", () => {
 
 describe("planImpairment at its edges", () => {
   const at = (ms: number) => new Date(NOW.getTime() - ms);
-  it("cordons at the window exactly, not a second before it", () => {
+  it("cordons at the window exactly, not half a second before it", () => {
     const critical = (id: string, ms: number) => device(id, { healthStatus: "critical", healthSince: at(ms) });
     const plan = planImpairment(
-      site(critical("on", policy.cordonAfterMs), critical("early", policy.cordonAfterMs - 1000)),
+      site(critical("on", policy.cordonAfterMs), critical("early", policy.cordonAfterMs - 500)),
       policy,
       NOW,
     );
