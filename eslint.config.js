@@ -128,7 +128,7 @@ const fleetSpecPure = {
  * shows each rule firing.
  */
 const JOURNEY =
-  "A journey goes where a person goes: env.loggedIn(user, path) for the first page, clicks and typing after it, env.openShared(context, url) for a pasted link.";
+  "A journey goes where a person goes: env.loggedIn(user, path) for the first page, clicks and typing after it, env.openShared(context, url) for a pasted link, env.pressReload(page) for F5.";
 const IN_PAGE_SCRIPT =
   "CallExpression[callee.property.name=/^(evaluate|evaluateHandle|addInitScript|\\$eval|\\$\\$eval)$/]";
 const NAVIGATING = "location|history|pushState|replaceState|open\\(";

@@ -1,9 +1,8 @@
 /**
  * What the web UI's browser tests, its screenshots and its benchmark share: a real hub process
  * serving the built UI, on its own database holding the demo inventory (seeded by the same
- * command as `npm run seed:demo`), a local OIDC issuer the UI logs people in through (the test
- * issuer, over real HTTP, answering CORS for the hub's origin as an issuer does for its SPA
- * clients), and Debian's Chromium driven by playwright-core.
+ * command as `npm run seed:demo`), a local OIDC issuer the hub logs people in through (the test
+ * issuer, over real HTTP), and Debian's Chromium driven by playwright-core.
  */
 import { spawn } from "node:child_process";
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core";
@@ -42,6 +41,8 @@ export interface WebEnv {
    * journey opens a second page without going through the UI's own links.
    */
   openShared(context: BrowserContext, url: string): Promise<Page>;
+  /** The person presses Reload (F5): the one way a journey reloads a page. */
+  pressReload(page: Page): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,8 +73,7 @@ export async function logIn(page: Page, hubUrl: string, path = "/ui/"): Promise<
 
 export async function startWebEnv(databaseUrl: string, o: { hubEnv?: Record<string, string> } = {}): Promise<WebEnv> {
   const port = await freePort();
-  const hubOrigin = `http://127.0.0.1:${port}`;
-  const issuer = await startTestIssuer({ clientIds: [WEB_CLIENT_ID], corsOrigins: [hubOrigin] });
+  const issuer = await startTestIssuer({ clientIds: [WEB_CLIENT_ID] });
   const hub = await startHub(
     {
       DATABASE_URL: databaseUrl,
@@ -114,6 +114,9 @@ export async function startWebEnv(databaseUrl: string, o: { hubEnv?: Record<stri
       const page = await context.newPage();
       await page.goto(url);
       return page;
+    },
+    async pressReload(page) {
+      await page.reload();
     },
     async stop() {
       clearInterval(renew);

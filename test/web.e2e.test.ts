@@ -45,18 +45,21 @@ interface SatelliteCreated {
 const countText = (page: Page) => page.getByTestId("device-count").textContent();
 
 describe("the web UI", { timeout: 120_000 }, () => {
-  it("logs a person in with PKCE, keeps the token out of storage, and logs out", async () => {
+  it("logs a person in through the hub with PKCE, keeps every token out of the page, and logs out", async () => {
     const { context, page } = await env.loggedIn(USERS.operator);
     await expect(page.getByTestId("who").textContent()).resolves.toContain("ada@example.com (operator)");
     const code = env.issuer.tokenRequests.find((r) => r.form.grant_type === "authorization_code")!;
     expect(code.form).toMatchObject({ client_id: "fleet-web", redirect_uri: `${env.hub.url}/ui/callback` });
     expect(code.form.code_verifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
-    // Tokens in memory only: nothing in either storage, and no cookie.
+    // The hub holds the tokens: nothing in either storage, and one cookie no page script can read.
     const stored = await page.evaluate("JSON.stringify({ ...localStorage, ...sessionStorage })");
     expect(stored).toBe("{}");
-    expect(await context.cookies()).toEqual([]);
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly])).toEqual([["__Host-fm-session", true]]);
+    await expect(page.evaluate("document.cookie")).resolves.toBe("");
     await page.getByRole("button", { name: "Log out" }).click();
     await page.getByRole("button", { name: "Log in" }).waitFor();
+    expect(await context.cookies()).toEqual([]);
     await context.close();
   });
 
@@ -138,9 +141,8 @@ describe("the web UI", { timeout: 120_000 }, () => {
     const second = await apiNames(`sort=-name&cursor=${descending.nextCursor}`);
     await eventually(async () => expect(await names()).toEqual(second.items.map((d) => d.name)));
 
-    // A reload (which logs in again) shows the same sorted page: the URL holds sort and cursor.
+    // A reload shows the same sorted page, still logged in: the URL holds sort and cursor.
     await page.reload();
-    await page.getByRole("button", { name: "Log in" }).click();
     await page.getByRole("button", { name: "Log out" }).waitFor();
     await eventually(async () => expect(await names()).toEqual(second.items.map((d) => d.name)));
     await expect(header(/^Name/).getAttribute("aria-sort")).resolves.toBe("descending");
@@ -368,11 +370,9 @@ describe("the web UI", { timeout: 120_000 }, () => {
     // Newest first: the job just made heads the jobs list and the device's jobs.
     expect((await env.api<{ count: number }>("/api/v1/jobs?limit=1")).body.count).toBeGreaterThan(1);
     await page.goto(`${env.hub.url}/ui/jobs`);
-    await page.getByRole("button", { name: "Log in" }).click();
     await page.getByRole("table").waitFor();
     await expect(page.getByRole("row").nth(1).getByRole("link").textContent()).resolves.toBe(job.name);
     await page.goto(`${env.hub.url}/ui/devices/${device.id}`);
-    await page.getByRole("button", { name: "Log in" }).click();
     await page.getByRole("heading", { name: "Jobs" }).waitFor();
     const deviceJobs = page.getByRole("region", { name: "Jobs" }).getByRole("link");
     await deviceJobs.first().waitFor();
@@ -419,9 +419,8 @@ describe("the web UI", { timeout: 120_000 }, () => {
       ];
     };
     const visit = async (page: Page, path: string) => {
+      // The URL typed in: the session cookie keeps the person logged in on the new document.
       await page.goto(`${env.hub.url}${path}`);
-      // A new document holds no token: the person logs in again and comes back to this view.
-      await page.getByRole("button", { name: "Log in" }).click();
       await page.getByRole("heading", { level: 1 }).first().waitFor();
       await page.waitForLoadState("networkidle");
     };

@@ -45,7 +45,12 @@ import { createSnapshotService } from "./modules/feed/snapshot.ts";
 import { healthRepo } from "./modules/health/repo.ts";
 import { registerHealth } from "./modules/health/routes.ts";
 import { createHealthService } from "./modules/health/service.ts";
-import { createOAuthAuthenticator, type IdentityConfig } from "./modules/identity/authenticator.ts";
+import {
+  createIssuerDiscovery,
+  createOAuthAuthenticator,
+  createPersonTokenVerifier,
+  type IdentityConfig,
+} from "./modules/identity/authenticator.ts";
 import { ClientCache } from "./modules/identity/client-cache.ts";
 import { KeyStore, keyStoreMetrics } from "./modules/identity/keystore.ts";
 import { identityRepo } from "./modules/identity/repo.ts";
@@ -78,6 +83,9 @@ import { registerTopology } from "./modules/topology/routes.ts";
 import { createTopologyService } from "./modules/topology/service.ts";
 import { registerWebUi } from "./modules/web-ui/routes.ts";
 import { createWebUiService, type WebUiConfig } from "./modules/web-ui/service.ts";
+import { webSessionRepo } from "./modules/web-session/repo.ts";
+import { registerWebSession, sessionRequestOf } from "./modules/web-session/routes.ts";
+import { createWebSessionService, type WebSessionService } from "./modules/web-session/service.ts";
 
 export interface RouteInfo {
   method: string;
@@ -132,7 +140,11 @@ export interface AppDeps {
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
   /** The operators' web UI at /ui/ (the built SPA's folder, and the OIDC client it logs people in as). */
-  webUi?: Pick<WebUiConfig, "dir" | "clientId">;
+  webUi?: Pick<WebUiConfig, "dir" | "clientId"> & {
+    /** A web login ends after this long without a request (default 8 h) and this long after it began (default 24 h). */
+    sessionIdleS?: number;
+    sessionMaxS?: number;
+  };
   registry?: Registry;
   identity: IdentityDeps;
   /** Replaces the OAuth2 bearer-token authenticator (tests of other features; FM_AUTH=none). */
@@ -165,6 +177,7 @@ interface Shared {
   listener: PgListener;
   registry: Registry;
   isShuttingDown: () => boolean;
+  webSessions: WebSessionService | undefined;
 }
 
 /** Builds the hub: plugins first, then one register call per feature module. */
@@ -205,8 +218,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clients = new ClientCache(deps.prisma, listener);
   keystore.follow(listener, app.log);
   app.addHook("onReady", () => keystore.load());
+  // People log in to the web UI through the hub, which holds their tokens (modules/web-session);
+  // a request with an Authorization header is a bearer token's, whatever cookie it carries.
+  const discoverPeopleIssuer = idc.external && createIssuerDiscovery(idc.external.issuer);
+  const verifyPerson = idc.external && createPersonTokenVerifier(idc.external, discoverPeopleIssuer);
+  const webSessions: WebSessionService | undefined =
+    deps.webUi && idc.external && verifyPerson && discoverPeopleIssuer && !deps.authenticate
+      ? createWebSessionService({
+          prisma: deps.prisma,
+          repo: webSessionRepo,
+          kek: deps.identity.kek,
+          people: { issuer: idc.external.issuer, discover: discoverPeopleIssuer, verify: verifyPerson },
+          config: {
+            clientId: deps.webUi.clientId,
+            idleS: deps.webUi.sessionIdleS ?? 8 * 3600,
+            maxS: deps.webUi.sessionMaxS ?? 24 * 3600,
+            publicOrigin: idc.issuer ? new URL(idc.issuer).origin : undefined,
+          },
+        })
+      : undefined;
+  const bearer = createOAuthAuthenticator(idc, keystore, clients, verifyPerson);
   await app.register(requestContextPlugin, {
-    authenticate: deps.authenticate ?? createOAuthAuthenticator(idc, keystore, clients),
+    authenticate:
+      deps.authenticate ??
+      (webSessions
+        ? async (request) =>
+            request.headers.authorization ? bearer(request) : webSessions.authenticate(sessionRequestOf(request))
+        : bearer),
   });
   await app.register(metricsPlugin, { registry });
   await app.register(openapiPlugin, { docsEnabled: deps.docsEnabled ?? true });
@@ -224,14 +262,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  registerModules(app, deps, { keystore, clients, listener, registry, isShuttingDown });
+  registerModules(app, deps, { keystore, clients, listener, registry, isShuttingDown, webSessions });
   return app;
 }
 
 /** Each feature module: its service (with its repo) and its routes. */
 function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): void {
   const { prisma } = deps;
-  const { keystore, clients, listener, isShuttingDown, registry } = shared;
+  const { keystore, clients, listener, isShuttingDown, registry, webSessions } = shared;
   const staleAfterMs = deps.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const readinessTimeoutMs = deps.readinessTimeoutMs ?? 1000;
   registerHealth(app, {
@@ -300,6 +338,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     }),
   });
   app.decorate("identity", { config: deps.identity.config, keystore, clients, satellites });
+  if (webSessions) registerWebSession(app, { service: webSessions });
   if (deps.webUi)
     registerWebUi(app, {
       service: createWebUiService({ ...deps.webUi, issuer: deps.identity.config.external?.issuer }),

@@ -109,6 +109,10 @@ export const EnvSchema = z.object({
   FM_WEB_DIR: z.string().min(1).optional(),
   /** The public OAuth client id the web UI logs people in as at FM_OIDC_ISSUER (authorization code + PKCE). */
   FM_WEB_CLIENT_ID: z.string().min(1).max(200).default("fleet-web"),
+  /** A web UI login ends after this many seconds without a request (counted to the minute). */
+  FM_WEB_SESSION_IDLE_S: z.coerce.number().int().min(120).max(2_592_000).default(28_800),
+  /** A web UI login ends this many seconds after it began, whatever happens; at least FM_WEB_SESSION_IDLE_S. */
+  FM_WEB_SESSION_MAX_S: z.coerce.number().int().min(300).max(2_592_000).default(86_400),
   /** This hub's OAuth2 issuer URL (what agents use as FM_HUB_URL); default: the listen address. */
   FM_ISSUER_URL: z.string().url().optional(),
   /** `aud` of the hub's access tokens. */
@@ -200,6 +204,10 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   const silence = siteSilenceRefusal(env.FM_SITE_SILENCE_AFTER_S * 1000, env.FM_STALE_AFTER_S * 1000);
   if (silence)
     throw new EnvError(`invalid environment:\n  FM_SITE_SILENCE_AFTER_S: must be at most FM_STALE_AFTER_S: ${silence}`);
+  if (env.FM_WEB_SESSION_IDLE_S > env.FM_WEB_SESSION_MAX_S)
+    throw new EnvError(
+      `invalid environment:\n  FM_WEB_SESSION_IDLE_S: must be at most FM_WEB_SESSION_MAX_S (${env.FM_WEB_SESSION_IDLE_S} > ${env.FM_WEB_SESSION_MAX_S})`,
+    );
   if (env.FM_AUTH === "none" && !["127.0.0.1", "::1", "localhost"].includes(env.HOST)) {
     throw new EnvError(
       "invalid environment:\n  FM_AUTH: 'none' is only allowed with a loopback HOST (127.0.0.1, ::1, localhost)",

@@ -97,6 +97,8 @@ async function start() {
     webUi: {
       dir: env.FM_WEB_DIR ?? fileURLToPath(new URL("../../web/dist", import.meta.url)),
       clientId: env.FM_WEB_CLIENT_ID,
+      sessionIdleS: env.FM_WEB_SESSION_IDLE_S,
+      sessionMaxS: env.FM_WEB_SESSION_MAX_S,
     },
     isShuttingDown: () => shuttingDown,
   });

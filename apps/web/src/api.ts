@@ -1,8 +1,11 @@
 /**
- * Calls to the hub's /api/v1 with the person's token. A problem+json answer becomes an ApiError
- * carrying the hub's own `code` and `detail`, which the views show as they are.
+ * Calls to the hub's /api/v1 as the logged-in person: the browser sends the session cookie (the
+ * hub holds the tokens), and every call says it comes from the UI (WEB_CSRF_HEADER). A
+ * problem+json answer becomes an ApiError carrying the hub's own `code` and `detail`, which the
+ * views show as they are; a 401 means the session is over, and the login page shows.
  */
-import { accessToken, refresh } from "./auth.ts";
+import { WEB_CSRF_HEADER } from "@fm/domain";
+import { sessionEnded } from "./auth.ts";
 
 export class ApiError extends Error {
   constructor(
@@ -74,9 +77,7 @@ interface Options {
 }
 
 async function once(path: string, o: Options): Promise<Response> {
-  const headers: Record<string, string> = { accept: "application/json", ...o.headers };
-  const token = accessToken();
-  if (token) headers.authorization = `Bearer ${token}`;
+  const headers: Record<string, string> = { accept: "application/json", [WEB_CSRF_HEADER]: "1", ...o.headers };
   if (o.body !== undefined) headers["content-type"] = "application/json";
   const method = o.method ?? "GET";
   try {
@@ -84,6 +85,7 @@ async function once(path: string, o: Options): Promise<Response> {
       method,
       headers,
       body: o.body === undefined ? undefined : JSON.stringify(o.body),
+      credentials: "same-origin",
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     setReachable(true);
@@ -96,9 +98,7 @@ async function once(path: string, o: Options): Promise<Response> {
 }
 
 export async function apiRaw(path: string, o: Options = {}): Promise<{ body: unknown; etag: string | null }> {
-  let res = await once(path, o);
-  // An expired token: renew once and repeat (every call the UI makes is safe to repeat after a 401).
-  if (res.status === 401 && (await refresh())) res = await once(path, o);
+  const res = await once(path, o);
   const text = await res.text();
   const body: unknown = text ? JSON.parse(text) : undefined;
   if (!res.ok) {
@@ -108,7 +108,9 @@ export async function apiRaw(path: string, o: Options = {}): Promise<{ body: unk
       title?: string;
       errors?: { path?: string; message: string }[];
     };
-    throw new ApiError(res.status, p.code, p.detail ?? p.title ?? `HTTP ${res.status}`, p.errors ?? []);
+    const error = new ApiError(res.status, p.code, p.detail ?? p.title ?? `HTTP ${res.status}`, p.errors ?? []);
+    if (res.status === 401) sessionEnded(error.code, error.detail);
+    throw error;
   }
   return { body, etag: res.headers.get("etag") };
 }

@@ -1,9 +1,19 @@
 import { useEffect, useState, useSyncExternalStore } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { isCancelledError, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { WhoAmI } from "@fm/domain";
-import { api, onReachabilityChange, hubReachable } from "./api.ts";
-import { completeLogin, isLoggedIn, loadConfig, logout, onAuthChange, startLogin, type UiConfig } from "./auth.ts";
-import { Link, navigate, useLocation } from "./router.tsx";
+import { ApiError, api, onReachabilityChange, hubReachable } from "./api.ts";
+import {
+  authState,
+  loadConfig,
+  loginErrorMessage,
+  logout,
+  onAuthChange,
+  sessionEndedBecause,
+  sessionFound,
+  startLogin,
+  type UiConfig,
+} from "./auth.ts";
+import { Link, useLocation } from "./router.tsx";
 import { SessionContext, sessionOf } from "./session.tsx";
 import { ErrorBoundary, ErrorNote, HubBanner } from "./ui.tsx";
 import { Overview } from "./views/overview.tsx";
@@ -50,53 +60,68 @@ function Shell() {
   useRefetchWhenHubReturns();
   const [config, setConfig] = useState<UiConfig>();
   const [error, setError] = useState<string>();
-  const loggedIn = useSyncExternalStore(onAuthChange, isLoggedIn);
+  const state = useSyncExternalStore(onAuthChange, authState);
   const { path, search } = useLocation();
+  const queries = useQueryClient();
 
   useEffect(() => {
     loadConfig()
-      .then(async (c) => {
-        setConfig(c);
-        if (location.pathname === "/ui/callback") navigate(await completeLogin(location.search), { replace: true });
-      })
+      .then(setConfig)
       .catch((e: Error) => setError(e.message));
   }, []);
+  // Who is logged in: the hub knows, by the session cookie this page cannot read. Asked on load,
+  // and again whenever a call found the session over (the answer is then the login page).
+  useEffect(() => {
+    if (state !== "unknown") return;
+    queries
+      .fetchQuery({ queryKey: ["whoami"], queryFn: () => api<WhoAmI>("/api/v1/whoami"), staleTime: Infinity })
+      .then(sessionFound)
+      .catch((e: unknown) => {
+        // A 401 is the login page (the call itself said so); a cancelled ask is the page moving on.
+        if (!(e instanceof ApiError && e.status === 401) && !isCancelledError(e))
+          setError(e instanceof Error ? e.message : String(e));
+      });
+  }, [state, queries]);
+  useEffect(() => {
+    if (state === "out") queries.clear();
+  }, [state, queries]);
 
   if (error)
     return (
       <main className="login">
         <h1>Fleet Manager</h1>
         <ErrorNote message={error} />
-        <button
-          type="button"
-          onClick={() => (setError(undefined), void startLogin("/ui/").catch((e: Error) => setError(e.message)))}
-        >
-          Log in again
+        <button type="button" onClick={() => location.reload()}>
+          Try again
         </button>
       </main>
     );
-  if (!config || path === "/callback")
+  if (!config || state === "unknown")
     return (
       <main className="login" aria-busy="true">
         Loading…
       </main>
     );
-  if (!loggedIn) return <LoginPage config={config} onError={setError} />;
+  if (state === "out") return <LoginPage config={config} search={search} />;
   return <LoggedIn path={path} search={search} />;
 }
 
-function LoginPage({ config, onError }: { config: UiConfig; onError: (m: string) => void }) {
+function LoginPage({ config, search }: { config: UiConfig; search: URLSearchParams }) {
+  const failed = loginErrorMessage(search);
+  const ended = sessionEndedBecause();
+  // Back to this page after the login, without the failed login's own words.
+  const here = new URLSearchParams(search);
+  here.delete("login_error");
+  here.delete("issuer_error");
+  const returnTo = location.pathname + (here.size ? `?${here.toString()}` : "");
   return (
     <main className="login">
       <h1>Fleet Manager</h1>
       {config.issuer ? (
         <>
+          {failed ? <ErrorNote message={failed} /> : ended ? <p role="status">{ended}</p> : null}
           <p>Log in with your company account to see the fleet.</p>
-          <button
-            type="button"
-            className="primary"
-            onClick={() => void startLogin(location.pathname + location.search).catch((e: Error) => onError(e.message))}
-          >
+          <button type="button" className="primary" onClick={() => startLogin(returnTo)}>
             Log in
           </button>
         </>
@@ -108,7 +133,7 @@ function LoginPage({ config, onError }: { config: UiConfig; onError: (m: string)
 }
 
 function LoggedIn({ path, search }: { path: string; search: URLSearchParams }) {
-  const queries = useQueryClient();
+  const [logoutError, setLogoutError] = useState<string>();
   const who = useQuery({ queryKey: ["whoami"], queryFn: () => api<WhoAmI>("/api/v1/whoami"), staleTime: Infinity });
   const [menuOpen, setMenuOpen] = useState(false);
   if (who.error)
@@ -159,15 +184,10 @@ function LoggedIn({ path, search }: { path: string; search: URLSearchParams }) {
         <span className="who" data-testid="who">
           {who.data.principal.replace(/^person:/, "")} <span className="scopes">({accessLabel(session.can)})</span>
         </span>
-        <button
-          type="button"
-          onClick={() => {
-            queries.clear();
-            logout();
-          }}
-        >
+        <button type="button" onClick={() => void logout().catch((e: Error) => setLogoutError(e.message))}>
           Log out
         </button>
+        {logoutError && <ErrorNote message={logoutError} />}
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorBoundary key={path}>

@@ -1,230 +1,104 @@
 /**
- * Logging a person in through the hub's OIDC issuer: authorization code with PKCE (RFC 6749
- * 4.1, RFC 7636 S256), as a public client in the browser (RFC 9700 2.1.1, "OAuth 2.0 for
- * Browser-Based Applications": no client secret, PKCE required, tokens never in storage).
- *
- * Tokens live in this module's memory only: a reload or a new tab logs in again (which an issuer
- * with a session of its own answers without asking). What must survive the round trip to the
- * issuer — the PKCE verifier, the state and the page to return to — waits in sessionStorage and
- * is removed as soon as the issuer redirects back. The access token is renewed with the refresh
- * token a minute before it expires, and once more on a 401 (the hub may have restarted its clock
- * view); an issuer that rotates refresh tokens gets the new one each time. A refresh the issuer
- * refuses (invalid_grant, any 400) forgets the tokens here only: the person's session at the
- * issuer is theirs to end; one that fails otherwise (network, 5xx) keeps them and tries again.
+ * Who is logged in. The hub holds the person's tokens (the backend-for-frontend pattern of
+ * "OAuth 2.0 for Browser-Based Applications"); this page holds none, only the HttpOnly session
+ * cookie the browser sends with every call, which page scripts cannot read. So:
+ *  - on load the UI asks the hub who is logged in (`GET /api/v1/whoami`): a reload, a new tab
+ *    and a shared link find the same session;
+ *  - **Log in** is a navigation to the hub's /ui/login, which sends the browser to the issuer and
+ *    back to the page it started from;
+ *  - **Log out** asks the hub to end the session (and, when the issuer offers it, goes on to
+ *    end the issuer's session too);
+ *  - any call the hub answers 401 (a logout in another tab, an idle or expired session, a
+ *    refresh token the issuer refused) shows the login page, which returns to the same page.
  */
+import { WEB_CSRF_HEADER } from "@fm/domain";
+
 export interface UiConfig {
   issuer: string | null;
   clientId: string;
 }
 
-interface IssuerMetadata {
-  issuer: string;
-  authorization_endpoint: string;
-  token_endpoint: string;
-  end_session_endpoint?: string;
-}
-
-interface Tokens {
-  accessToken: string;
-  refreshToken: string | undefined;
-  idToken: string | undefined;
-  expiresAt: number;
-}
-
 export class LoginError extends Error {}
 
-/** The token endpoint's refusal: its HTTP status and OAuth error code (RFC 6749 5.2), if it said one. */
-class TokenRefused extends LoginError {
-  constructor(
-    readonly status: number,
-    readonly code: string | undefined,
-  ) {
-    super(`The login service refused: ${code ?? `HTTP ${status}`}`);
-  }
-}
-
-/** Scopes asked for: a person gets the part of them the hub's scope mapping allows. */
-export const LOGIN_SCOPES = "openid email offline_access fleet.read fleet.operate fleet.admin";
-const PENDING_KEY = "fm.login.pending";
-const REFRESH_MARGIN_MS = 60_000;
-/** After a refresh that failed without a refusal (network, issuer down), the next try. */
-const REFRESH_RETRY_MS = 15_000;
-
-let config: UiConfig | undefined;
-let metadata: IssuerMetadata | undefined;
-let tokens: Tokens | undefined;
-let refreshTimer: ReturnType<typeof setTimeout> | undefined;
-let refreshing: Promise<boolean> | undefined;
-/** Grows on every logout: a token answer asked for before it is dropped, not stored. */
-let generation = 0;
+type State = "unknown" | "in" | "out";
+let state: State = "unknown";
+/** Why the person is on the login page, when something ended their session while they used the UI. */
+let endedBecause: string | undefined;
 const listeners = new Set<() => void>();
+const set = (next: State, because?: string) => {
+  if (state === next && endedBecause === because) return;
+  state = next;
+  endedBecause = because;
+  listeners.forEach((l) => l());
+};
 
-const notify = () => listeners.forEach((l) => l());
 export const onAuthChange = (l: () => void) => {
   listeners.add(l);
   return () => listeners.delete(l);
 };
-export const isLoggedIn = () => tokens !== undefined;
-export const accessToken = () => tokens?.accessToken;
-
-const base64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-const randomString = (n = 32) => base64url(crypto.getRandomValues(new Uint8Array(n)));
-const redirectUri = () => `${location.origin}/ui/callback`;
+export const authState = (): State => state;
+export const sessionEndedBecause = () => endedBecause;
 
 export async function loadConfig(): Promise<UiConfig> {
   const res = await fetch("/ui/config.json", { cache: "no-store" });
   if (!res.ok) throw new LoginError(`The hub did not give the UI its configuration (HTTP ${res.status})`);
-  config = (await res.json()) as UiConfig;
-  return config;
-}
-
-async function discover(): Promise<IssuerMetadata> {
-  if (metadata) return metadata;
-  if (!config?.issuer)
-    throw new LoginError("This hub has no OIDC issuer configured (FM_OIDC_ISSUER): people cannot log in");
-  const res = await fetch(`${config.issuer}/.well-known/openid-configuration`);
-  if (!res.ok) throw new LoginError(`The login service did not answer (HTTP ${res.status})`);
-  const m = (await res.json()) as IssuerMetadata;
-  // OpenID Connect Discovery 4.3: the document must name the issuer it was asked for.
-  if (m.issuer.replace(/\/+$/, "") !== config.issuer.replace(/\/+$/, ""))
-    throw new LoginError("The login service named another issuer than the hub's");
-  metadata = m;
-  return m;
-}
-
-/** Goes to the issuer's login page; the browser comes back to /ui/callback. */
-export async function startLogin(returnTo: string): Promise<void> {
-  const m = await discover();
-  const verifier = randomString(48);
-  const state = randomString(16);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  sessionStorage.setItem(PENDING_KEY, JSON.stringify({ verifier, state, returnTo }));
-  const url = new URL(m.authorization_endpoint);
-  url.search = new URLSearchParams({
-    response_type: "code",
-    client_id: config!.clientId,
-    redirect_uri: redirectUri(),
-    scope: LOGIN_SCOPES,
-    state,
-    code_challenge: base64url(digest),
-    code_challenge_method: "S256",
-  }).toString();
-  location.assign(url.toString());
-}
-
-async function tokenRequest(form: Record<string, string>): Promise<Tokens> {
-  const m = await discover();
-  const res = await fetch(m.token_endpoint, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ ...form, client_id: config!.clientId }),
-    redirect: "error",
-  });
-  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok || typeof body.access_token !== "string")
-    throw new TokenRefused(res.status, typeof body.error === "string" ? body.error : undefined);
-  const expiresIn = typeof body.expires_in === "number" ? body.expires_in : 300;
-  return {
-    accessToken: body.access_token,
-    refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : tokens?.refreshToken,
-    idToken: typeof body.id_token === "string" ? body.id_token : tokens?.idToken,
-    expiresAt: Date.now() + expiresIn * 1000,
-  };
-}
-
-function store(next: Tokens) {
-  tokens = next;
-  scheduleRefresh();
-  notify();
-}
-
-function scheduleRefresh(delay?: number) {
-  clearTimeout(refreshTimer);
-  if (!tokens?.refreshToken) return;
-  const wait = delay ?? Math.max(1000, tokens.expiresAt - Date.now() - REFRESH_MARGIN_MS);
-  refreshTimer = setTimeout(() => void refresh(), wait);
+  return (await res.json()) as UiConfig;
 }
 
 /**
- * A new access token from the refresh token. False when there is none: the issuer refused it
- * (the tokens are forgotten here, the issuer's session is left alone) or could not be reached
- * (the tokens are kept, and the refresh is tried again shortly). A logout meanwhile wins: the
- * answer to a refresh asked for before it is dropped.
+ * The hub answered 401 to a call: the session is over. The hub says why when it ended the
+ * session itself (idle, maximum length, the issuer's refusal); a call with no cookie at all
+ * means it was ended elsewhere (a logout in another tab).
  */
-export function refresh(): Promise<boolean> {
-  if (!tokens?.refreshToken) return Promise.resolve(false);
-  const asked = generation;
-  refreshing ??= tokenRequest({ grant_type: "refresh_token", refresh_token: tokens.refreshToken })
-    .then((next) => {
-      if (asked !== generation) return false;
-      store(next);
-      return true;
-    })
-    .catch((e: unknown) => {
-      if (asked !== generation) return false;
-      if (e instanceof TokenRefused && (e.status === 400 || e.code === "invalid_grant")) forget();
-      else scheduleRefresh(REFRESH_RETRY_MS);
-      return false;
-    })
-    .finally(() => (refreshing = undefined));
-  return refreshing;
+export function sessionEnded(code: string | undefined, detail: string): void {
+  if (state !== "in") return set("out", endedBecause);
+  set(
+    "out",
+    code === "session_ended" ? detail : "Your session has ended (logged out in another tab or window): log in again.",
+  );
+}
+/** The hub answered whoami: the person is logged in. */
+export const sessionFound = () => set("in");
+
+/** Goes to the hub's login, which returns to `returnTo` (a page of the UI) once the issuer has answered. */
+export function startLogin(returnTo: string): void {
+  location.assign(`/ui/login?${new URLSearchParams({ returnTo }).toString()}`);
 }
 
-/**
- * On /ui/callback: checks the state against the login this tab started (a forged redirect
- * changes nothing), exchanges the code once, and answers where to go next.
- */
-export function completeLogin(search: string): Promise<string> {
-  // Once per redirect: a second call (a re-mounted component) shares the first's outcome.
-  if (completing?.search !== search) completing = { search, outcome: exchangeCode(search) };
-  return completing.outcome;
-}
-let completing: { search: string; outcome: Promise<string> } | undefined;
-
-async function exchangeCode(search: string): Promise<string> {
-  const q = new URLSearchParams(search);
-  const raw = sessionStorage.getItem(PENDING_KEY);
-  const pending = raw ? (JSON.parse(raw) as { verifier: string; state: string; returnTo: string }) : undefined;
-  if (!pending || q.get("state") !== pending.state)
-    throw new LoginError("This login was not started here, or has already been used: log in again");
-  sessionStorage.removeItem(PENDING_KEY);
-  const error = q.get("error");
-  if (error) throw new LoginError(`The login service said: ${q.get("error_description") ?? error}`);
-  const code = q.get("code");
-  if (!code) throw new LoginError("The login service sent no code");
-  const asked = generation;
-  const next = await tokenRequest({
-    grant_type: "authorization_code",
-    code,
-    redirect_uri: redirectUri(),
-    code_verifier: pending.verifier,
-  });
-  if (asked === generation) store(next);
-  return pending.returnTo.startsWith("/ui/") ? pending.returnTo : "/ui/";
-}
-
-/** Drops the tokens in this tab only (the issuer's session stays as it is). */
-function forget(): void {
-  generation++;
-  clearTimeout(refreshTimer);
-  tokens = undefined;
-  notify();
-}
-
-/** Forgets the tokens; with an issuer that offers RP-initiated logout, ends its session too. */
-export function logout(): void {
-  const idToken = tokens?.idToken;
-  forget();
-  if (metadata?.end_session_endpoint && idToken) {
-    const url = new URL(metadata.end_session_endpoint);
-    url.search = new URLSearchParams({
-      id_token_hint: idToken,
-      post_logout_redirect_uri: `${location.origin}/ui/`,
-    }).toString();
-    location.assign(url.toString());
+/** What `?login_error=` on the page the hub sent a failed login back to means. */
+export function loginErrorMessage(search: URLSearchParams): string | undefined {
+  const reason = search.get("login_error");
+  if (!reason) return undefined;
+  const issuerError = search.get("issuer_error");
+  switch (reason) {
+    case "login_not_started":
+      return "This login was not started in this browser, or has already been used: log in again.";
+    case "login_expired":
+      return "The login took longer than ten minutes: log in again.";
+    case "issuer_refused":
+      return `The login service did not let you in${issuerError ? ` (${issuerError})` : ""}.`;
+    case "exchange_failed":
+      return "The login service's answer could not be used: log in again.";
+    case "no_access":
+      return "Your account has no access to this fleet: ask an administrator for a group the hub maps to fleet.read.";
+    case "login_service_unavailable":
+      return "The login service cannot be reached: try again shortly.";
+    default:
+      return "The login did not succeed: log in again.";
   }
+}
+
+/** Ends the session at the hub; with an issuer that offers RP-initiated logout, goes on to end its session too. */
+export async function logout(): Promise<void> {
+  const res = await fetch("/ui/logout", {
+    method: "POST",
+    headers: { [WEB_CSRF_HEADER]: "1" },
+    cache: "no-store",
+    signal: AbortSignal.timeout(10_000),
+  }).catch(() => undefined);
+  // Not logged out until the hub says so: a cookie the hub still honours would log the person in again.
+  if (!res || res.status >= 500) throw new LoginError("The hub could not be reached to end the session: try again.");
+  const { endSessionUrl } = res.ok ? ((await res.json()) as { endSessionUrl: string | null }) : { endSessionUrl: null };
+  set("out");
+  if (endSessionUrl) location.assign(endSessionUrl);
 }

@@ -188,3 +188,10 @@ export const HeartbeatSchema = z
   .meta({ id: "Heartbeat" });
 export const SatelliteAgentParams = z.strictObject({ name: Slug, agent: AgentKindSchema });
 export const SatelliteNameParams = z.strictObject({ name: Slug });
+
+/**
+ * The header every call of the web UI carries beside its session cookie: the hub refuses a
+ * cookie without it (403 csrf_refused). A page of another site cannot add a header to a
+ * request to the hub without a CORS preflight, which the hub never grants.
+ */
+export const WEB_CSRF_HEADER = "x-fm-csrf";

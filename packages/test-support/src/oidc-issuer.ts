@@ -18,14 +18,7 @@ import { createFlows, json, type FlowOptions, type TestUser, type TokenRequestSe
 
 export type { TestUser, TokenRequestSeen } from "./oidc-issuer-flows.ts";
 
-export type TestIssuerOptions = Partial<FlowOptions> & {
-  /**
-   * Browser origins (a web UI's, `http://127.0.0.1:8080`) allowed to call discovery, the JWKS and
-   * the token endpoint from a page, as an issuer does for its single-page-app clients (Fetch
-   * standard, CORS protocol: https://fetch.spec.whatwg.org/#http-cors-protocol).
-   */
-  corsOrigins?: string[];
-};
+export type TestIssuerOptions = Partial<FlowOptions>;
 
 export interface TestIssuer {
   issuer: string;
@@ -101,23 +94,10 @@ export async function startTestIssuer(options: TestIssuerOptions = {}): Promise<
     id_token_signing_alg_values_supported: ["RS256"],
   });
 
-  const corsOrigins = new Set(options.corsOrigins ?? []);
   let unavailable = 0;
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? "/", issuer);
     const route = `${req.method} ${url.pathname}`;
-    const origin = req.headers.origin;
-    if (origin && corsOrigins.has(origin) && url.pathname !== "/authorize") {
-      res.setHeader("access-control-allow-origin", origin);
-      res.setHeader("vary", "origin");
-      if (req.method === "OPTIONS") {
-        res.writeHead(204, {
-          "access-control-allow-methods": "GET, POST",
-          "access-control-allow-headers": "content-type",
-        });
-        return res.end();
-      }
-    }
     if (route === "GET /.well-known/openid-configuration") return json(res, 200, metadata());
     if (route === "GET /jwks") return json(res, 200, { keys: [jwk] });
     if (route === "GET /authorize") return flows.authorize(url.searchParams, res);

@@ -54,29 +54,80 @@ export function scopesFromClaims(claims: JWTPayload, mapping: ScopeMapping): str
   return [...scopes];
 }
 
+/** A person's access token from the external issuer, checked, as the principal the scope mapping makes of it. */
+export type PersonTokenVerifier = (token: string) => Promise<Principal>;
+
+/**
+ * The issuer's OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3), fetched once; the
+ * document must name the issuer it was asked for (§4.3).
+ */
+export interface IssuerMetadata {
+  issuer: string;
+  jwks_uri: string;
+  authorization_endpoint?: string;
+  token_endpoint?: string;
+  end_session_endpoint?: string;
+}
+
+export function createIssuerDiscovery(issuer: string): () => Promise<IssuerMetadata> {
+  let found: Promise<IssuerMetadata> | undefined;
+  return () =>
+    (found ??= (async () => {
+      const res = await fetch(
+        new URL(".well-known/openid-configuration", issuer.endsWith("/") ? issuer : `${issuer}/`),
+        { signal: AbortSignal.timeout(5000) },
+      );
+      if (!res.ok) throw new Error(`OIDC discovery of ${issuer} failed: ${res.status}`);
+      const meta = (await res.json()) as IssuerMetadata;
+      if (meta.issuer?.replace(/\/+$/, "") !== issuer.replace(/\/+$/, ""))
+        throw new Error(`OIDC discovery of ${issuer} named another issuer (${String(meta.issuer)})`);
+      return meta;
+    })().catch((err: unknown) => {
+      found = undefined; // asked again next time: the issuer may be back
+      throw err;
+    }));
+}
+
+export function createPersonTokenVerifier(
+  external: ExternalIssuer,
+  discover: () => Promise<IssuerMetadata> = createIssuerDiscovery(external.issuer),
+): PersonTokenVerifier {
+  let externalJwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  async function externalKeys() {
+    externalJwks ??= createRemoteJWKSet(new URL((await discover()).jwks_uri), {
+      cooldownDuration: 30_000,
+      cacheMaxAge: 600_000,
+    });
+    return externalJwks;
+  }
+  return async (token) => {
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, await externalKeys(), {
+        issuer: external.issuer,
+        audience: external.audience,
+        algorithms: ["RS256", "ES256", "EdDSA", "PS256"],
+        clockTolerance: 30,
+      }));
+    } catch (err) {
+      throw invalid(`token rejected: ${(err as Error).message}`);
+    }
+    const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
+    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`;
+    // both count, so an empty `scope` beside a narrowing `scp` cannot widen the token
+    // (https://learn.microsoft.com/en-us/entra/identity-platform/access-token-claims-reference).
+    const scopes = narrowScopes(scopesFromClaims(claims, external.mapping), [claims.scope, claims.scp]);
+    return { id: `person:${who}`, kind: "person", scopes: new Set(scopes) };
+  };
+}
+
 export function createOAuthAuthenticator(
   config: IdentityConfig,
   keystore: KeyStore,
   clients: ClientCache,
+  person: PersonTokenVerifier | undefined = config.external && createPersonTokenVerifier(config.external),
 ): Authenticator {
-  let externalJwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   const external = config.external;
-
-  async function externalKeys() {
-    if (!externalJwks && external) {
-      const res = await fetch(
-        new URL(
-          ".well-known/openid-configuration",
-          external.issuer.endsWith("/") ? external.issuer : `${external.issuer}/`,
-        ),
-        { signal: AbortSignal.timeout(5000) },
-      );
-      if (!res.ok) throw new Error(`OIDC discovery of ${external.issuer} failed: ${res.status}`);
-      const meta = (await res.json()) as { jwks_uri: string };
-      externalJwks = createRemoteJWKSet(new URL(meta.jwks_uri), { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
-    }
-    return externalJwks!;
-  }
 
   async function local(token: string): Promise<Principal> {
     let claims: JWTPayload;
@@ -121,26 +172,6 @@ export function createOAuthAuthenticator(
     return { id: clientId, kind: "client", scopes };
   }
 
-  async function person(token: string): Promise<Principal> {
-    let claims: JWTPayload;
-    try {
-      ({ payload: claims } = await jwtVerify(token, await externalKeys(), {
-        issuer: external!.issuer,
-        audience: external!.audience,
-        algorithms: ["RS256", "ES256", "EdDSA", "PS256"],
-        clockTolerance: 30,
-      }));
-    } catch (err) {
-      throw invalid(`token rejected: ${(err as Error).message}`);
-    }
-    const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
-    // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`;
-    // both count, so an empty `scope` beside a narrowing `scp` cannot widen the token
-    // (https://learn.microsoft.com/en-us/entra/identity-platform/access-token-claims-reference).
-    const scopes = narrowScopes(scopesFromClaims(claims, external!.mapping), [claims.scope, claims.scp]);
-    return { id: `person:${who}`, kind: "person", scopes: new Set(scopes) };
-  }
-
   return async (request) => {
     const header = request.headers.authorization;
     if (!header) return undefined;
@@ -154,7 +185,7 @@ export function createOAuthAuthenticator(
       throw invalid("malformed token");
     }
     if (iss === config.issuer) return local(token);
-    if (external && iss === external.issuer) return person(token);
+    if (external && person && iss === external.issuer) return person(token);
     throw invalid("token from an untrusted issuer");
   };
 }

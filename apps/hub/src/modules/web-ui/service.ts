@@ -6,7 +6,8 @@
  * Caching: Vite names every asset by its content hash, so `assets/*` may be cached forever
  * (`immutable`); index.html names the current hashes and must be revalidated every time.
  * Content Security Policy: scripts and styles from the hub only (the build emits no inline
- * script), and fetch() to the hub and to the people's OIDC issuer (discovery and token requests).
+ * script), and fetch() to the hub only: the hub logs people in (modules/web-session), so the
+ * page never talks to the issuer itself.
  */
 import { readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
@@ -77,15 +78,14 @@ export function acceptedEncodings(header: string | undefined): Set<string> {
   return ok;
 }
 
-export function contentSecurityPolicy(issuer: string | undefined): string {
-  const issuerOrigin = issuer ? new URL(issuer).origin : "";
+export function contentSecurityPolicy(): string {
   return [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",
-    `connect-src 'self'${issuerOrigin ? ` ${issuerOrigin}` : ""}`,
+    "connect-src 'self'",
     "manifest-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
@@ -105,7 +105,7 @@ export function createWebUiService(config: WebUiConfig) {
     }
   }
   return {
-    csp: contentSecurityPolicy(config.issuer),
+    csp: contentSecurityPolicy(),
     clientConfig: (): WebUiClientConfig => ({ issuer: config.issuer ?? null, clientId: config.clientId }),
     /** index.html, or undefined when the UI has not been built. */
     index: () => read(join(config.dir, "index.html")),
