@@ -421,6 +421,16 @@ describe("values the render refuses, naming them", () => {
     expect(await renderError(HUB, HUB_EXAMPLE, () => undefined)).toBe("");
   });
 
+  it("a web login idle longer than its maximum length, naming both; equal renders", async () => {
+    const windows = (idle: number, max: number) => (v: Values) => {
+      v.fleetManager.hub.oidc = { ...v.fleetManager.hub.oidc, webSessionIdleSeconds: idle, webSessionMaxSeconds: max };
+    };
+    expect(await renderError(HUB, HUB_EXAMPLE, windows(3601, 3600))).toMatch(
+      /fleetManager\.hub\.oidc\.webSessionIdleSeconds \(3601\) must be at most fleetManager\.hub\.oidc\.webSessionMaxSeconds \(3600\)/,
+    );
+    expect(await renderError(HUB, HUB_EXAMPLE, windows(3600, 3600))).toBe("");
+  });
+
   it("an environment other than dev, stg or prod; stg itself renders", async () => {
     expect(await renderError(SATELLITE, SATELLITE_EXAMPLE, (v) => (v.environment = "staging"))).toMatch(
       /\/environment.*'dev', 'stg', 'prod'/,
@@ -521,6 +531,10 @@ describe("the charts' numeric guards, on both sides of each bound", () => {
     "fleet-manager-hub": [
       "fleetManager.hub.replicas >= 1",
       "fleetManager.hub.netboxAgent.resyncIntervalSeconds >= 1",
+      "fleetManager.hub.oidc.webSessionIdleSeconds >= 120",
+      "fleetManager.hub.oidc.webSessionIdleSeconds <= 2592000",
+      "fleetManager.hub.oidc.webSessionMaxSeconds >= 300",
+      "fleetManager.hub.oidc.webSessionMaxSeconds <= 2592000",
       "fleetManager.hub.staleAfterSeconds >= 10",
       "fleetManager.hub.siteSilenceAfterSeconds >= 10",
       "fleetManager.hub.feedRetentionSeconds >= 1200",
@@ -576,10 +590,17 @@ describe("the charts' numeric guards, on both sides of each bound", () => {
     for (const k of keys) o = o[k] ??= {};
     o[last] = value;
   };
-  /** A staleness window at its bound takes the silence window down with it (the render refuses silence > staleness). */
+  /**
+   * A window at its bound takes the window it bounds along (the render refuses silence >
+   * staleness, and a web login's idle time > its maximum length).
+   */
   const setCoherent = (path: string, value: number) => (v: Values) => {
     set(path, value)(v);
     if (path === "fleetManager.hub.staleAfterSeconds") set("fleetManager.hub.siteSilenceAfterSeconds", 10)(v);
+    if (path === "fleetManager.hub.oidc.webSessionIdleSeconds")
+      set("fleetManager.hub.oidc.webSessionMaxSeconds", 2592000)(v);
+    if (path === "fleetManager.hub.oidc.webSessionMaxSeconds")
+      set("fleetManager.hub.oidc.webSessionIdleSeconds", 120)(v);
   };
   it.each(all.map((b) => [label(b), b] as const))("%s", async (_, b) => {
     const step = b.integer ? 1 : 0.001;
