@@ -9,8 +9,8 @@
  * (LIVE_REFRESH_MS) and says how old it is. An operator selects devices (one by one or the whole
  * page) and cordons, uncordons or creates a job on them together.
  */
-import { useMemo, useState, type FormEvent } from "react";
-import { keepPreviousData, useQueryClient, useMutation, useQuery } from "@tanstack/react-query";
+import { useLayoutEffect, useMemo, useState, type FormEvent } from "react";
+import { keepPreviousData, useQueryClient, useMutation, usePrefetchQuery, useQuery } from "@tanstack/react-query";
 import {
   flexRender,
   getCoreRowModel,
@@ -133,6 +133,8 @@ const nextSort = (field: DeviceSortField, current: DeviceSort | undefined): Devi
 
 /** A performance mark at the view's first render in this document: bench/web.ts times the view from it. */
 export const DEVICES_VIEW_MARK = "fm:devices-view";
+/** A performance mark once the first page of rows is in the document (React's commit, before the browser lays it out). */
+export const DEVICES_ROWS_MARK = "fm:devices-rows";
 
 export function Devices({ search }: { search: URLSearchParams }) {
   useTitle("Devices");
@@ -149,16 +151,15 @@ export function Devices({ search }: { search: URLSearchParams }) {
   const sort = sortOf(search);
   const sorted = sort && parseDeviceSort(sort);
 
-  const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
   // A cursor pages on; without one, a page number past the first is a jump (page=N).
   const jump = !cursor && page > 1 ? page : undefined;
   const path = `/api/v1/devices${query({ ...filters, sort, cursor, page: jump, limit: PAGE_SIZE, brief: true })}`;
-  const devices = useQuery({
-    queryKey: ["devices", path],
-    queryFn: () => api<DeviceBriefList>(path),
-    placeholderData: keepPreviousData,
-    refetchInterval: LIVE_REFRESH_MS,
-  });
+  const listQuery = { queryKey: ["devices", path], queryFn: () => api<DeviceBriefList>(path) };
+  // The page's devices are asked for while this first render runs, not after it commits (where
+  // useQuery starts): the rows come as soon as the hub answers.
+  usePrefetchQuery(listQuery);
+  const devices = useQuery({ ...listQuery, placeholderData: keepPreviousData, refetchInterval: LIVE_REFRESH_MS });
+  const sites = useQuery({ queryKey: ["sites"], queryFn: () => api<SiteList>("/api/v1/sites?limit=1000") });
   const [selected, setSelected] = useState<ReadonlyMap<string, DeviceBrief>>(new Map());
 
   const update = (changes: Record<string, string | undefined>, opts: { keepPage?: boolean } = {}) => {
@@ -191,6 +192,10 @@ export function Devices({ search }: { search: URLSearchParams }) {
     meta: { selected },
   });
   const pages = devices.data ? Math.max(1, Math.ceil(devices.data.count / PAGE_SIZE)) : 1;
+  const drawn = devices.data !== undefined;
+  useLayoutEffect(() => {
+    if (drawn && !performance.getEntriesByName(DEVICES_ROWS_MARK).length) performance.mark(DEVICES_ROWS_MARK);
+  }, [drawn]);
   const allOnPage = items.length > 0 && items.every((d) => selected.has(d.id));
 
   return (
