@@ -50,12 +50,7 @@ const directives = (csp: string | undefined) =>
 
 describe("the web UI as the hub serves it", () => {
   it("answers index.html for the UI's own paths, revalidated every time, under a strict policy", async () => {
-    for (const url of [
-      "/ui",
-      "/ui/",
-      "/ui/devices",
-      "/ui/devices/0b6a?site=keflavik&cordoned=true",
-    ]) {
+    for (const url of ["/ui", "/ui/", "/ui/devices", "/ui/devices/0b6a?site=keflavik&cordoned=true"]) {
       const res = await hub.app.inject({ url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers["content-type"]).toBe("text/html; charset=utf-8");
