@@ -38,6 +38,13 @@ const routesStayOffTheDatabase = {
   },
 };
 
+const TYPE_AWARE_RULES = [
+  "@typescript-eslint/no-floating-promises",
+  "@typescript-eslint/no-misused-promises",
+  "@typescript-eslint/await-thenable",
+  "@typescript-eslint/no-unnecessary-type-assertion",
+];
+
 /** lib/ is what every module may use: it cannot depend on one. */
 const libIndependentOfModules = {
   files: [`${HUB}/lib/**`],
@@ -162,6 +169,15 @@ const journeysNavigateLikePeople = {
   },
 };
 
+/**
+ * For linting text that is no file of a project (the tests of the rules above, through ESLint's
+ * API): the type-aware rules need one, the rules under test need no types.
+ */
+export const withoutTypeAwareRules = {
+  languageOptions: { parserOptions: { projectService: false } },
+  rules: Object.fromEntries(TYPE_AWARE_RULES.map((r) => [r, "off"])),
+};
+
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/generated/**", "**/dist/**", ".data/**", ".cache/**"] },
   js.configs.recommended,
@@ -196,12 +212,7 @@ export default tseslint.config(
     // (and the root one for test/, bench/, scripts/) is the project these files are checked in.
     files: ["**/*.ts", "**/*.tsx"],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
-    rules: {
-      "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/no-misused-promises": "error",
-      "@typescript-eslint/await-thenable": "error",
-      "@typescript-eslint/no-unnecessary-type-assertion": "error",
-    },
+    rules: Object.fromEntries(TYPE_AWARE_RULES.map((r) => [r, "error"])),
   },
   routesStayOffTheDatabase,
   libIndependentOfModules,

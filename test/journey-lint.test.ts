@@ -6,19 +6,11 @@
 import { fileURLToPath } from "node:url";
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
+import { withoutTypeAwareRules } from "../eslint.config.js";
 
 const eslint = new ESLint({
   cwd: fileURLToPath(new URL("..", import.meta.url)),
-  // The rules under test need no types; the type-aware ones cannot run on text that is no file of a project.
-  overrideConfig: {
-    languageOptions: { parserOptions: { projectService: false } },
-    rules: Object.fromEntries(
-      ["no-floating-promises", "no-misused-promises", "await-thenable", "no-unnecessary-type-assertion"].map((r) => [
-        `@typescript-eslint/${r}`,
-        "off",
-      ]),
-    ),
-  },
+  overrideConfig: withoutTypeAwareRules,
 });
 const JOURNEY = "test/web-journey-widgets.e2e.test.ts";
 

@@ -6,20 +6,12 @@
 import { fileURLToPath } from "node:url";
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
+import { withoutTypeAwareRules } from "../../../eslint.config.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const eslint = new ESLint({
   cwd: repoRoot,
-  // The rules under test need no types; the type-aware ones cannot run on text that is no file of a project.
-  overrideConfig: {
-    languageOptions: { parserOptions: { projectService: false } },
-    rules: Object.fromEntries(
-      ["no-floating-promises", "no-misused-promises", "await-thenable", "no-unnecessary-type-assertion"].map((r) => [
-        `@typescript-eslint/${r}`,
-        "off",
-      ]),
-    ),
-  },
+  overrideConfig: withoutTypeAwareRules,
 });
 
 /** The messages of the boundary rules for `code` as if it were the file at `filePath`. */
