@@ -163,7 +163,11 @@ JobCompType=jobcomp/none
 SelectType=select/cons_tres
 MpiDefault=none
 MailProg=/bin/true
-ReturnToService=2
+# A DOWN node comes back by itself only when it went down for not responding (1): one an
+# operator (or a test) set DOWN stays DOWN until resumed. 2 would also bring those back at the
+# node's next registration, which slurmctld asks for every few pings: a DOWN set by hand
+# could turn IDLE at any moment, under a test that checks it stays DOWN.
+ReturnToService=1
 SlurmdTimeout=300
 # Finished jobs stay visible to squeue/REST for 10 minutes (the default is 5).
 MinJobAge=600

@@ -153,13 +153,16 @@ function isDatabaseBusy(err: unknown): boolean {
  * The request's transaction outlived its time budget (Prisma's interactive transaction timeout,
  * P2028 "…on an expired transaction"), typically waiting for rows another write held, such as a
  * device a reflection push was stamping. Prisma rolled it back: nothing was changed. Also
- * PostgreSQL's own lock_timeout (55P03), should a session set one.
+ * PostgreSQL's own lock_timeout (55P03), should a session set one, and a transaction PostgreSQL
+ * ended to break a deadlock (40P01) or a serialization conflict (40001): rolled back, safe to retry.
  */
 function isTransactionExpired(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (code === "P2028" && /expired transaction/.test(e.message)) return true;
-    if (code === "55P03") return true;
+    // Prisma words a deadlock or a serialization failure as P2034 (its adapter: kind
+    // TransactionWriteConflict, originalCode 40P01 or 40001).
+    if (code === "55P03" || code === "40P01" || code === "40001" || code === "P2034") return true;
   }
   return false;
 }

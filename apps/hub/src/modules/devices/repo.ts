@@ -209,7 +209,8 @@ async function fullRows(db: Db, ids: string[], lock: boolean): Promise<DeviceRow
   const { rows } = await directPrepared<DeviceRow>(
     db,
     lock ? "devices-full-rows-locked" : "devices-full-rows",
-    lock ? `${FULL_ROWS} FOR UPDATE OF d` : FULL_ROWS,
+    // FOR NO KEY UPDATE: see db/lock.ts.
+    lock ? `${FULL_ROWS} FOR NO KEY UPDATE OF d` : FULL_ROWS,
     ids,
   );
   for (const r of rows) if (r.rackPosition !== null) r.rackPosition = String(Number(r.rackPosition)) as never;
@@ -589,7 +590,7 @@ export const deviceRepo = {
     const column = snakeCase(field);
     const rows = await db.$queryRawUnsafe<{ id: string; newer: boolean | null }[]>(
       `SELECT d.id, o.${column} > $2 AS newer FROM devices d ${OBSERVED_JOIN}
-        WHERE d.id = ANY($1::uuid[]) ORDER BY d.id FOR UPDATE OF d`,
+        WHERE d.id = ANY($1::uuid[]) ORDER BY d.id FOR NO KEY UPDATE OF d`,
       ids,
       at,
     );
