@@ -187,13 +187,25 @@ describe.each([
     for (const es of external)
       for (const d of es.spec.data as { remoteRef: { key: string } }[])
         expect(d.remoteRef.key).toMatch(chart === HUB ? /^prod\/glo1\/[a-z-]+$/ : /^prod\/sys1-ice2\/[a-z-]+$/);
+    expect(
+      manifests.filter((m) => m.kind === "Secret").map((m) => m.metadata.name),
+      "a Secret rendered by the chart",
+    ).toEqual([]);
     for (const d of deployments(manifests)) {
+      expect(d.spec.template.spec.containers, d.metadata.name).toHaveLength(1);
       for (const e of containerOf(d).env) {
         const ref = e.valueFrom?.secretKeyRef;
         if (ref) expect(keysOf(ref.name), `${d.metadata.name} ${e.name}`).toContain(ref.key);
       }
-      for (const v of d.spec.template.spec.volumes as { secret?: { secretName: string; items: { key: string }[] } }[])
-        for (const item of v.secret?.items ?? []) expect(keysOf(v.secret!.secretName)).toContain(item.key);
+      for (const v of d.spec.template.spec.volumes as {
+        name: string;
+        secret?: { secretName: string; items?: { key: string }[] };
+      }[]) {
+        if (!v.secret) continue;
+        const where = `${d.metadata.name} volume ${v.name}`;
+        expect(keysOf(v.secret.secretName), where).toBeDefined();
+        for (const item of v.secret.items ?? []) expect(keysOf(v.secret.secretName), where).toContain(item.key);
+      }
     }
   });
 

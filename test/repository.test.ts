@@ -69,6 +69,15 @@ describe("references outside the repository", () => {
     expect(mayReferToOutside("test/repository-files.ts")).toBe(true);
     expect(mayReferToOutside("docs/api.md")).toBe(false);
     expect(mayReferToOutside("apps/satellite-agents/src/temporal-worker/histories.ts")).toBe(false);
+    const allowed = repositoryFiles().filter(mayReferToOutside);
+    const histories = allowed.filter((f) =>
+      /^apps\/satellite-agents\/src\/temporal-worker\/histories\/[^/]+\.json$/.test(f),
+    );
+    expect(histories.length).toBeGreaterThan(0);
+    expect(allowed.filter((f) => !histories.includes(f)).sort()).toEqual([
+      "test/repository-files.ts",
+      "test/repository.test.ts",
+    ]);
   });
 });
 
