@@ -309,6 +309,12 @@ describe("the Matrix connector", () => {
     matrix = await startConnector(kustoEnv());
     await until(() => deviceRecords(receiver).length === 20, 30_000, "snapshot delivered");
     expect(deviceRecords(receiver).every((r) => r.siteSlug === "sin1" && r.recordId.includes(":snapshot-"))).toBe(true);
+    // Each sin1 device exactly once (no device twice under two ids, none left out), no wdc1 device.
+    expect(
+      deviceRecords(receiver)
+        .map((r) => r.deviceId)
+        .sort(),
+    ).toEqual(devices.sin1!.map((d) => d.id).sort());
     expect(
       [...receiver.stored.values()].filter((r) => r.kind === "site").map((r) => (r as { siteSlug: string }).siteSlug),
     ).toEqual(["sin1"]);
