@@ -246,18 +246,24 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     const id = (await device(evil)).id;
     expect((await piped(["api", "device", "cordon", id, "--reason", reason], "cat")).code).toBe(0);
 
-    for (const args of [
-      ["api", "device", "list", "--name", name],
-      ["api", "device", "list", "--name", name, "-o", "wide"],
-      ["api", "device", "list", "--name", name, "-o", "name"],
-      ["api", "device", "list", "--name", name, "-o", "custom-columns=NAME:.name,REASON:.cordonReason"],
-      ["api", "device", "describe", id],
-      ["api", "device", "cordon", id, "--reason", "again"],
-    ]) {
-      const shown = await pty(args);
+    // The reason as shown: its escapes and its C1 CSI (U+009B) written out; quoted (as JSON writes
+    // a string) where the cordon is spelled out.
+    const shownReason = "RMA \\e]8;;https://evil.example\\e\\ticket\\e]8;;\\e\\ \\u{9b}2J";
+    const quotedReason = '"RMA \\u001b]8;;https://evil.example\\u001b\\\\ticket\\u001b]8;;\\u001b\\\\ \\u{9b}2J"';
+    for (const [args, reasonShown] of [
+      [["api", "device", "list", "--name", name], undefined],
+      [["api", "device", "list", "--name", name, "-o", "wide"], undefined],
+      [["api", "device", "list", "--name", name, "-o", "name"], undefined],
+      [["api", "device", "list", "--name", name, "-o", "custom-columns=NAME:.name,REASON:.cordonReason"], shownReason],
+      [["api", "device", "describe", id], quotedReason],
+      [["api", "device", "cordon", id, "--reason", "again"], quotedReason],
+    ] as const) {
+      const shown = await pty([...args]);
       expect(shown.screen.replace(SGR, ""), args.join(" ")).not.toMatch(CONTROL);
       expect(shown.screen, args.join(" ")).toContain(`${name}\\e[2J\\e]52;c;cm0gLXJmIH4=\\u{07}`);
+      if (reasonShown) expect(shown.screen, args.join(" ")).toContain(reasonShown);
     }
+    expect((await pty(["api", "device", "describe", id])).screen).toContain(`Cordoned by an operator: ${shownReason}`);
     // JSON and YAML carry the exact data.
     const json = await piped(["api", "device", "get", id, "-o", "json"], "cat");
     expect(JSON.parse(json.stdout)).toMatchObject({ name: evil, cordonReason: reason });
