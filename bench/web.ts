@@ -72,6 +72,12 @@ export async function webBench(report: Report): Promise<void> {
         const rowsAt = await page.evaluate<number>(
           `performance.getEntriesByName("fm:devices-rows")[0]?.startTime ?? Number.NaN`,
         );
+        // The view's own request to the hub, from the browser's resource timing: when it left and
+        // when its answer had arrived, so the view's figure splits into its request and its drawing.
+        const [requestStart, answered] = await page.evaluate<[number, number]>(`(() => {
+          const e = performance.getEntriesByType("resource").find((r) => r.name.endsWith(${JSON.stringify(request)}));
+          return e ? [e.startTime, e.responseEnd] : [Number.NaN, Number.NaN];
+        })()`);
         const fetched = await page.evaluate<number>(`(async () => {
           const t0 = performance.now();
           const res = await fetch(${JSON.stringify(request)}, { headers: { "x-fm-csrf": "1" } });
@@ -81,18 +87,22 @@ export async function webBench(report: Report): Promise<void> {
         })()`);
         await context.close();
         const drawnAt = Number.isNaN(rowsAt) ? rendered : rowsAt;
-        return [drawnAt, fetched, drawnAt - viewStart] as const;
+        return [drawnAt, fetched, drawnAt - viewStart, answered - requestStart, drawnAt - answered] as const;
       };
       const hundredRows = (page: Page) => page.locator("table.devices tbody tr").nth(99).waitFor({ timeout: 120_000 });
-      const push = (to: [number[], number[]], m: readonly [number, number, number]) => {
+      const push = (to: [number[], number[]], m: readonly number[]) => {
         to[0].push(m[0]);
         to[1].push(m[1]);
       };
       const view: number[] = [];
+      const viewRequest: number[] = [];
+      const afterAnswer: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         const devices = await measure("/ui/devices", hundredRows, "/api/v1/devices?limit=100&brief=true");
         push([render, bare], devices);
         view.push(devices[2]);
+        viewRequest.push(devices[3]);
+        afterAnswer.push(devices[4]);
         push(
           [sortedRender, bareSorted],
           await measure(`/ui/devices?${SORTED}`, hundredRows, `/api/v1/devices?${SORTED}&limit=100&brief=true`),
@@ -112,6 +122,8 @@ export async function webBench(report: Report): Promise<void> {
       const row = (what: string, xs: number[]) => report(what, `${median(xs).toFixed(0)} ms`, spread(xs));
       row(`web: devices view first render, ${total.toLocaleString()} devices (login return → 100 rows)`, render);
       row("web: devices view's own first render (view start → 100 rows: its requests and drawing)", view);
+      row("web: of which the view's request (sent → answer received, resource timing)", viewRequest);
+      row("web: of which the drawing (answer received → 100 rows committed)", afterAnswer);
       row("web: baseline, the same 100 devices by a bare fetch + JSON.parse in that page", bare);
       row(`web: devices view sorted (${SORTED}) first render (login return → 100 rows)`, sortedRender);
       row("web: baseline, the same sorted 100 devices by a bare fetch", bareSorted);

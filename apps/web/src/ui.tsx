@@ -48,6 +48,14 @@ export function Loading() {
   return <p aria-busy="true">{reachable ? "Loading…" : "Waiting for the hub to answer."}</p>;
 }
 
+/**
+ * 50,000: a count with its digits grouped by three, as the en-US locale writes it, without Intl.
+ * A page's first Intl call (`toLocaleString`) loads the locale's data: about 80 ms of a fresh tab's
+ * main thread here, most of the devices view's first drawing (CPU profile, docs/benchmarks.md).
+ */
+export const formatCount = (n: number): string =>
+  Number.isInteger(n) ? String(n).replace(/\B(?=(\d{3})+$)/g, ",") : String(n);
+
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
 
 /** "5 min ago" for ages the eye compares. */

@@ -8,7 +8,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { AuditList } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
-import { ErrorNote, Loading, when, Scroll } from "../ui.tsx";
+import { ErrorNote, Loading, when, Scroll, formatCount } from "../ui.tsx";
 
 const FILTERS = ["principal", "action", "resourceType", "resourceId"] as const;
 
@@ -57,7 +57,7 @@ export function Audit({ search }: { search: URLSearchParams }) {
         <Loading />
       ) : (
         <>
-          <p role="status">{audit.data.count.toLocaleString()} entries</p>
+          <p role="status">{formatCount(audit.data.count)} entries</p>
           <Scroll label="Audit entries">
             <table>
               <thead>

@@ -38,7 +38,7 @@ import { useConfirm } from "../confirm.tsx";
 import { LIVE_REFRESH_MS, Updated } from "../live.tsx";
 import { Link, navigate, setSearch, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Scroll, ago } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Scroll, ago, formatCount } from "../ui.tsx";
 
 /** Filters the hub applies, by their query parameter. */
 const FILTERS = [
@@ -213,8 +213,8 @@ export function Devices({ search }: { search: URLSearchParams }) {
       ) : (
         <>
           <p role="status" data-testid="device-count">
-            {devices.data.count.toLocaleString()} {devices.data.count === 1 ? "device" : "devices"}
-            {devices.data.count > PAGE_SIZE ? `, page ${page} of ${pages.toLocaleString()}` : ""}
+            {formatCount(devices.data.count)} {devices.data.count === 1 ? "device" : "devices"}
+            {devices.data.count > PAGE_SIZE ? `, page ${page} of ${formatCount(pages)}` : ""}
           </p>
           <Updated at={devices.dataUpdatedAt} failed={devices.isRefetchError} />
           <Scroll label="Devices">

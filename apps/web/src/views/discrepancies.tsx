@@ -8,7 +8,7 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { DISCREPANCY_KINDS, type DiscrepancyList, type SiteList } from "@fm/domain";
 import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
-import { ErrorNote, Loading, Scroll, ago, when } from "../ui.tsx";
+import { ErrorNote, Loading, Scroll, ago, when, formatCount } from "../ui.tsx";
 
 export const DISCREPANCY_PAGE_SIZE = 100;
 
@@ -101,7 +101,7 @@ export function Discrepancies({ search }: { search: URLSearchParams }) {
         <Loading />
       ) : (
         <>
-          <p role="status">{list.data.count.toLocaleString()} discrepancies</p>
+          <p role="status">{formatCount(list.data.count)} discrepancies</p>
           <Scroll label="Discrepancies">
             <table>
               <thead>

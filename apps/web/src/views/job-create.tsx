@@ -10,7 +10,7 @@ import { JOB_KINDS, JOB_PARAMS, type DeviceBriefList, type Job, type JobKind } f
 import { ApiError, api, query } from "../api.ts";
 import { navigate, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { ErrorNote } from "../ui.tsx";
+import { ErrorNote, formatCount } from "../ui.tsx";
 
 /** The zod type a field holds under its optional/default/nullable/pipe wrappers ("string", "number", "array" …). */
 function baseType(field: unknown): string {
@@ -222,9 +222,7 @@ function DevicePicker({ chosen, onChange }: { chosen: string[]; onChange(names: 
             </li>
           ))}
           {matches.data.count > PICK_LIMIT && (
-            <li className="muted">
-              {matches.data.count.toLocaleString()} match; type more of the name to narrow them.
-            </li>
+            <li className="muted">{formatCount(matches.data.count)} match; type more of the name to narrow them.</li>
           )}
           {!offered.length && <li className="muted">No other device matches.</li>}
         </ul>

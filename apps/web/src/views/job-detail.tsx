@@ -5,7 +5,7 @@ import { api } from "../api.ts";
 import { useConfirm } from "../confirm.tsx";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, Scroll, Section, when } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, Scroll, Section, when, formatCount } from "../ui.tsx";
 import { POLL_MS } from "./jobs.tsx";
 
 export function Progress({ value, label }: { value: number; label: string }) {
@@ -144,7 +144,7 @@ function JobDevices({ ids }: { ids: string[] }) {
 
 /** An artifact as a link where a browser can open it (http/https); an s3:// location as text to copy. */
 function Artifact({ name, url, bytes }: { name: string; url: string; bytes: number }) {
-  const label = `${name} (${bytes.toLocaleString()} bytes)`;
+  const label = `${name} (${formatCount(bytes)} bytes)`;
   return /^https?:\/\//.test(url) ? (
     <a href={url} rel="noreferrer">
       {label}

@@ -7,7 +7,7 @@ import { ACTIVE_JOB_STATUSES, JOB_KINDS, JOB_STATUSES, type JobList } from "@fm/
 import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
-import { Badge, ErrorNote, Loading, when, Scroll } from "../ui.tsx";
+import { Badge, ErrorNote, Loading, when, Scroll, formatCount } from "../ui.tsx";
 import { Progress } from "./job-detail.tsx";
 
 export const POLL_MS = 2000;
@@ -70,7 +70,7 @@ export function Jobs({ search }: { search: URLSearchParams }) {
         <Loading />
       ) : (
         <>
-          <p role="status">{jobs.data.count.toLocaleString()} jobs</p>
+          <p role="status">{formatCount(jobs.data.count)} jobs</p>
           <Scroll label="Jobs">
             <table>
               <thead>

@@ -14,7 +14,7 @@ import {
 import { api, query } from "../api.ts";
 import { LIVE_REFRESH_MS, Updated } from "../live.tsx";
 import { Link, useTitle } from "../router.tsx";
-import { ErrorNote, Loading, Section, age, Scroll } from "../ui.tsx";
+import { ErrorNote, Loading, Section, age, Scroll, formatCount } from "../ui.tsx";
 import { discrepanciesUrl } from "./discrepancies.tsx";
 import { SiteReporting } from "./satellites.tsx";
 
@@ -81,7 +81,7 @@ export function Overview() {
                           "0"
                         ) : (
                           <Link to={`/ui/devices${query({ site: site.slug, operationalStatus: status })}`}>
-                            {n.toLocaleString()}
+                            {formatCount(n)}
                           </Link>
                         )}
                       </td>
@@ -137,13 +137,13 @@ export function Overview() {
                             to={discrepanciesUrl({ site: [site.slug] })}
                             aria-label={`${open.total} open discrepancies at ${site.slug}`}
                           >
-                            {open.total.toLocaleString()}
+                            {formatCount(open.total)}
                           </Link>
                           <ul className="plain">
                             {DISCREPANCY_KINDS.filter((k) => open.byKind[k]).map((k) => (
                               <li key={k}>
                                 <Link to={discrepanciesUrl({ site: [site.slug], kind: [k] })}>
-                                  {k}: {open.byKind[k]!.toLocaleString()}
+                                  {k}: {formatCount(open.byKind[k]!)}
                                 </Link>
                               </li>
                             ))}
@@ -161,7 +161,7 @@ export function Overview() {
         {discrepancies.data && (
           <p>
             Open discrepancies fleet-wide:{" "}
-            <Link to={discrepanciesUrl({})}>{discrepancies.data.total.toLocaleString()}</Link>
+            <Link to={discrepanciesUrl({})}>{formatCount(discrepancies.data.total)}</Link>
           </p>
         )}
       </Section>
