@@ -43,6 +43,21 @@ describe("connector configuration", () => {
       "ENTRA_CLIENT_SECRET_FILE",
     ]);
     expect(out.join("\n")).not.toContain("s3cr3t");
+    // A bad value is named by its variable, never echoed (the required ones are already covered).
+    const bad = problems({
+      ...base,
+      FM_HUB_URL: "s3cr3t-hub",
+      CONNECTOR_BATCH_SIZE: "s3cr3t-size",
+      CONNECTOR_SINK: "s3cr3t-sink",
+      LOG_LEVEL: "s3cr3t-level",
+    });
+    expect(bad.map((p) => p.split(":")[0]).sort()).toEqual([
+      "CONNECTOR_BATCH_SIZE",
+      "CONNECTOR_SINK",
+      "FM_HUB_URL",
+      "LOG_LEVEL",
+    ]);
+    expect(bad.join("\n")).not.toContain("s3cr3t");
   });
 
   it("refuses a bad site slug, a page over 1000 and a wait over 60 s", () => {

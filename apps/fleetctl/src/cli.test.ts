@@ -22,7 +22,15 @@ describe("the command tree", () => {
         let text = "";
         cmd.configureOutput({ writeOut: (s) => (text += s) });
         cmd.outputHelp();
-        return !text.includes("\nExamples:\n  ");
+        // Examples is the last section: after its heading, only its indented lines.
+        const at = text.lastIndexOf("\nExamples:\n  ");
+        return (
+          at < 0 ||
+          text
+            .slice(at + "\nExamples:\n".length)
+            .split("\n")
+            .some((l) => l && !l.startsWith("  "))
+        );
       })
       .map(([path]) => path || "(fleetctl)");
     expect(missing).toEqual([]);

@@ -1,10 +1,17 @@
 import { describe, expect, it } from "vitest";
+import { JOB_KINDS } from "@fm/domain";
 import { describeParams, parseJobKind, parseJobParams } from "./job-params.ts";
 
 describe("parseJobKind", () => {
   it("accepts any case and dashes", () => {
     expect(parseJobKind("burn-in")).toBe("BURN_IN");
     expect(parseJobKind("Reimage")).toBe("REIMAGE");
+    for (const kind of JOB_KINDS) {
+      const dashed = kind.replace(/_/g, "-");
+      const mixed = [...dashed].map((c, i) => (i % 2 ? c.toLowerCase() : c)).join("");
+      for (const spelled of [kind, kind.toLowerCase(), dashed, dashed.toLowerCase(), mixed])
+        expect(parseJobKind(spelled), spelled).toBe(kind);
+    }
   });
   it("refuses an unknown kind, listing the kinds", () => {
     expect(() => parseJobKind("explode")).toThrow(/not a job kind/);

@@ -36,6 +36,8 @@ describe("stepChanges", () => {
       "  step slurm-run RUNNING: job 42 on node-1",
     ]);
     expect(stepChanges(running, { ...running, progress: 0.5 })).toEqual([]);
+    const moved = { ...running, steps: [running.steps[0]!, { ...running.steps[1]!, message: "job 42 on node-2" }] };
+    expect(stepChanges(running, moved)).toEqual(["  step slurm-run RUNNING: job 42 on node-2"]);
     const failed = { ...running, status: "FAILED", error: { message: "node down", step: "slurm-run" } } as Job;
     expect(stepChanges(running, failed)).toEqual([
       "job burn-in-calm-otter-1a2b FAILED 25%",

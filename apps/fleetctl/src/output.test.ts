@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { UsageError } from "./errors.ts";
 import { age, colorWanted, jsonText, outputFormat, parseOutput, renderList, renderOne, type View } from "./output.ts";
 
 type Row = { name: string; status: string; id: string };
@@ -34,6 +35,9 @@ describe("renderList", () => {
     expect(coloured).toContain("\u001b[31mFAILED\u001b[39m");
     // The colour codes do not count in the column widths.
     expect(coloured.split("\n")[2]).toBe("kef-gpu-10  \u001b[31mFAILED\u001b[39m");
+    // Only the toned cell is coloured, and nothing is when colour is not asked for.
+    expect(coloured.split("\u001b[")).toHaveLength(3);
+    expect(await renderList(VIEW, page, plain("table"))).not.toContain("\u001b");
   });
   it("json and yaml carry the items and the hub's count", async () => {
     expect(JSON.parse(await renderList(VIEW, page, plain("json")))).toEqual(page);
@@ -84,6 +88,9 @@ describe("colorWanted", () => {
     expect(colorWanted({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
     expect(colorWanted({ isTTY: true }, { TERM: "dumb" })).toBe(false);
     expect(colorWanted({ isTTY: false }, { FORCE_COLOR: "1" })).toBe(true);
+    expect(colorWanted({ isTTY: true }, { TERM: "dumb", FORCE_COLOR: "1" })).toBe(true);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: "1", FORCE_COLOR: "1" })).toBe(false);
+    expect(colorWanted({ isTTY: false }, { NO_COLOR: "1", FORCE_COLOR: "1" })).toBe(false);
   });
 });
 
@@ -102,14 +109,19 @@ describe("kubectl's habits", () => {
     expect(await renderList(VIEW, page, o)).toBe("kef-gpu-1\nkef-gpu-10\n");
     expect(await renderOne(VIEW, page.items[0]!, { ...plain("jsonpath"), template: "{.id}" })).toBe("a1");
   });
-  it("parses -o jsonpath=… and refuses a template with a usage error, before anything is sent", () => {
+  it("parses -o jsonpath=… and refuses a bad template or a format the command lacks with a usage error, when parsing the options", () => {
     expect(parseOutput({ output: "jsonpath={.items[*].name}" })).toEqual({
       format: "jsonpath",
       template: "{.items[*].name}",
     });
-    expect(() => parseOutput({ output: "jsonpath={.items[" })).toThrow(/jsonpath/);
-    expect(() => parseOutput({ output: "custom-columns=NAME" })).toThrow(/HEADER:\.path/);
-    expect(() => parseOutput({ output: "jsonpath={.a}" }, ["table", "json"])).toThrow(/not one of table, json/);
+    for (const [output, allowed, message] of [
+      ["jsonpath={.items[", undefined, /jsonpath/],
+      ["custom-columns=NAME", undefined, /HEADER:\.path/],
+      ["jsonpath={.a}", ["table", "json"] as const, /not one of table, json/],
+    ] as const) {
+      expect(() => parseOutput({ output }, allowed)).toThrow(message);
+      expect(() => parseOutput({ output }, allowed)).toThrow(UsageError);
+    }
   });
   it("source text is escaped in tables and names, exact in json", async () => {
     const evil = { name: "kef\u001b[2J\u001b]52;c;aGk=\u0007", status: "OK", id: "x" };
