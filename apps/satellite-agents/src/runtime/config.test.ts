@@ -43,7 +43,7 @@ describe("agent configuration", () => {
     const message = (error as Error).message;
     for (const v of ["FM_HUB_URL", "FM_SITE", "METRICS_PORT", "EXTRA", "FM_CLIENT_SECRET"])
       expect(message).toContain(v);
-    expect(message).not.toContain("not a url");
+    for (const value of ["not a url", "Bad Slug", "99999"]) expect(message).not.toContain(value);
     expect(() => satelliteName("slurm", loadConfig({}, base))).toThrow(/FM_SATELLITE/);
   });
 });
