@@ -45,40 +45,41 @@ export async function webBench(report: Report): Promise<void> {
     const env = await startWebEnv(db.url);
     try {
       const total = (await env.api<{ count: number }>("/api/v1/devices?limit=1&brief=true")).body.count;
-      const render: number[] = [];
-      const sortedRender: number[] = [];
-      const overview: number[] = [];
-      const bare: number[] = [];
-      const bareSorted: number[] = [];
-      const bareCounts: number[] = [];
       env.issuer.setUser(USERS.reader);
+      /** One first render: times from the page's own clock (ms), NaN where a mark is not there. */
+      type Render = { drawn: number; bare: number; view: number; request: number; drawing: number };
       /**
        * From the document the issuer's redirect loads to `drawn` (a locator, not a string
        * predicate: the UI's policy forbids eval); then the view's request bare, fetch and
        * JSON.parse in the same page, as the same person (the session cookie the UI's own calls carry).
        */
-      const measure = async (path: string, drawn: (page: Page) => Promise<void>, request: string) => {
+      const measure = async (path: string, drawn: (page: Page) => Promise<void>, request: string): Promise<Render> => {
         const context = await env.browser.newContext({ viewport: { width: 1280, height: 800 } });
         const page = await context.newPage();
         await page.goto(`${env.hub.url}${path}`);
         await page.getByRole("button", { name: "Log in" }).click();
         await drawn(page);
-        const rendered = await page.evaluate<number>("performance.now()");
-        const viewStart = await page.evaluate<number>(
-          `performance.getEntriesByName("fm:devices-view")[0]?.startTime ?? Number.NaN`,
-        );
-        // The devices view marks its rows in the page (React's commit of the first page of rows):
-        // read there, the figure has no Playwright polling in it.
-        const rowsAt = await page.evaluate<number>(
-          `performance.getEntriesByName("fm:devices-rows")[0]?.startTime ?? Number.NaN`,
-        );
-        // The view's own request to the hub, from the browser's resource timing: when it left and
-        // when its answer had arrived, so the view's figure splits into its request and its drawing.
-        const [requestStart, answered] = await page.evaluate<[number, number]>(`(() => {
-          const e = performance.getEntriesByType("resource").find((r) => r.name.endsWith(${JSON.stringify(request)}));
-          return e ? [e.startTime, e.responseEnd] : [Number.NaN, Number.NaN];
+        // Read in the page: the devices view's marks (its first render, React's commit of its rows;
+        // no Playwright polling in the figure) and its request's resource timing (sent, answered),
+        // so the view's figure splits into its request and its drawing.
+        const t = await page.evaluate<{
+          now: number;
+          viewStart: number;
+          rowsAt: number;
+          sent: number;
+          answered: number;
+        }>(`(() => {
+          const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? Number.NaN;
+          const r = performance.getEntriesByType("resource").find((e) => e.name.endsWith(${JSON.stringify(request)}));
+          return {
+            now: performance.now(),
+            viewStart: mark("fm:devices-view"),
+            rowsAt: mark("fm:devices-rows"),
+            sent: r ? r.startTime : Number.NaN,
+            answered: r ? r.responseEnd : Number.NaN,
+          };
         })()`);
-        const fetched = await page.evaluate<number>(`(async () => {
+        const bare = await page.evaluate<number>(`(async () => {
           const t0 = performance.now();
           const res = await fetch(${JSON.stringify(request)}, { headers: { "x-fm-csrf": "1" } });
           const body = await res.json();
@@ -86,29 +87,25 @@ export async function webBench(report: Report): Promise<void> {
           return performance.now() - t0;
         })()`);
         await context.close();
-        const drawnAt = Number.isNaN(rowsAt) ? rendered : rowsAt;
-        return [drawnAt, fetched, drawnAt - viewStart, answered - requestStart, drawnAt - answered] as const;
+        const drawnAt = Number.isNaN(t.rowsAt) ? t.now : t.rowsAt;
+        return {
+          drawn: drawnAt,
+          bare,
+          view: drawnAt - t.viewStart,
+          request: t.answered - t.sent,
+          drawing: drawnAt - t.answered,
+        };
       };
       const hundredRows = (page: Page) => page.locator("table.devices tbody tr").nth(99).waitFor({ timeout: 120_000 });
-      const push = (to: [number[], number[]], m: readonly number[]) => {
-        to[0].push(m[0]);
-        to[1].push(m[1]);
-      };
-      const view: number[] = [];
-      const viewRequest: number[] = [];
-      const afterAnswer: number[] = [];
+      const devices: Render[] = [];
+      const sorted: Render[] = [];
+      const overview: Render[] = [];
       for (let i = 0; i < RUNS; i++) {
-        const devices = await measure("/ui/devices", hundredRows, "/api/v1/devices?limit=100&brief=true");
-        push([render, bare], devices);
-        view.push(devices[2]);
-        viewRequest.push(devices[3]);
-        afterAnswer.push(devices[4]);
-        push(
-          [sortedRender, bareSorted],
+        devices.push(await measure("/ui/devices", hundredRows, "/api/v1/devices?limit=100&brief=true"));
+        sorted.push(
           await measure(`/ui/devices?${SORTED}`, hundredRows, `/api/v1/devices?${SORTED}&limit=100&brief=true`),
         );
-        push(
-          [overview, bareCounts],
+        overview.push(
           await measure(
             "/ui/",
             async (page) => {
@@ -119,16 +116,23 @@ export async function webBench(report: Report): Promise<void> {
           ),
         );
       }
-      const row = (what: string, xs: number[]) => report(what, `${median(xs).toFixed(0)} ms`, spread(xs));
-      row(`web: devices view first render, ${total.toLocaleString()} devices (login return → 100 rows)`, render);
-      row("web: devices view's own first render (view start → 100 rows: its requests and drawing)", view);
-      row("web: of which the view's request (sent → answer received, resource timing)", viewRequest);
-      row("web: of which the drawing (answer received → 100 rows committed)", afterAnswer);
-      row("web: baseline, the same 100 devices by a bare fetch + JSON.parse in that page", bare);
-      row(`web: devices view sorted (${SORTED}) first render (login return → 100 rows)`, sortedRender);
-      row("web: baseline, the same sorted 100 devices by a bare fetch", bareSorted);
-      row("web: overview first render (login return → every site x status count drawn)", overview);
-      row("web: baseline, GET /api/v1/devices/counts?groupBy=site,operationalStatus by a bare fetch", bareCounts);
+      const row = (what: string, runs: Render[], of: keyof Render) => {
+        const xs = runs.map((r) => r[of]);
+        report(what, `${median(xs).toFixed(0)} ms`, spread(xs));
+      };
+      row(
+        `web: devices view first render, ${total.toLocaleString()} devices (login return → 100 rows)`,
+        devices,
+        "drawn",
+      );
+      row("web: devices view's own first render (view start → 100 rows: its requests and drawing)", devices, "view");
+      row("web: of which the view's request (sent → answer received, resource timing)", devices, "request");
+      row("web: of which the drawing (answer received → 100 rows committed)", devices, "drawing");
+      row("web: baseline, the same 100 devices by a bare fetch + JSON.parse in that page", devices, "bare");
+      row(`web: devices view sorted (${SORTED}) first render (login return → 100 rows)`, sorted, "drawn");
+      row("web: baseline, the same sorted 100 devices by a bare fetch", sorted, "bare");
+      row("web: overview first render (login return → every site x status count drawn)", overview, "drawn");
+      row("web: baseline, GET /api/v1/devices/counts?groupBy=site,operationalStatus by a bare fetch", overview, "bare");
     } finally {
       await env.stop();
     }
