@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
+import type { Device, DeviceList } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { seedInventory, type Inventory } from "@fm/hub/testing";
 import { createTestDatabase } from "@fm/test-support/postgres";
@@ -55,6 +56,16 @@ export interface FleetctlEnv {
   configDir: string;
   fleetctl(args: string[], o?: RunOptions): Promise<Run>;
   stop(): Promise<void>;
+}
+
+/**
+ * Keflavik's first 100 devices less those the demo inventory ships cordoned (an RMA in progress):
+ * where a test that cordons, or checks a device stays uncordoned, starts. The hub's order is by
+ * id, so without this which device a test gets, cordoned or not, changes from run to run.
+ */
+export async function uncordonedDevices(e: Pick<FleetctlEnv, "api">): Promise<Device[]> {
+  const page = await e.api<DeviceList>("/api/v1/devices/?site=keflavik&limit=100");
+  return page.body.items.filter((d) => !d.cordoned);
 }
 
 export async function startFleetctlEnv(

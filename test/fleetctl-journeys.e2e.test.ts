@@ -14,7 +14,7 @@ import type { Device, DeviceList, Job } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { REPO_ROOT } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
-import { BIN, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
+import { BIN, startFleetctlEnv, uncordonedDevices, type FleetctlEnv } from "./fleetctl-env.ts";
 
 /** Enough devices that every format's output is larger than a pipe's buffer (64 KiB). */
 const PER_SITE = 1500;
@@ -122,9 +122,7 @@ const freshDevice = () => {
 
 beforeAll(async () => {
   e = await startFleetctlEnv({}, PER_SITE);
-  const page = await e.api<DeviceList>("/api/v1/devices/?site=keflavik&limit=100");
-  // The demo inventory ships some devices cordoned already (an RMA in progress): a journey starts from one that is not.
-  names = page.body.items.filter((d) => !d.cordoned).map((d) => d.name);
+  names = (await uncordonedDevices(e)).map((d) => d.name);
   const set = await sh(
     `${fleetctlLine(["config", "set-profile", "ops", "--hub", e.hub.url, "--env", "dev", "--client-id", "fleet-admin", "--client-secret-file", e.adminSecretFile, "--use"])} && ${fleetctlLine(["api", "login"])}`,
   );

@@ -12,16 +12,16 @@ import type { Device, DeviceList, Job } from "@fm/domain";
 import { WORKFLOW_STEPS } from "@fm/domain/workflows";
 import { clientToken, hubApi } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
-import { DEVICES_PER_SITE, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
+import { DEVICES_PER_SITE, startFleetctlEnv, uncordonedDevices, type FleetctlEnv } from "./fleetctl-env.ts";
 
 let e: FleetctlEnv;
 let names: string[];
 let active: Set<string>;
 beforeAll(async () => {
   e = await startFleetctlEnv();
-  const page = await e.api<DeviceList>("/api/v1/devices/?site=keflavik&limit=100");
-  names = page.body.items.map((d) => d.name);
-  active = new Set(page.body.items.filter((d) => d.netbox.status === "active").map((d) => d.name));
+  const free = await uncordonedDevices(e);
+  names = free.map((d) => d.name);
+  active = new Set(free.filter((d) => d.netbox.status === "active").map((d) => d.name));
   // Every command below runs with this profile: the hub, and fleet-admin as a machine.
   const set = await e.fleetctl([
     "config",
@@ -199,7 +199,9 @@ describe("conventions", { timeout: 120_000 }, () => {
     expect(table.stderr).toBe(`(3 of ${DEVICES_PER_SITE} shown: --limit or --all for more)\n`);
 
     const all = await e.fleetctl(["api", "device", "list", "--site", "keflavik", "--all", "-o", "name"]);
-    expect(all.stdout.trimEnd().split("\n").sort()).toEqual(names.map((n) => `device/${n}`).sort());
+    const site = (await e.api<DeviceList>("/api/v1/devices/?site=keflavik&limit=100")).body.items;
+    expect(site).toHaveLength(DEVICES_PER_SITE);
+    expect(all.stdout.trimEnd().split("\n").sort()).toEqual(site.map((d) => `device/${d.name}`).sort());
   });
 });
 
