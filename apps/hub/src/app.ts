@@ -18,6 +18,7 @@ import {
   DEFAULT_STALE_AFTER_MS,
   EMPTY_NETBOX_SETTINGS,
   TRACE_ID_FIELD,
+  type ImageSourcePolicy,
   type ImpairmentPolicy,
   type NetboxSettingsInput,
 } from "@fm/domain";
@@ -128,6 +129,8 @@ export interface AppDeps {
   siteSilenceAfterMs?: number;
   /** Impairment cordon and release (health critical too long); default 10 min / 30 min / 10 %. */
   impairment?: ImpairmentPolicy;
+  /** What an IMAGE_NODE job's image may be (FM_IMAGE_ALLOW_HTTP, FM_IMAGE_HOSTS); default https only, any public host. */
+  imagePolicy?: ImageSourcePolicy;
   /** Feed events older than this are purged (default 7 days), and how often to purge (default 1 min). */
   feedRetention?: { retentionMs: number; intervalMs?: number; now?: () => Date };
   /** Longest an inventory snapshot may stream (default 10 min). */
@@ -308,7 +311,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   const discrepancies = createDiscrepancyService({ prisma, repo: discrepancyRepo, staleAfterMs });
   registerDiscrepancies(app, { service: discrepancies });
   registerDiscrepancyMetrics(registry, discrepancies);
-  registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices }) });
+  registerJobs(app, { service: createJobService({ prisma, repo: jobRepo, devices, imagePolicy: deps.imagePolicy }) });
   registerSlurmBootstrap(app, { service: createSlurmBootstrapService({ prisma, repo: slurmBootstrapRepo }) });
   registerAudit(app, { service: createAuditService({ prisma, repo: auditRepo }) });
   const identity = createIdentityService({

@@ -7,6 +7,7 @@ import {
   DEFAULT_STALE_AFTER_MS,
   DEVICE_CLASSES,
   EnvironmentSchema,
+  ImageHostsSchema,
   NetboxSettingsInputSchema,
   siteSilenceRefusal,
 } from "@fm/domain";
@@ -103,6 +104,10 @@ export const EnvSchema = z.object({
    * purged before it could read them, and resnapshot forever.
    */
   FM_FEED_SNAPSHOT_TIMEOUT_S: z.coerce.number().int().min(10).max(3600).default(600),
+  /** Accept http:// image URLs for IMAGE_NODE (a mirror on a trusted provisioning network); https:// always. */
+  FM_IMAGE_ALLOW_HTTP: bool.default(false),
+  /** Comma-separated hosts an IMAGE_NODE image URL may name (`.example.com` takes subdomains); empty: any public host. */
+  FM_IMAGE_HOSTS: ImageHostsSchema.default([]),
   /** Serve /docs (Swagger UI). /openapi.json is always served. */
   FM_DOCS_ENABLED: bool.default(true),
   /** The built web UI served at /ui/ (`npm run build` writes apps/web/dist); default: apps/web/dist of this checkout. */

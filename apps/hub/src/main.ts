@@ -90,6 +90,7 @@ async function start() {
       releaseAfterMs: env.FM_IMPAIRMENT_RELEASE_AFTER_S * 1000,
       maxSiteFraction: env.FM_IMPAIRMENT_MAX_SITE_FRACTION,
     },
+    imagePolicy: { allowHttp: env.FM_IMAGE_ALLOW_HTTP, hosts: env.FM_IMAGE_HOSTS },
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,

@@ -36,3 +36,4 @@ export * from "./impairment.ts";
 export * from "./oauth-clients.ts";
 export * from "./ib-guid.ts";
 export * from "./mac.ts";
+export * from "./image-source.ts";

@@ -4,6 +4,7 @@
  * the rule that a device has at most one active job (enforced by the database).
  */
 import { z } from "zod";
+import { glanceImageRefProblem, parseImageSource } from "./image-source.ts";
 import { OrderedPageQuery, Timestamp, Uuid, listOf } from "./common.ts";
 import type { Device } from "./devices.ts";
 import { IronicInstance, NetboxDeviceStatus } from "./inventory.ts";
@@ -65,7 +66,9 @@ const ImageNodeParams = z
       .string()
       .min(1)
       .max(2000)
-      .describe("Glance image id, or an http(s) URL of a whole-disk image the conductor downloads"),
+      .describe(
+        "Glance image id or name, or an https:// URL of a whole-disk image the conductor downloads (http:// only where the hub allows it); never a file:// or other URL",
+      ),
     osHash: z
       .strictObject({
         algo: z.enum(["md5", "sha256", "sha512"]),
@@ -80,7 +83,10 @@ const ImageNodeParams = z
       .describe("cloud-init user data, written to the node's config drive"),
   })
   .superRefine((p, ctx) => {
-    if (/^https?:\/\//i.test(p.image) && !p.osHash)
+    // The hub's own FM_IMAGE_ALLOW_HTTP and FM_IMAGE_HOSTS are applied on top (jobs service).
+    const source = parseImageSource(p.image, { allowHttp: true, hosts: [] });
+    if (!source.ok) ctx.addIssue({ code: "custom", path: ["image"], message: source.message });
+    if (source.ok && source.source.kind === "url" && !p.osHash)
       ctx.addIssue({
         code: "custom",
         path: ["osHash"],
@@ -127,7 +133,12 @@ export const JOB_PARAMS = {
     ),
   }),
   TEARDOWN: z.strictObject({ reason: z.string().max(1000).optional() }),
-  REIMAGE: z.strictObject({ image: Name.describe("Glance image name or id") }),
+  REIMAGE: z.strictObject({
+    image: Name.superRefine((v, ctx) => {
+      const problem = glanceImageRefProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }).describe("Glance image name or id (never a URL or a path)"),
+  }),
   IMAGE_NODE: ImageNodeParams,
   REPAIR: z.strictObject({
     ticket: Name.describe("The repair ticket; it names the cordon, the SLURM drain and the Ironic maintenance"),

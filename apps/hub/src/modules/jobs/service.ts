@@ -5,19 +5,31 @@
  * under concurrent requests. Every change is audited and goes to the feed.
  */
 import {
+  BadRequest,
   Conflict,
+  DEFAULT_IMAGE_SOURCE_POLICY,
   Forbidden,
   NotFound,
   Unprocessable,
   agentServesSite,
   burnInRefusal,
   jobRefusal,
+  parseImageSource,
   siteJobRefusal,
   ACTIVE_JOB_STATUSES,
   SIGNALLED_JOB_KINDS,
   TERMINAL_JOB_STATUSES,
 } from "@fm/domain";
-import type { Job, JobCreate, JobList, JobListQuery, JobReport, JobSignal, JobSignalCreate } from "@fm/domain";
+import type {
+  ImageSourcePolicy,
+  Job,
+  JobCreate,
+  JobList,
+  JobListQuery,
+  JobReport,
+  JobSignal,
+  JobSignalCreate,
+} from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
@@ -37,10 +49,13 @@ export function createJobService({
   prisma,
   repo,
   devices,
+  imagePolicy = DEFAULT_IMAGE_SOURCE_POLICY,
 }: {
   prisma: PrismaClient;
   repo: JobRepo;
   devices: DeviceService;
+  /** What an IMAGE_NODE image may be beyond the contract's rule (FM_IMAGE_ALLOW_HTTP, FM_IMAGE_HOSTS). */
+  imagePolicy?: ImageSourcePolicy;
 }) {
   async function lock(tx: Db, id: string): Promise<JobRow> {
     const row = await repo.lockById(tx, id);
@@ -159,6 +174,14 @@ export function createJobService({
 
   return {
     async create(ctx: RequestContext, input: JobCreate): Promise<Job> {
+      // The parameters on their own first: a bad image is a 400 whatever state the devices are in.
+      if (input.kind === "IMAGE_NODE") {
+        const source = parseImageSource(input.params.image, imagePolicy);
+        if (!source.ok)
+          throw new BadRequest("invalid_image", `params.image ${source.message}`, {
+            errors: [{ path: "body.params.image", message: source.message }],
+          });
+      }
       const ids = [...new Set(input.deviceIds)];
       const row = await prisma.$transaction(async (tx) => {
         await repo.lockDevices(tx, input.kind === "NODE_SWAP" ? [...ids, input.params.spareDeviceId] : ids);

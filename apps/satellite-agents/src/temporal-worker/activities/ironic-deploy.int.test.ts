@@ -119,4 +119,27 @@ describe("ironicDeploy", () => {
     },
     WAITING,
   );
+
+  it(
+    "never writes a file:// or other non-http image into the node, even from a job the hub did not check (final, BadInput)",
+    async () => {
+      const d = await nodeIn("available");
+      const before = await getNode(ironic.url, d.ironicNodeUuid);
+      for (const image of ["file:///etc/ironic/ironic.conf", "gopher://169.254.169.254/_x", "/etc/passwd"])
+        expectFinal(
+          await rejection(run(acts().ironicDeploy, d, { image, osHash: HASH, marker: randomUUID() })),
+          "BadInput",
+          new RegExp(`^${d.name}: image `),
+        );
+      expectFinal(
+        await rejection(run(acts().ironicDeploy, d, { image: IMAGE, marker: randomUUID() })),
+        "BadInput",
+        `${d.name}: an image URL needs its digest`,
+      );
+      const after = await getNode(ironic.url, d.ironicNodeUuid);
+      expect(after.instance_info).toEqual(before.instance_info);
+      expect(after.provision_state).toBe("available");
+    },
+    WAITING,
+  );
 });

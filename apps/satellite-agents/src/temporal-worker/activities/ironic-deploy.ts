@@ -7,6 +7,7 @@
  * `image_os_hash_value` for a URL, and `configdrive` as a JSON object in the provision request
  * (microversion 1.56+), which Ironic builds the config drive from and stores masked.
  */
+import { parseImageSource } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { ironicFor, nodeRef, type ActivityDeps } from "./deps.ts";
 import { badInput, guarded } from "./failures.ts";
@@ -37,6 +38,11 @@ const CHECKSUM_FIELDS = ["image_os_hash_algo", "image_os_hash_value", "image_che
 async function ironicDeploy(deps: DeployDeps, d: DevicePlan, o: DeployRequest): Promise<void> {
   const { waitFor, request } = ironicTransitions(deps);
   return guarded(async () => {
+    // Behind the hub's own check (a job queued before it, or a hub that skipped it): Ironic
+    // never gets a file:// or other URL as the image to copy onto a node.
+    const source = parseImageSource(o.image, { allowHttp: true, hosts: [] });
+    if (!source.ok) throw badInput(`${d.name}: image ${source.message}`);
+    if (source.source.kind === "url" && !o.osHash) throw badInput(`${d.name}: an image URL needs its digest`);
     const client = ironicFor(deps, d);
     const node = await client.getNode(nodeRef(d));
     const mark = node.extra.fleet_manager_deploy as { by?: string; before?: string | null } | undefined;

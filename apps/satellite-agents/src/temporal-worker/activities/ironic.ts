@@ -4,6 +4,7 @@
  * accepts "already done" when two attempts race, so a retry applies nothing twice.
  */
 import { KeystoneAuthError, type IronicNode } from "@fm/clients";
+import { glanceImageRefProblem } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import { BmcCredentialsError } from "./bmc-credentials.ts";
 import { ironicFor, nodeRef, type ActivityDeps } from "./deps.ts";
@@ -229,6 +230,8 @@ async function ironicTeardown(deps: IronicDeps, d: DevicePlan): Promise<void> {
 async function ironicRebuild(deps: IronicDeps, d: DevicePlan, o: { image: string; marker: string }): Promise<void> {
   const { waitFor, request } = ironicTransitions(deps);
   return guarded(async () => {
+    const problem = glanceImageRefProblem(o.image);
+    if (problem) throw badInput(`${d.name}: image ${problem}`);
     const client = ironicFor(deps, d);
     const node = await client.getNode(nodeRef(d));
     // The marker holds Ironic's own provision_updated_at from before the request (no clock
