@@ -324,23 +324,26 @@ describe("a push derives again only the devices it touched", () => {
 
 describe("a role's new device class", () => {
   it("opens and closes the Ironic discrepancies of every site with devices of that role", async () => {
-    const s = await site("reclass", 1);
+    // Several sites with gpu-node devices (this file's other sites have them too): each is derived again.
+    const sites = [await site("reclass", 1), await site("reclass-b", 1), await site("reclass-c", 1)];
     const settings = (mapping: Record<string, string>) =>
       fetch(`${hub.url}/api/v1/netbox/settings`, {
         method: "PUT",
         headers: { "content-type": "application/json", ...bearer(hub.adminToken) },
         body: JSON.stringify({ deviceFilters: [], deviceRoleClassMapping: mapping }),
       });
-    expect((await s.push("ironic-overcloud", [])).status).toBe(200);
-    expect(kinds(await s.report())).toEqual(["netbox_active_without_ironic_node:reclass-gpu-0"]);
+    const reports = async () => Promise.all(sites.map(async (s) => kinds(await s.report())));
+    const open = sites.map((s) => [`netbox_active_without_ironic_node:${s.slug}-gpu-0`]);
+    for (const s of sites) expect((await s.push("ironic-overcloud", [])).status).toBe(200);
+    expect(await reports()).toEqual(open);
     try {
-      // gpu-node devices are no longer ones Ironic must know: no disagreement.
+      // gpu-node devices are no longer ones Ironic must know: no disagreement at any of the sites.
       expect((await settings({ "gpu-node": "OTHER" })).status).toBe(200);
-      expect(await s.report()).toEqual([]);
+      expect(await reports()).toEqual(sites.map(() => []));
     } finally {
       expect((await settings({ "gpu-node": "GPU_COMPUTE" })).status).toBe(200);
     }
-    expect(kinds(await s.report())).toEqual(["netbox_active_without_ironic_node:reclass-gpu-0"]);
+    expect(await reports()).toEqual(open);
   });
 });
 
