@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Device } from "@fm/domain";
+import { DeviceListQuerySchema, type Device } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import { seedInventory, type Inventory } from "../../testing/inventory.ts";
 
@@ -33,16 +33,33 @@ describe("GET /api/v1/devices", () => {
   });
 
   it("supports every contract filter: each returns exactly the devices it describes", async () => {
+    // Two burn-ins, so the burn-in filter has devices on both sides; undone at the end.
+    const seeded = (await list("limit=1000")).items;
+    const burnt = [seeded[3]!, seeded[41]!];
+    const burnIn = (status: "PASSED" | "FAILED" | null) => ({
+      burnInStatus: status,
+      burnInJobId: status && "00000000-0000-7000-8000-000000000001",
+      burnInAt: status && new Date(),
+    });
+    await hub.db.prisma.device.update({ where: { id: burnt[0]!.id }, data: burnIn("PASSED") });
+    await hub.db.prisma.device.update({ where: { id: burnt[1]!.id }, data: burnIn("FAILED") });
     // The expected rows are picked from the whole unfiltered list, not from the filter's own SQL.
     const all = (await list("limit=1000")).items;
     expect(all).toHaveLength(80);
-    const expectFilter = async (qs: string, wanted: (d: Device) => boolean) => {
+    const exercised = new Set<string>();
+    const exactly = async (qs: string, wanted: (d: Device) => boolean) => {
+      for (const key of new URLSearchParams(qs).keys()) exercised.add(key);
       const expected = all.filter(wanted).map((d) => d.id);
-      expect(expected.length, `devices matching ${qs} in the seed`).toBeGreaterThan(0);
-      expect(expected.length, `devices not matching ${qs} in the seed`).toBeLessThan(all.length);
       const got = await list(`${qs}&limit=1000`);
       expect(got.items.map((d) => d.id).sort(), qs).toEqual(expected.sort());
       expect(got.count, qs).toBe(expected.length);
+      return expected;
+    };
+    const expectFilter = async (qs: string, wanted: (d: Device) => boolean) => {
+      const expected = all.filter(wanted);
+      expect(expected.length, `devices matching ${qs} in the seed`).toBeGreaterThan(0);
+      expect(expected.length, `devices not matching ${qs} in the seed`).toBeLessThan(all.length);
+      await exactly(qs, wanted);
     };
     const [{ n: gpu }] =
       await sql`SELECT count(*)::int AS n FROM devices d JOIN device_roles r ON r.id = d.device_role_id WHERE r.device_class = 'GPU_COMPUTE'`;
@@ -54,7 +71,13 @@ describe("GET /api/v1/devices", () => {
     await expectFilter("operationalStatus=FAILED", (d) => d.operationalStatus === "FAILED");
     await expectFilter("operationalStatus=AVAILABLE", (d) => d.operationalStatus === "AVAILABLE");
     await expectFilter("cordoned=true", (d) => d.cordoned);
+    await expectFilter("cordoned=false", (d) => !d.cordoned);
     await expectFilter("tag=burn-in-passed", (d) => d.tags.includes("burn-in-passed"));
+    await expectFilter("burnIn=failed", (d) => d.burnIn?.status === "FAILED");
+    await expectFilter("burnIn=passed,none", (d) => d.burnIn?.status !== "FAILED");
+    // Nothing is stale in the seed (the next test makes a device so): all on one side.
+    expect(await exactly("stale=true", (d) => d.stale)).toEqual([]);
+    expect(await exactly("stale=false", (d) => !d.stale)).toHaveLength(all.length);
     await expectFilter(
       "site=stavanger&role=gpu-node",
       (d) => d.site.slug === "stavanger" && d.role?.slug === "gpu-node",
@@ -64,10 +87,24 @@ describe("GET /api/v1/devices", () => {
     const cordoned = await list("cordoned=true&limit=1000");
     expect(cordoned.items.every((d) => d.operationalStatus === "QUARANTINED")).toBe(true);
     const one = (await list("site=keflavik&limit=1")).items[0]!;
-    expect((await list(`nameExact=${one.name}`)).items.map((d) => d.id)).toEqual([one.id]);
-    expect((await list(`name=${one.name.slice(-5).toUpperCase()}`)).items.map((d) => d.id)).toContain(one.id);
-    expect((await list(`serial=${one.serial}`)).items.map((d) => d.id)).toEqual([one.id]);
+    await expectFilter(`nameExact=${one.name}`, (d) => d.name === one.name);
+    await expectFilter(`name=${one.name.slice(-5).toUpperCase()}`, (d) =>
+      d.name.toLowerCase().includes(one.name.slice(-5).toLowerCase()),
+    );
+    await expectFilter(`serial=${one.serial}`, (d) => d.serial === one.serial);
+    // updatedSince includes a device updated at that very time and those after, not those before.
+    const times = [...new Set(all.map((d) => d.updatedAt))].sort();
+    const since = times.length > 1 ? times[times.length - 1]! : burnt[1]!.updatedAt;
+    await expectFilter(`updatedSince=${since}`, (d) => d.updatedAt >= since);
     expect((await list(`updatedSince=${new Date(Date.now() + 60_000).toISOString()}`)).count).toBe(0);
+    // Every filter the contract names was tried (paging, order and shape are not filters).
+    const notFilters = ["limit", "cursor", "page", "sort", "brief"];
+    expect([...exercised].sort()).toEqual(
+      Object.keys(DeviceListQuerySchema.shape)
+        .filter((k) => !notFilters.includes(k))
+        .sort(),
+    );
+    for (const d of burnt) await hub.db.prisma.device.update({ where: { id: d.id }, data: burnIn(null) });
   });
 
   it("reports a device STALE when a source stops observing it, and filters on it", async () => {
