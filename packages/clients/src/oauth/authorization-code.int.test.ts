@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { decodeJwt } from "jose";
 import { startOAuthTestHub, testIdentity } from "@fm/hub/testing";
 import { TEST_CLIENT_ID, startTestIssuer, type TestIssuer } from "@fm/test-support/oidc-issuer";
@@ -157,6 +159,13 @@ describe("authorization code with PKCE on a loopback redirect", () => {
   });
 
   it("never puts the code or the verifier in an error message", async () => {
+    /** The error and the browser's page must name neither secret of the exchange. */
+    const expectSilent = (err: unknown, page: string | undefined, secrets: string[]) => {
+      expect(err).toBeInstanceOf(Error);
+      const said = `${(err as Error).message} ${String((err as OAuthError).description)} ${page}`;
+      for (const secret of secrets) expect(said).not.toContain(secret);
+    };
+    // The issuer refuses the code.
     const seen: Partial<Browsed> = {};
     const inject = (u: URL) => {
       u.searchParams.set("code", "a-code-the-issuer-never-issued");
@@ -164,8 +173,43 @@ describe("authorization code with PKCE on a loopback redirect", () => {
     };
     const err = (await login(browser(seen, inject)).catch((e: unknown) => e)) as OAuthError;
     expect(err.error).toBe("invalid_grant");
-    expect(err.message).not.toContain("a-code-the-issuer-never-issued");
-    expect(err.message).not.toContain(issuer.tokenRequests.at(-1)!.form.code_verifier);
+    expectSilent(err, seen.page?.text, [
+      "a-code-the-issuer-never-issued",
+      issuer.tokenRequests.at(-1)!.form.code_verifier!,
+    ]);
+
+    // A token endpoint (a proxy in front of it) that fails with a page echoing the request, and
+    // one that answers 200 with something not a token: the exchange's failure quotes neither.
+    const echoed: Record<string, string>[] = [];
+    const proxy = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        echoed.push(Object.fromEntries(new URLSearchParams(body)));
+        const bad = echoed.length === 1;
+        res.writeHead(bad ? 502 : 200, { "content-type": bad ? "text/plain" : "application/json" });
+        res.end(bad ? `Bad gateway while forwarding: ${body}` : JSON.stringify({ echo: body }));
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const tokenEndpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/token`;
+      for (const status of [502, 200]) {
+        const page: Partial<Browsed> = {};
+        const failed = await loginWithAuthorizationCode({
+          metadata: { ...metadata, tokenEndpoint },
+          clientId: TEST_CLIENT_ID,
+          scopes: ["openid"],
+          openUrl: browser(page),
+        }).catch((e: unknown) => e);
+        const form = echoed.at(-1)!;
+        expect(form.code, String(status)).toBeTruthy();
+        expect(page.page?.status, String(status)).toBe(502);
+        expectSilent(failed, page.page?.text, [form.code!, form.code_verifier!]);
+      }
+    } finally {
+      await new Promise((r) => proxy.close(r));
+    }
   });
 });
 
