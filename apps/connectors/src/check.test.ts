@@ -52,9 +52,15 @@ describe("the operator check", () => {
   });
 
   it("breaches when the instance has stopped reading the feed or never started", () => {
-    expect(
-      assess({ connector: "c", slaS: 300, state: state(), sinceUpdateS: 900, stats: stats(), deadLetters: [] }).ok,
-    ).toBe(false);
+    const since = (sinceUpdateS: number) =>
+      assess({ connector: "c", slaS: 300, state: state(), sinceUpdateS, stats: stats(), deadLetters: [] });
+    // Not before the objective has passed without a read, and from just after it.
+    expect(since(300).ok).toBe(true);
+    expect(since(301).ok).toBe(false);
+    expect(since(301).lines).toContain(
+      "  breach: has not read the feed for 5 min (process down, or the hub unreachable)",
+    );
+    expect(since(900).ok).toBe(false);
     expect(
       assess({ connector: "c", slaS: 300, state: undefined, sinceUpdateS: undefined, stats: stats(), deadLetters: [] })
         .lines[1],
