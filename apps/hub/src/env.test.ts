@@ -67,7 +67,13 @@ describe("hub environment", () => {
     expect(() => parseEnv({ FM_FEED_RETENTION_S: "600" })).toThrow(
       /FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S \(600 s\)/,
     );
+    // Exactly twice is enough; a second less is not.
     expect(parseEnv({ FM_FEED_RETENTION_S: "60", FM_FEED_SNAPSHOT_TIMEOUT_S: "30" }).FM_FEED_RETENTION_S).toBe(60);
+    expect(() => parseEnv({ FM_FEED_RETENTION_S: "61", FM_FEED_SNAPSHOT_TIMEOUT_S: "31" })).toThrow(
+      /FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S \(31 s\)/,
+    );
+    expect(() => parseEnv({ FM_FEED_RETENTION_S: "1199" })).toThrow(/at least twice FM_FEED_SNAPSHOT_TIMEOUT_S/);
+    expect(parseEnv({ FM_FEED_RETENTION_S: "1200" }).FM_FEED_RETENTION_S).toBe(1200);
   });
 
   it("expects satellites in the environments the rollout guide names: dev, stg, prod", () => {
