@@ -64,5 +64,8 @@ describe("connector configuration", () => {
     expect(problems({ ...base, CONNECTOR_SITES: "Sin 1" })[0]).toMatch(/^CONNECTOR_SITES/);
     expect(problems({ ...base, CONNECTOR_FEED_PAGE_SIZE: "5000" })).toEqual(["CONNECTOR_FEED_PAGE_SIZE: at most 1000"]);
     expect(problems({ ...base, CONNECTOR_FEED_WAIT_S: "61" })).toEqual(["CONNECTOR_FEED_WAIT_S: at most 60"]);
+    // Only over: the limits themselves are taken.
+    expect(problems({ ...base, CONNECTOR_FEED_PAGE_SIZE: "1001" })).toEqual(["CONNECTOR_FEED_PAGE_SIZE: at most 1000"]);
+    expect(problems({ ...base, CONNECTOR_FEED_PAGE_SIZE: "1000", CONNECTOR_FEED_WAIT_S: "60" })).toEqual([]);
   });
 });
