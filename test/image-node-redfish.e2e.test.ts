@@ -28,6 +28,9 @@ const machines: Machine[] = [];
 beforeAll(async () => {
   [files, port] = await Promise.all([startFileServer(), freePort()]);
   s = await startJobsStack({
+    // The image server is this machine's (Ironic's simulated agent downloads from it): the
+    // hub's owner names it, and plain http, as a site with a provisioning-network mirror does.
+    hubEnv: { FM_IMAGE_ALLOW_HTTP: "true", FM_IMAGE_HOSTS: "127.0.0.1" },
     stagedDevices: 2,
     slurmNodes: 0,
     ironic: {

@@ -84,7 +84,7 @@ const ImageNodeParams = z
   })
   .superRefine((p, ctx) => {
     // The hub's own FM_IMAGE_ALLOW_HTTP and FM_IMAGE_HOSTS are applied on top (jobs service).
-    const source = parseImageSource(p.image, { allowHttp: true, hosts: [] });
+    const source = parseImageSource(p.image);
     if (!source.ok) ctx.addIssue({ code: "custom", path: ["image"], message: source.message });
     if (source.ok && source.source.kind === "url" && !p.osHash)
       ctx.addIssue({
@@ -99,6 +99,12 @@ const ImageNodeParams = z
         message: `a ${p.osHash.algo} digest has ${OS_HASH_LENGTH[p.osHash.algo]} hex digits`,
       });
   });
+/**
+ * A link to the site's log explorer, which every consumer of a job (the UI, fleetctl, the feed's
+ * readers) may open: http(s) only, never javascript:, data:, file: or vbscript:.
+ */
+export const LogsUrlSchema = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).max(4000);
+
 /** Parameters per kind: unknown fields are refused, like everywhere in the API. */
 export const JOB_PARAMS = {
   ENROL: z.strictObject({
@@ -358,7 +364,7 @@ export const JobReportSchema = z
       .superRefine(uniqueBy("deviceId", (r) => r.deviceId))
       .optional()
       .describe("A burn-in's results per device"),
-    logsUrl: z.url().max(4000).optional().describe("The site's log explorer, queried for this job"),
+    logsUrl: LogsUrlSchema.optional().describe("The site's log explorer, queried for this job (http or https only)"),
   })
   .refine((r) => Object.keys(r).length > 0, { message: "a report needs at least one field" })
   .meta({ id: "JobReport" });

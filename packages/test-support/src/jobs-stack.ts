@@ -82,6 +82,8 @@ export interface JobsStackOptions {
   concurrency?: number;
   /** Which hub log lines to keep (see startHub): a benchmark keeps only errors. */
   hubLogs?: "all" | "errors";
+  /** More of the hub's environment (e.g. FM_IMAGE_ALLOW_HTTP and FM_IMAGE_HOSTS for a local image server). */
+  hubEnv?: Record<string, string>;
   /** How the test Ironic runs (e.g. without automated cleaning, for redfish nodes). */
   ironic?: StartIronicOptions;
   /** The BMC address of the i-th staged device (NetBox oob_ip), instead of the fleet's 10.x one. */
@@ -138,7 +140,7 @@ export async function startJobsStack(o: JobsStackOptions): Promise<JobsStack> {
 
     const db: TestDatabase = await createTestDatabase(await templateName());
     cleanups.push(() => db.drop());
-    const hub = await startHub({ DATABASE_URL: db.url }, undefined, { keepLogs: o.hubLogs });
+    const hub = await startHub({ ...o.hubEnv, DATABASE_URL: db.url }, undefined, { keepLogs: o.hubLogs });
     cleanups.push(() => hub.stop("SIGKILL"));
     const admin = await clientToken(hub.url, "fleet-admin", ADMIN_SECRET);
     const api = async <T = Job>(method: string, path: string, body?: unknown) => {

@@ -7,12 +7,14 @@
  */
 import { Client, Connection } from "@temporalio/client";
 import { z } from "zod";
+import { LogsUrlSchema } from "@fm/domain";
 import { loopAgent } from "../runtime/agent.ts";
 import { controller } from "../runtime/controller.ts";
 import { TemporalEnv, taskQueueOf } from "../runtime/temporal-env.ts";
 import { JobDispatcher } from "./dispatcher.ts";
 
-const env = {
+/** The workflow agent's own variables, beyond CommonConfigSchema. */
+export const workflowAgentEnv = {
   ...TemporalEnv,
   FM_WORKFLOW_CONCURRENCY: z.coerce
     .number()
@@ -33,17 +35,14 @@ const env = {
     .min(100)
     .default(10_000)
     .describe("Deadline of Temporal calls for one job (without one, a call to a Temporal that is down can hang)"),
-  FM_LOGS_EXPLORER_URL: z
-    .url()
-    .optional()
-    .describe(
-      "workflowAgent.logsExplorerUrl: the Grafana Explore URL linked from failed jobs; {jobId} in it becomes the job's id",
-    ),
+  FM_LOGS_EXPLORER_URL: LogsUrlSchema.optional().describe(
+    "workflowAgent.logsExplorerUrl: the Grafana Explore URL linked from failed jobs; {jobId} in it becomes the job's id",
+  ),
 };
 
 export const workflowAgent = loopAgent({
   kind: "workflow",
-  env,
+  env: workflowAgentEnv,
   // The interval is the delay before a new job is picked up, and between progress reports.
   envDefaults: { FM_REFLECT_INTERVAL_S: "5" },
   async setup(ctx) {

@@ -1,4 +1,4 @@
-import type { BurnInDeviceResult, Job, JobParams } from "@fm/domain";
+import { LogsUrlSchema, type BurnInDeviceResult, type Job, type JobParams } from "@fm/domain";
 import type { JobRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
@@ -16,7 +16,8 @@ export function toJob(r: JobRow): Job {
     progress: r.progress,
     error: (r.error as Job["error"]) ?? null,
     burnIn: r.devices.filter((d) => d.burnIn !== null).map((d) => d.burnIn as BurnInDeviceResult),
-    logsUrl: r.logsUrl,
+    // A link stored before reports were held to http(s) is not passed on to anyone.
+    logsUrl: r.logsUrl !== null && LogsUrlSchema.safeParse(r.logsUrl).success ? r.logsUrl : null,
     workflowId: r.workflowId,
     signal: (r.signal as Job["signal"]) ?? null,
     createdBy: r.createdBy,

@@ -40,7 +40,7 @@ async function ironicDeploy(deps: DeployDeps, d: DevicePlan, o: DeployRequest): 
   return guarded(async () => {
     // Behind the hub's own check (a job queued before it, or a hub that skipped it): Ironic
     // never gets a file:// or other URL as the image to copy onto a node.
-    const source = parseImageSource(o.image, { allowHttp: true, hosts: [] });
+    const source = parseImageSource(o.image);
     if (!source.ok) throw badInput(`${d.name}: image ${source.message}`);
     if (source.source.kind === "url" && !o.osHash) throw badInput(`${d.name}: an image URL needs its digest`);
     const client = ironicFor(deps, d);
