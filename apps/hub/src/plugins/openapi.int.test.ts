@@ -20,6 +20,13 @@ it("serves an OpenAPI 3.1 document listing every /api/v1 operation with its erro
     .filter(([p]) => p.startsWith("/api/v1"))
     .flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => ({ p, m, op })));
   expect(ops.length).toBeGreaterThanOrEqual(20);
+  // Every operation the hub serves under /api/v1 is in the document (a trailing slash is the same path).
+  const key = (m: string, p: string) => `${m.toUpperCase()} ${p.replace(/:(\w+)/g, "{$1}").replace(/(.)\/$/, "$1")}`;
+  const served = new Set(
+    hub.app.routeTable.filter((r) => r.url.startsWith("/api/v1")).map((r) => key(r.method, r.url)),
+  );
+  const documented = new Set(ops.map(({ p, m }) => key(m, p)));
+  expect([...served].filter((k) => !documented.has(k)).sort()).toEqual([]);
   for (const { p, m, op } of ops) {
     for (const status of ["400", "401", "403", "500"]) {
       expect(op.responses[status], `${m} ${p} ${status}`).toBeDefined();
