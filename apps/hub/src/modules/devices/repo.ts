@@ -7,6 +7,7 @@ import { translateConstraintErrors } from "../../db/constraint-errors.ts";
 import { lockRow } from "../../db/lock.ts";
 import type { ObservedColumns } from "./state.ts";
 import { keysetRows, orderedKeysetRows, type OrderedPage, type PageRequest, type RowPage } from "../../db/keyset.ts";
+import { likeLiteral } from "../../lib/like.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -115,7 +116,7 @@ export function deviceWhere(f: DeviceFilter, staleThreshold: Date): Prisma.Devic
   if (f.status) and.push({ netboxStatus: { in: f.status } });
   if (f.provisionState) and.push({ ironicProvisionState: f.provisionState });
   if (f.cordoned !== undefined) and.push({ cordoned: f.cordoned });
-  if (f.name) and.push({ name: { contains: f.name, mode: "insensitive" } });
+  if (f.name) and.push({ name: { contains: likeLiteral(f.name), mode: "insensitive" } });
   if (f.nameExact) and.push({ name: f.nameExact });
   if (f.serial) and.push({ serial: f.serial });
   if (f.tag) and.push({ tags: { has: f.tag } });

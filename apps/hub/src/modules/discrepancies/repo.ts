@@ -10,6 +10,7 @@ import { Prisma } from "../../generated/prisma/client.ts";
 import { isObservedField, type DeviceBase } from "../devices/repo.ts";
 import { snakeCase } from "../../db/bulk.ts";
 import type { PageRequest, RowPage } from "../../db/keyset.ts";
+import { containing } from "../../lib/like.ts";
 
 /**
  * What the device kinds read of every device of a site, with its role's device class. One plain
@@ -93,9 +94,6 @@ function reportSql(siteIds: readonly string[] | undefined, now: Date, staleAfter
       FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id
      WHERE ${siteOf(Prisma.sql`d.site_id`)} AND ${LAST_SEEN} < ${now}::timestamptz - ${window}`;
 }
-
-/** `text` as a LIKE pattern matching it literally anywhere (its `%`, `_` and `\\` escaped). */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The report's rows a filter keeps (the sites are already narrowed by reportSql). */
 function filterSql(filter: ReportFilter): Prisma.Sql {

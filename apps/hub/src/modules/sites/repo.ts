@@ -5,6 +5,7 @@ import type { Db } from "../../db/client.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
 import { lockRow } from "../../db/lock.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
+import { likeLiteral } from "../../lib/like.ts";
 
 export type SiteRow = Prisma.SiteGetPayload<object>;
 /** A site with when the hub last accepted each source's reflection (its silence is derived from that). */
@@ -25,8 +26,8 @@ function where(filter: SiteFilter): Prisma.SiteWhereInput {
   if (filter.region) w.region = filter.region;
   if (filter.q)
     w.OR = [
-      { slug: { contains: filter.q, mode: "insensitive" } },
-      { name: { contains: filter.q, mode: "insensitive" } },
+      { slug: { contains: likeLiteral(filter.q), mode: "insensitive" } },
+      { name: { contains: likeLiteral(filter.q), mode: "insensitive" } },
     ];
   return w;
 }
