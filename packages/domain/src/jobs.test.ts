@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  ACTIVE_JOB_STATUSES,
   JOB_STATUSES,
   TERMINAL_JOB_STATUSES,
   canTransition,
@@ -142,8 +143,15 @@ describe("job status transitions", () => {
   it("an ended job never moves again; an active one moves only forward", () => {
     for (const ended of TERMINAL_JOB_STATUSES)
       for (const to of JOB_STATUSES) expect(canTransition(ended, to), `${ended} → ${to}`).toBe(to === ended);
-    expect(canTransition("RUNNING", "PENDING")).toBe(false);
+    // Backward, from every active status to every one before it in the lifecycle: refused.
+    for (const from of ACTIVE_JOB_STATUSES)
+      for (const to of ACTIVE_JOB_STATUSES.slice(0, ACTIVE_JOB_STATUSES.indexOf(from)))
+        expect(canTransition(from, to), `${from} → ${to}`).toBe(false);
+    // Forward, the lifecycle's own steps: taken.
     expect(canTransition("PENDING", "SUBMITTED")).toBe(true);
+    expect(canTransition("SUBMITTED", "RUNNING")).toBe(true);
+    expect(canTransition("RUNNING", "CANCELLING")).toBe(true);
+    expect(canTransition("RUNNING", "SUCCEEDED")).toBe(true);
     expect(canTransition("CANCELLING", "CANCELLED")).toBe(true);
   });
 });
