@@ -19,6 +19,8 @@ export interface FuzzRequest {
   url: string;
   headers: Record<string, string>;
   payload?: string;
+  /** The operation it exercises, as `METHOD /path/{param}`. */
+  operation: string;
 }
 export interface FuzzResponse {
   statusCode: number;
@@ -35,6 +37,8 @@ export interface FuzzResult {
   seed: number;
   requests: number;
   operations: number;
+  /** Operations of the document no request of the run reached (empty once requests >= operations). */
+  unreached: string[];
   byStatus: Record<number, number>;
   failures: FuzzFailure[];
 }
@@ -89,7 +93,7 @@ export function fuzz(
   doc: OpenApi,
   fixtures: FuzzFixtures,
   opts: { seed: number; requests: number },
-): { operations: number; next: () => FuzzRequest } {
+): { operations: number; all: string[]; next: () => FuzzRequest } {
   const rand = prng(opts.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const chance = (p: number) => rand() < p;
@@ -227,8 +231,12 @@ export function fuzz(
     }
   }
 
+  // Every operation once first, in the document's order, then at random: a run of at least as
+  // many requests as operations reaches each one.
+  let sent = 0;
   function next(): FuzzRequest {
-    const { path, method, op } = pick(operations);
+    const { path, method, op } = sent < operations.length ? operations[sent]! : pick(operations);
+    sent++;
     let url = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const p = op.parameters?.find((x) => x.in === "path" && x.name === name);
       return pathSegment(paramValue(name, p?.schema));
@@ -251,10 +259,10 @@ export function fuzz(
       payload = chance(0.03) ? pick(["{", "[]", '"x"', "null", '{"a":1,}']) : JSON.stringify(body);
       if (payload !== undefined) headers["content-type"] = chance(0.03) ? "text/plain" : "application/json";
     }
-    return { method, url, headers, ...(payload !== undefined ? { payload } : {}) };
+    return { method, url, headers, ...(payload !== undefined ? { payload } : {}), operation: `${method} ${path}` };
   }
 
-  return { operations: operations.length, next };
+  return { operations: operations.length, all: operations.map((o) => `${o.method} ${o.path}`), next };
 }
 
 /** What the fuzz run checks of each answer: no 5xx, and every 4xx problem+json. */
@@ -280,17 +288,27 @@ export async function runFuzz(
   const gen = fuzz(doc, fixtures, opts);
   // Generated up front: the same seed gives the same requests whatever order answers arrive in.
   const requests = Array.from({ length: opts.requests }, gen.next);
-  const result: FuzzResult = { seed: opts.seed, requests: 0, operations: gen.operations, byStatus: {}, failures: [] };
+  const reached = new Set<string>();
+  const result: FuzzResult = {
+    seed: opts.seed,
+    requests: 0,
+    operations: gen.operations,
+    unreached: [],
+    byStatus: {},
+    failures: [],
+  };
   const worker = async () => {
     while (result.requests < requests.length) {
       const request = requests[result.requests++]!;
       const res = await send(request);
+      reached.add(request.operation);
       result.byStatus[res.statusCode] = (result.byStatus[res.statusCode] ?? 0) + 1;
       const reason = checkResponse(res);
       if (reason) result.failures.push({ request, status: res.statusCode, reason, body: res.body.slice(0, 500) });
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, worker));
+  result.unreached = gen.all.filter((o) => !reached.has(o));
   return result;
 }
 
