@@ -167,6 +167,13 @@ describe("resources", { timeout: 120_000 }, () => {
     ]);
     expect(one).toMatchObject({ description: "a connector instance" });
     expect(one.lastTokenAt).not.toBeNull();
+    // Shown once: no later read carries either secret, in any format.
+    for (const format of ["json", "yaml", "wide"]) {
+      const read = await e.fleetctl(["api", "client", "get", "res-connector", "-o", format]);
+      expect(read.code, read.stderr).toBe(0);
+      for (const secret of [client.clientSecret, rotated.clientSecret]) expect(read.stdout).not.toContain(secret);
+      expect(read.stdout).not.toMatch(/clientSecret/i);
+    }
 
     const taken = await e.fleetctl(["api", "client", "create", "res-connector", "--scope", "admin"]);
     expect(taken.code).toBe(5);
@@ -174,9 +181,29 @@ describe("resources", { timeout: 120_000 }, () => {
     const bad = await e.fleetctl(["api", "client", "create", "Res_Connector", "--scope", "read-only"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("client id");
-    const agent = await e.fleetctl(["api", "client", "revoke", "fleet-admin"]);
-    expect(agent.code).toBe(5);
-    expect(agent.stderr).toContain("bootstrap_client");
+    const bootstrap = await e.fleetctl(["api", "client", "revoke", "fleet-admin"]);
+    expect(bootstrap.code).toBe(5);
+    expect(bootstrap.stderr).toContain("bootstrap_client");
+    // A satellite agent's client is not a machine client: revoking or rotating it here is
+    // refused and names where it is managed, and the agent keeps its access.
+    const sat = await json<{ secrets: { agent: string; clientId: string; clientSecret: string }[] }>([
+      "api",
+      "satellite",
+      "create",
+      "res-sat-clients",
+      "--site",
+      "keflavik",
+      "--env",
+      "stg",
+    ]);
+    const health = sat.secrets.find((x) => x.agent === "health-status")!;
+    for (const verb of ["revoke", "rotate-secret"]) {
+      const refusedAgent = await e.fleetctl(["api", "client", verb, health.clientId]);
+      expect(refusedAgent.code, verb).toBe(5);
+      expect(refusedAgent.stderr, verb).toContain("agent_client");
+      expect(refusedAgent.stderr, verb).toContain("/api/v1/satellites/");
+    }
+    await expect(clientToken(e.hub.url, health.clientId, health.clientSecret)).resolves.toBeTruthy();
 
     const revoked = await e.fleetctl(["api", "client", "revoke", "res-connector"]);
     expect(revoked.code, revoked.stderr).toBe(0);

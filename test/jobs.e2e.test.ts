@@ -367,12 +367,24 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
   it("IMAGE_NODE deploys an image with user data onto the available node until active; TEARDOWN drives Ironic deleted and waits for available", async () => {
     const d = await enrolled(fresh({ slurm: true }));
     const [node] = await ironicNodesNamed(d.name);
-    const image = "http://images.example/ubuntu-24.04-gpu.qcow2";
+    const image = "https://images.example/ubuntu-24.04-gpu.qcow2";
     const params = { image, osHash: { algo: "sha256", value: "c0".repeat(32) }, userData: "#cloud-config\n" };
     // A URL without its digest is refused before anything runs.
     const bad = await s.api("POST", "/api/v1/jobs/", { kind: "IMAGE_NODE", deviceIds: [d.id], params: { image } });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/osHash/);
+    // Nor anything Ironic would read as one of its own files, or plain http where the hub does not allow it.
+    for (const image of ["file:///etc/ironic/ironic.conf", "http://images.example/u.img"]) {
+      const refused = await s.api("POST", "/api/v1/jobs/", {
+        kind: "IMAGE_NODE",
+        deviceIds: [d.id],
+        params: { image, osHash: params.osHash },
+      });
+      expect([refused.status, (refused.body as { errors?: { path: string }[] }).errors?.[0]?.path], image).toEqual([
+        400,
+        "body.params.image",
+      ]);
+    }
     const imaged = await s.runJob({ kind: "IMAGE_NODE", deviceIds: [d.id], params }, 90_000);
     expect(imaged.status, JSON.stringify(imaged.error)).toBe("SUCCEEDED");
     expect(imaged.steps.map((st) => `${st.name}:${st.status}`)).toEqual([
@@ -420,10 +432,21 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
         store: "workflow",
         intervalS: 5,
       });
+      // The cadence it keeps, not only the one it announces: three cycles, each started once the
+      // 5 s after the one before had passed (not before), and well before a second interval (by).
+      const cycles = () => agent.logs.filter((l) => l.msg === "controller cycle done" && l.store === "workflow");
+      await agent.waitForLog(() => cycles().length >= 3, 20_000);
+      const at = cycles()
+        .slice(0, 3)
+        .map((l) => l.time as number);
+      for (let i = 1; i < at.length; i++) {
+        expect(at[i]! - at[i - 1]!, `cycle ${i + 1}`).toBeGreaterThanOrEqual(5_000);
+        expect(at[i]! - at[i - 1]!, `cycle ${i + 1}`).toBeLessThan(9_000);
+      }
     } finally {
       await agent.stop();
     }
-  });
+  }, 40_000);
 
   it("a Temporal outage stops nothing for good: the agents retry, and the job finishes once Temporal is back", async () => {
     const d = fresh();

@@ -153,6 +153,9 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
   });
 
   it("may add MACs but not make them primary: the attempt creates the MAC objects and fails there, still before any other write", async () => {
+    const nodeBefore = await ironicNode(failed.name);
+    const spareBefore = structuredClone(nbDevice(spare));
+    const requestsBefore = (await topologyRequests()).length;
     s.nb.revoke(["dcim.change_interface"]);
     let job: Job;
     try {
@@ -175,6 +178,17 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
     }
     expect((await device(failed.id)).cordoned).toBe(false);
     expect(nbDevice(failed)).toMatchObject({ ...place, status: "active" });
+    // Nor anything after the MAC step: Ironic, the spare's own record, the topology requests.
+    const node = await ironicNode(failed.name);
+    expect([node.maintenance, node.maintenance_reason]).toEqual([nodeBefore.maintenance, nodeBefore.maintenance_reason]);
+    expect(nbDevice(spare)).toMatchObject({
+      location: spareBefore.location,
+      rack: spareBefore.rack,
+      position: spareBefore.position,
+      face: spareBefore.face,
+      status: spareBefore.status,
+    });
+    expect(await topologyRequests()).toHaveLength(requestsBefore);
   });
 
   it("granted, the rerun reuses the MAC objects the attempt made (one per MAC), moves the spare into the failed tray's place and files the topology-sync request", async () => {

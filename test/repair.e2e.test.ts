@@ -164,9 +164,21 @@ describe("REPAIR through the workflow agent, Temporal, the worker and the SLURM 
       maintenance_reason: "fleet-manager repair OPS-101: GPU 3 fell off the bus",
     });
 
-    // The job waits as long as it takes: nothing moves without the operator.
-    const still = (await s.api("GET", `/api/v1/jobs/${waiting.id}/`)).body;
-    expect(still.steps.find((st) => st.name === "operator")).toMatchObject({ status: "RUNNING" });
+    // The job waits as long as it takes: three more rounds of the workflow agent (1 s each)
+    // and a moment for the worker later, nothing has moved without the operator.
+    const rounds = () => s.workflowAgent.logs.filter((l) => l.msg === "controller cycle done").length;
+    const seen = rounds();
+    await s.workflowAgent.waitForLog(() => rounds() >= seen + 3, 30_000);
+    const still = (await s.api("GET", `/api/v1/jobs/${waiting.id}/`)).body as Job;
+    expect(still.status).toBe("RUNNING");
+    expect(still.steps.slice(4).map((st) => `${st.name}:${st.status}`)).toEqual([
+      "operator:RUNNING",
+      "uncordon:PENDING",
+      "burn-in:PENDING",
+      "release:PENDING",
+    ]);
+    expect(await device(d.id)).toMatchObject({ cordoned: true });
+    expect((await ironicNode(d.name)).maintenance).toBe(true);
 
     const signalled = await fleetctl([
       "api",

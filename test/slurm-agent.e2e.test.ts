@@ -150,6 +150,8 @@ describe("SLURM agent against a real SLURM 22.05 (slurmrestd v0.0.38)", () => {
       expect((await device(`${PREFIX}${n}`)).slurm).toMatchObject({
         nodeName: n,
         state: "IDLE",
+        stateFlags: [],
+        reason: null,
         partitions: ["gpu"],
       });
     expect((await device(`${PREFIX}gpu999`)).slurm.nodeName).toBeNull();

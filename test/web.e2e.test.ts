@@ -57,6 +57,17 @@ describe("the web UI", { timeout: 120_000 }, () => {
     const cookies = await context.cookies();
     expect(cookies.map((c) => [c.name, c.httpOnly])).toEqual([["__Host-fm-session", true]]);
     await expect(page.evaluate("document.cookie")).resolves.toBe("");
+    // Nor in the address, the document or any request the page sends: its API calls ride on
+    // the cookie, with no bearer token a script could have read.
+    expect(new URL(page.url()).search).not.toMatch(/code=|token/);
+    const sent: Record<string, string>[] = [];
+    page.on("request", (r) => sent.push(r.headers()));
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Jobs", exact: true }).click();
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+    await page.getByRole("table").waitFor();
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((h) => "authorization" in h)).toEqual([]);
+    expect(await page.content()).not.toMatch(/eyJ[A-Za-z0-9_-]{8,}\./);
     await page.getByRole("button", { name: "Log out" }).click();
     await page.getByRole("button", { name: "Log in" }).waitFor();
     expect(await context.cookies()).toEqual([]);
