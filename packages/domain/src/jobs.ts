@@ -321,6 +321,8 @@ export const JobCordonSchema = z
     cordoned: z.boolean(),
     reason: z.string().trim().min(1).max(1000).optional(),
   })
+  // As an operator's PATCH: a cordon carries its reason (the devices table holds no cordon without one).
+  .refine((c) => !c.cordoned || c.reason !== undefined, { message: "cordoning needs a reason", path: ["reason"] })
   .meta({ id: "JobCordon" });
 export type JobCordon = z.infer<typeof JobCordonSchema>;
 

@@ -137,13 +137,27 @@ describe("what a job's workflow changes through its report", () => {
   it("cordons only the job's own devices, and only from its own site's worker", async () => {
     const [mine, other] = [await device(), await device()];
     const job = await repair(mine);
-    const foreign = await report(job.id, { cordons: [{ deviceId: other, cordoned: true }] });
+    const foreign = await report(job.id, { cordons: [{ deviceId: other, cordoned: true, reason: "repair OPS-7" }] });
     expect(foreign.status).toBe(422);
     expect(foreign.body.code).toBe("device_not_in_job");
-    expect((await report(job.id, { cordons: [{ deviceId: mine, cordoned: true }] }, bergenWorker)).status).toBe(403);
-    expect((await report(job.id, { cordons: [{ deviceId: mine, cordoned: true }] }, hub.adminToken)).status).toBe(403);
+    expect(
+      (await report(job.id, { cordons: [{ deviceId: mine, cordoned: true, reason: "repair OPS-7" }] }, bergenWorker))
+        .status,
+    ).toBe(403);
+    expect(
+      (await report(job.id, { cordons: [{ deviceId: mine, cordoned: true, reason: "repair OPS-7" }] }, hub.adminToken))
+        .status,
+    ).toBe(403);
     for (const d of [mine, other])
       expect((await call<Device>("GET", `/api/v1/devices/${d}/`)).body.cordoned).toBe(false);
+    // A cordon without its reason is refused as bad input (it once reached the table's check: a 500)...
+    const bare = await report(job.id, { cordons: [{ deviceId: mine, cordoned: true }] });
+    expect([bare.status, bare.body.errors?.map((e) => e.path)]).toEqual([400, ["body.cordons.0.reason"]]);
+    // ...and the job's own device, from its own site's worker, is cordoned; the other is not.
+    const own = await report(job.id, { cordons: [{ deviceId: mine, cordoned: true, reason: "repair OPS-7" }] });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+    expect((await call<Device>("GET", `/api/v1/devices/${mine}/`)).body.cordoned).toBe(true);
+    expect((await call<Device>("GET", `/api/v1/devices/${other}/`)).body.cordoned).toBe(false);
   });
 
   it("takes cordons only from a repair or a node swap and a topology-sync request only from a tray's removal (422, nothing written)", async () => {
