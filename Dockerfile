@@ -41,7 +41,11 @@ COPY apps/connectors/package.json apps/connectors/
 COPY packages/clients/package.json packages/clients/
 COPY packages/domain/package.json packages/domain/
 COPY packages/test-support/package.json packages/test-support/
-RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && rm -rf /root/.npm
+# --omit=optional: @prisma/client lists the prisma CLI and typescript as optional peers, which the
+# lockfile keeps as devOptional, so --omit=dev alone installs them (and their ~120 packages); the
+# processes need neither at run time (migrations are the hub's own SQL runner, workflows come as a
+# prebuilt bundle). The other optional packages are other platforms' binaries and pg-cloudflare.
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund --loglevel=error && rm -rf /root/.npm
 
 # Stage 3: the image. No compiler, no sources, no npm cache; owned by root, run as 65532.
 FROM ${NODE_IMAGE}
