@@ -152,7 +152,10 @@ describe("what a job's workflow changes through its report", () => {
       expect((await call<Device>("GET", `/api/v1/devices/${d}/`)).body.cordoned).toBe(false);
     // A cordon without its reason is refused as bad input (it once reached the table's check: a 500)...
     const bare = await report(job.id, { cordons: [{ deviceId: mine, cordoned: true }] });
-    expect([bare.status, bare.body.errors?.map((e) => e.path)]).toEqual([400, ["body.cordons.0.reason"]]);
+    expect([bare.status, (bare.body as { errors?: { path: string }[] }).errors?.map((e) => e.path)]).toEqual([
+      400,
+      ["body.cordons.0.reason"],
+    ]);
     // ...and the job's own device, from its own site's worker, is cordoned; the other is not.
     const own = await report(job.id, { cordons: [{ deviceId: mine, cordoned: true, reason: "repair OPS-7" }] });
     expect(own.status, JSON.stringify(own.body)).toBe(200);
