@@ -108,7 +108,17 @@ beforeAll(async () => {
 }, 25 * 60_000);
 
 describe("the container image", () => {
-  const DEV_ONLY = ["tsx", "typescript", "vitest", "eslint", "prettier", "playwright-core", "turbo", "autocannon", "axe-core"];
+  const DEV_ONLY = [
+    "tsx",
+    "typescript",
+    "vitest",
+    "eslint",
+    "prettier",
+    "playwright-core",
+    "turbo",
+    "autocannon",
+    "axe-core",
+  ];
   it("holds the built processes and their runtime packages only, and runs as a non-root user by default", async () => {
     const config = JSON.parse(await docker("image", "inspect", "--format", "{{json .Config}}", IMAGE)) as {
       User: string;

@@ -180,7 +180,10 @@ describe("NODE_SWAP through the workflow agent, Temporal and the worker", () => 
     expect(nbDevice(failed)).toMatchObject({ ...place, status: "active" });
     // Nor anything after the MAC step: Ironic, the spare's own record, the topology requests.
     const node = await ironicNode(failed.name);
-    expect([node.maintenance, node.maintenance_reason]).toEqual([nodeBefore.maintenance, nodeBefore.maintenance_reason]);
+    expect([node.maintenance, node.maintenance_reason]).toEqual([
+      nodeBefore.maintenance,
+      nodeBefore.maintenance_reason,
+    ]);
     expect(nbDevice(spare)).toMatchObject({
       location: spareBefore.location,
       rack: spareBefore.rack,
