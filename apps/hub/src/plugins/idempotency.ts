@@ -12,7 +12,8 @@ const RETENTION_MS = 24 * 3600 * 1000;
 /** A key whose first request never finished (process died) may be reused after this. */
 const ABANDONED_MS = 60 * 1000;
 const KEY_RE = /^[\x21-\x7e]{1,200}$/;
-const REPLAYED_HEADERS = ["content-type", "etag", "location"];
+// cache-control: a replay of a secret-bearing create (no-store) must not become cacheable.
+const REPLAYED_HEADERS = ["cache-control", "content-type", "etag", "location"];
 
 declare module "fastify" {
   interface FastifyRequest {

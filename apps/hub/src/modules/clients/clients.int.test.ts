@@ -216,9 +216,12 @@ describe("machine clients", () => {
     expect(first.status).toBe(201);
     const firstBody = (await first.json()) as Created;
     t.issuedSecrets.push(firstBody.clientSecret);
+    expect(first.headers.get("cache-control")).toBe("no-store");
     const replay = await keyed();
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(await replay.json()).toEqual(firstBody);
+    // The replay carries the secret again: no cache may keep it either (issue 33, finding 9).
+    expect(replay.headers.get("cache-control")).toBe("no-store");
     const tables = await t.hub.db.prisma.$queryRaw<
       { table: string }[]
     >`SELECT tablename AS "table" FROM pg_tables WHERE schemaname = 'public'`;
