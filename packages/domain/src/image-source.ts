@@ -131,7 +131,8 @@ export const ImageHostsSchema = z
  * anything with a scheme or a path, which Ironic would read as a URL to fetch (file:// first).
  */
 export function glanceImageRefProblem(image: string): string | undefined {
-  if (/^[a-z][a-z0-9+.-]*:/i.test(image) || image.includes("/"))
+  const ref = parseImageSource(image);
+  if (!ref.ok || ref.source.kind !== "glance")
     return "must be a Glance image id or name, not a URL or a path (IMAGE_NODE takes an https:// URL with its digest)";
   return undefined;
 }
