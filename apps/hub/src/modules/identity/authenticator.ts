@@ -38,10 +38,23 @@ export interface IdentityConfig {
   external?: ExternalIssuer | undefined;
 }
 
-const invalid = (detail: string) =>
+const invalid = (detail: string, cause?: unknown) =>
   new Unauthorized("invalid_token", detail, {
     headers: { "www-authenticate": `Bearer error="invalid_token", error_description="${detail.replace(/"/g, "'")}"` },
+    cause,
   });
+
+/**
+ * A token the JWT library refused, as the caller is told: one stable sentence per kind of
+ * refusal a client can act on (an expired token is renewed; anything else is a wrong token).
+ * The library's own reason ("alg" header value not allowed, which claim failed, an unknown key
+ * id) tells a prober what the hub checks and in what order, so it goes to the log only
+ * (`logTokenRejection`), never into the body or `WWW-Authenticate`.
+ */
+export function tokenRejected(err: unknown): Unauthorized {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return invalid(code === "ERR_JWT_EXPIRED" ? "the token has expired" : "the token could not be verified", err);
+}
 
 export function scopesFromClaims(claims: JWTPayload, mapping: ScopeMapping): string[] {
   const scopes = new Set<string>();
@@ -110,7 +123,7 @@ export function createPersonTokenVerifier(
         clockTolerance: 30,
       }));
     } catch (err) {
-      throw invalid(`token rejected: ${(err as Error).message}`);
+      throw tokenRejected(err);
     }
     const who = typeof claims.email === "string" ? claims.email : String(claims.sub);
     // RFC 9068 names the claim `scope`; Entra ID's access tokens carry the same list as `scp`;
@@ -149,7 +162,7 @@ export function createOAuthAuthenticator(
         },
       ));
     } catch (err) {
-      throw invalid(`token rejected: ${(err as Error).message}`);
+      throw tokenRejected(err);
     }
     const clientId = String(claims.client_id);
     const state = await clients.get(clientId);
@@ -184,8 +197,18 @@ export function createOAuthAuthenticator(
     } catch {
       throw invalid("malformed token");
     }
-    if (iss === config.issuer) return local(token);
-    if (external && person && iss === external.issuer) return person(token);
+    try {
+      if (iss === config.issuer) return await local(token);
+      if (external && person && iss === external.issuer) return await person(token);
+    } catch (err) {
+      // Why the library refused it, for whoever reads the hub's log; the caller got a stable detail.
+      if (err instanceof Unauthorized && err.cause instanceof Error)
+        request.log.info(
+          { reason: err.cause.message, code: (err.cause as { code?: string }).code },
+          "bearer token rejected",
+        );
+      throw err;
+    }
     throw invalid("token from an untrusted issuer");
   };
 }

@@ -157,6 +157,63 @@ describe("authorization server", () => {
     expect(await metric("fleet_manager_signing_key_decryptions_total")).toBe(decryptions);
   });
 
+  it("a refused token is told one stable detail (expired, or could not be verified); the library's reason goes to the log only", async () => {
+    const claims = { client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" };
+    const signed = async (alg: "HS256" | "EdDSA", kid: string) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg, typ: "at+jwt", kid })
+        .setIssuer(url)
+        .setAudience("fleet-manager")
+        .setSubject("fleet-admin")
+        .setIssuedAt()
+        .setJti(randomUUID())
+        .setExpirationTime("5m")
+        .sign(alg === "HS256" ? randomBytes(32) : (await generateKeyPair("EdDSA", { crv: "Ed25519" })).privateKey);
+    const refused = {
+      hs256: await signed("HS256", "any"),
+      unknownKid: await signed("EdDSA", "forged-kid"),
+      personWrongAudience: await t.people.token({ email: "ana@example.com" }, { audience: "another-app" }),
+      personExpired: await t.people.token({ email: "ana@example.com" }, { expiresIn: "-5m" }),
+    };
+    const answers: Record<string, { detail: string; header: string }> = {};
+    for (const [name, token] of Object.entries(refused)) {
+      const res = await api("/api/v1/sites", { token });
+      expect(res.status, name).toBe(401);
+      answers[name] = {
+        detail: ((await res.json()) as { detail: string }).detail,
+        header: res.headers.get("www-authenticate")!,
+      };
+    }
+    expect(answers).toEqual({
+      hs256: {
+        detail: "the token could not be verified",
+        header: expect.stringContaining('error_description="the token could not be verified"'),
+      },
+      unknownKid: {
+        detail: "the token could not be verified",
+        header: expect.stringContaining("could not be verified"),
+      },
+      personWrongAudience: {
+        detail: "the token could not be verified",
+        header: expect.stringContaining("could not be verified"),
+      },
+      personExpired: {
+        detail: "the token has expired",
+        header: expect.stringContaining('error_description="the token has expired"'),
+      },
+    });
+    // What the JWT library said is in the hub's log, for whoever investigates, and nowhere in an answer.
+    const reasons = t.hub.logs.filter((l) => l.msg === "bearer token rejected").map((l) => String(l.reason));
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        '"alg" (Algorithm) Header Parameter value not allowed',
+        "unknown signing key 'forged-kid'",
+        'unexpected "aud" claim value',
+        '"exp" claim timestamp check failed',
+      ]),
+    );
+  });
+
   it("rotation deletes keys retired long enough ago that nothing they signed is still valid", async () => {
     const stale = "2020-01-01-0123456789ab";
     const { publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
