@@ -6,7 +6,7 @@
  * at scrape time, so they tell the truth about what is durable, not about this process's memory.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import { MATRIX_OLDEST_UNDELIVERED_EVENT_AGE } from "@fm/domain";
+import { MATRIX_OLDEST_UNDELIVERED_EVENT_AGE, dropMisnamedDefaultMetrics } from "@fm/domain";
 import type { QueueStats } from "./queue/store.ts";
 
 export interface FeedLag {
@@ -17,7 +17,9 @@ export interface FeedLag {
 export function createConnectorMetrics(connector: string, read: { stats(): Promise<QueueStats>; lag(): FeedLag }) {
   const registry = new Registry();
   registry.setDefaultLabels({ connector });
-  collectDefaultMetrics({ register: registry, prefix: "fleet_manager_connector_process_" });
+  const prefix = "fleet_manager_connector_process_";
+  collectDefaultMetrics({ register: registry, prefix });
+  dropMisnamedDefaultMetrics(registry, prefix);
   let stats: Promise<QueueStats> | undefined;
   // One query per scrape for the three gauges that read the queue.
   const queue = () => (stats ??= read.stats().finally(() => setTimeout(() => (stats = undefined), 0)));

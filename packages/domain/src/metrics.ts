@@ -44,3 +44,21 @@ export const ALERTED_METRICS: readonly string[] = [
   SITE_SOURCE_SILENCE_METRIC,
   DISCREPANCIES_METRIC,
 ];
+
+/**
+ * prom-client's default metrics include three gauges named like counters
+ * (`nodejs_active_handles_total`, `…_requests_total`, `…_resources_total`), which
+ * `promtool check metrics` refuses ("non-counter metrics should not have _total suffix"). They
+ * are the sums of `nodejs_active_handles{type}`, `nodejs_active_requests{type}` and
+ * `nodejs_active_resources{type}`, which stay: `sum(nodejs_active_handles)` is the same number.
+ */
+export const MISNAMED_DEFAULT_METRICS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+] as const;
+
+/** Removes MISNAMED_DEFAULT_METRICS (under the prefix given to collectDefaultMetrics) from a prom-client registry. */
+export function dropMisnamedDefaultMetrics(registry: { removeSingleMetric(name: string): void }, prefix = ""): void {
+  for (const name of MISNAMED_DEFAULT_METRICS) registry.removeSingleMetric(prefix + name);
+}

@@ -1,6 +1,7 @@
 import fp from "fastify-plugin";
 import type { FastifyInstance } from "fastify";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { dropMisnamedDefaultMetrics } from "@fm/domain";
 
 export interface MetricsOptions {
   registry: Registry;
@@ -10,6 +11,7 @@ export interface MetricsOptions {
 export function createRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  dropMisnamedDefaultMetrics(registry);
   return registry;
 }
 

@@ -6,7 +6,7 @@
  * `fleet_manager_controller_*` series of what they did.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { REFLECTOR_METRICS } from "@fm/domain";
+import { REFLECTOR_METRICS, dropMisnamedDefaultMetrics } from "@fm/domain";
 
 const BUCKETS_S = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -14,6 +14,7 @@ export function createAgentMetrics(labels: { agent: string; site: string; satell
   const registry = new Registry();
   // Includes process_start_time_seconds, which the restart-loop alert reads.
   collectDefaultMetrics({ register: registry });
+  dropMisnamedDefaultMetrics(registry);
   new Gauge({
     name: "fleet_manager_agent_info",
     help: "Which agent, site and satellite this process is",
