@@ -93,6 +93,8 @@ export interface RouteInfo {
   url: string;
   scope: string | undefined;
   summary: string | undefined;
+  /** The OpenAPI operationId, declared with the route's schema: what generated clients name the method. */
+  operationId: string | undefined;
 }
 
 declare module "fastify" {
@@ -167,6 +169,7 @@ function collectRouteTable(app: FastifyInstance): void {
           url: r.url,
           scope: r.config?.scope,
           summary: r.schema?.summary,
+          operationId: r.schema?.operationId,
         });
     }
   });

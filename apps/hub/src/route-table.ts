@@ -27,8 +27,8 @@ export async function routeTableMarkdown(): Promise<string> {
     .sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method))
     .map(
       (r) =>
-        `| \`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")}\` | ${r.scope === "agent" ? "agent (own satellite and agent only)" : `\`${r.scope}\``} | ${r.summary ?? ""} |`,
+        `| \`${r.method} ${r.url.replace(/:(\w+)/g, "{$1}")}\` | \`${r.operationId ?? ""}\` | ${r.scope === "agent" ? "agent (own satellite and agent only)" : `\`${r.scope}\``} | ${r.summary ?? ""} |`,
     );
   await db.close();
-  return [START, "| route | scope | what |", "|---|---|---|", ...rows, END].join("\n");
+  return [START, "| route | operationId | scope | what |", "|---|---|---|---|", ...rows, END].join("\n");
 }

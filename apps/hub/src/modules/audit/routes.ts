@@ -11,6 +11,7 @@ export function registerAudit(app: FastifyInstance, { service }: { service: Audi
       config: { scope: "fleet.read" },
       schema: {
         tags: ["audit"],
+        operationId: "listAuditEntries",
         summary: "Audit log: every mutating call with its principal, diff and request id",
         querystring: AuditListQuerySchema,
         response: { 200: AuditListSchema, ...errorResponses(400, 401, 403) },

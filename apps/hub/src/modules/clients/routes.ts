@@ -22,6 +22,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "listClients",
         summary: "List OAuth2 clients other than satellites' agents (never their secrets)",
         querystring: MachineClientListQuerySchema,
         response: { 200: MachineClientListSchema, ...errorResponses(400, 401, 403) },
@@ -35,6 +36,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
       config: { scope: "fleet.admin", idempotent: "sealed" },
       schema: {
         tags,
+        operationId: "createClient",
         summary: "Create a machine client (connector, automation) with fleet scopes; its secret is shown once",
         body: MachineClientCreateSchema,
         response: { 201: MachineClientCreatedSchema, ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
@@ -52,6 +54,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "getClient",
         summary: "An OAuth2 client: scopes, description, revocation, last token (never its secret)",
         params: ClientIdParams,
         response: { 200: MachineClientSchema, ...errorResponses(400, 401, 403, 404) },
@@ -65,6 +68,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "rotateClientSecret",
         summary: "Issue a new secret; the old one keeps working for the rotation overlap",
         params: ClientIdParams,
         response: { 200: MachineClientRotatedSchema, ...errorResponses(400, 401, 403, 404, 409) },
@@ -81,6 +85,7 @@ export function registerClients(app: FastifyInstance, { service }: { service: Cl
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "revokeClient",
         summary: "Revoke a machine client: its tokens fail from now on",
         params: ClientIdParams,
         response: { 200: MachineClientSchema, ...errorResponses(400, 401, 403, 404, 409) },

@@ -12,6 +12,7 @@ export function registerDeviceRoles(app: FastifyInstance, { service }: { service
       config: { scope: "fleet.read" },
       schema: {
         tags: ["inventory"],
+        operationId: "listDeviceRoles",
         summary: "List device roles with their device class",
         querystring: DeviceRoleListQuerySchema,
         response: { 200: DeviceRoleListSchema, ...errorResponses(400, 401, 403) },
@@ -25,6 +26,7 @@ export function registerDeviceRoles(app: FastifyInstance, { service }: { service
       config: { scope: "fleet.read" },
       schema: {
         tags: ["inventory"],
+        operationId: "listDeviceTypes",
         summary: "List device types",
         querystring: PageQuery,
         response: { 200: DeviceTypeListSchema, ...errorResponses(400, 401, 403) },

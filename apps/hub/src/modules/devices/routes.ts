@@ -25,6 +25,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listDevices",
         summary: "List devices (brief=true: names, sites and states only)",
         querystring: DeviceListQuerySchema,
         response: { 200: DeviceListSchema.or(DeviceBriefListSchema), ...errorResponses(400, 401, 403) },
@@ -50,6 +51,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "countDevices",
         summary: "Exact device counts for the list's filters, grouped by site and/or operational status",
         querystring: DeviceCountQuerySchema,
         response: { 200: DeviceCountsSchema, ...errorResponses(400, 401, 403) },
@@ -63,6 +65,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getDevice",
         summary: "Get a device",
         params: IdParams,
         response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404) },
@@ -80,6 +83,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.operate" },
       schema: {
         tags,
+        operationId: "updateDevice",
         summary: "Change operator fields (cordon with a reason, uncordon, notes); honours If-Match",
         params: IdParams,
         headers: IfMatchHeaders,
@@ -99,6 +103,7 @@ export function registerDevices(app: FastifyInstance, { service }: { service: De
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listDeviceHistory",
         summary:
           "Every change of a device's provision state, operational status, SLURM state, health, cordon and NetBox status",
         params: IdParams,

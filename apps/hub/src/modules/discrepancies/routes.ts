@@ -20,6 +20,7 @@ export function registerDiscrepancies(app: FastifyInstance, { service }: { servi
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listSiteDiscrepancies",
         summary: "Devices and items of a site on which the sources disagree, with the values seen and since when",
         params: IdParams,
         querystring: DiscrepancyListQuerySchema,
@@ -35,6 +36,7 @@ export function registerDiscrepancies(app: FastifyInstance, { service }: { servi
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listDiscrepancies",
         summary: "Open discrepancies fleet-wide, filtered by sites, kinds and a name, paged in id order",
         querystring: DiscrepancyFleetQuerySchema,
         response: { 200: DiscrepancyListSchema, ...errorResponses(400, 401, 403) },
@@ -49,6 +51,7 @@ export function registerDiscrepancies(app: FastifyInstance, { service }: { servi
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getDiscrepancySummary",
         summary: "Open discrepancies fleet-wide: the total, per kind and per site",
         response: { 200: DiscrepancySummarySchema, ...errorResponses(400, 401, 403) },
       },

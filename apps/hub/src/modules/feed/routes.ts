@@ -25,6 +25,7 @@ export function registerFeed(
       config: { scope: "fleet.read" },
       schema: {
         tags: ["feeds"],
+        operationId: "readInventoryFeed",
         summary: "Inventory change feed: every change to sites, roles, devices and jobs, in one total order",
         description:
           "Events in increasing `position`, gap-free and resumable: keep `nextAfter` and pass it as `?after=`. With `?wait=N` the call waits up to N seconds for an event when none is ready (long-poll). `head` is the highest position given: `head - nextAfter` is the reader's lag. Events are kept for the hub's retention (FM_FEED_RETENTION_S); a cursor older than that answers 410 `feed_cursor_expired`: read the snapshot and continue from its position.",
@@ -48,6 +49,7 @@ export function registerFeed(
       config: { scope: "fleet.read" },
       schema: {
         tags: ["feeds"],
+        operationId: "getInventorySnapshot",
         summary: "Inventory snapshot (NDJSON): every site, device role and device as of one feed position",
         description:
           "Streams `application/x-ndjson`: a `snapshot` line with `position`, then one line per site, device role and device (each as its own GET returns it), then `end` with the number of resource lines. The data is exactly the feed up to `position`: continue with `GET /api/v1/feeds/inventory?after=<position>`. A stream without its `end` line is incomplete. `?site=` (repeatable) limits it to those sites' devices.",

@@ -9,14 +9,19 @@ const Status = z.object({ status: z.literal("ok") });
 /** /healthz: the process serves. /readyz: it can do useful work (database reachable). */
 export function registerHealth(app: FastifyInstance, { service }: { service: HealthService }): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  r.get("/healthz", { schema: { tags: ["operations"], summary: "Liveness", response: { 200: Status } } }, async () => ({
-    status: "ok" as const,
-  }));
+  r.get(
+    "/healthz",
+    { schema: { tags: ["operations"], operationId: "getLiveness", summary: "Liveness", response: { 200: Status } } },
+    async () => ({
+      status: "ok" as const,
+    }),
+  );
   r.get(
     "/readyz",
     {
       schema: {
         tags: ["operations"],
+        operationId: "getReadiness",
         summary: "Readiness: 503 while the database is unreachable or the hub is shutting down",
         response: { 200: Status, ...errorResponses(503) },
       },

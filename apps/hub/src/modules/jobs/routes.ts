@@ -22,6 +22,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listJobs",
         summary: "List jobs (?status=&kind=&site=&device=)",
         querystring: JobListQuerySchema,
         response: { 200: JobListSchema, ...errorResponses(400, 401, 403) },
@@ -35,6 +36,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "fleet.operate", idempotent: true },
       schema: {
         tags,
+        operationId: "createJob",
         summary:
           "Create a job on devices of one site; params are validated per kind; a device has at most one active job",
         body: JobCreateSchema,
@@ -53,6 +55,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getJob",
         summary: "A job with its steps, progress and error",
         params: IdParams,
         response: { 200: JobSchema, ...errorResponses(400, 401, 403, 404) },
@@ -70,6 +73,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "fleet.operate" },
       schema: {
         tags,
+        operationId: "cancelJob",
         summary:
           "Cancel a job: PENDING ends CANCELLED at once, a running one becomes CANCELLING until its workflow stops",
         params: IdParams,
@@ -84,6 +88,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "fleet.operate" },
       schema: {
         tags,
+        operationId: "signalJob",
         summary:
           "Tell a job waiting for an operator (REPAIR) the outcome: repaired (re-test, then release) or failed; the same signal twice changes nothing",
         params: IdParams,
@@ -99,6 +104,7 @@ export function registerJobs(app: FastifyInstance, { service }: { service: JobSe
       config: { scope: "agent" },
       schema: {
         tags,
+        operationId: "reportJob",
         summary:
           "Workflow agent / Temporal worker only: report a job's status, steps, progress, error and what it observed of its devices",
         params: IdParams,

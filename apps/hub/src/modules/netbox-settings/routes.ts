@@ -13,6 +13,7 @@ export function registerNetboxSettings(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getNetboxSettings",
         summary: "The NetBox settings of every netbox agent: clusters per site, role -> device class",
         response: { 200: NetboxSettingsSchema, ...errorResponses(400, 401, 403) },
       },
@@ -25,6 +26,7 @@ export function registerNetboxSettings(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "replaceNetboxSettings",
         summary: "Replace the NetBox settings; re-classes the roles the mapping names (audited, feed)",
         body: NetboxSettingsInputSchema,
         response: { 200: NetboxSettingsSchema, ...errorResponses(400, 401, 403, 413, 415) },

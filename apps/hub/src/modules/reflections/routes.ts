@@ -15,6 +15,7 @@ export function registerReflections(app: FastifyInstance, { service }: { service
       bodyLimit: REFLECTION_BODY_LIMIT_BYTES,
       schema: {
         tags: ["reflections"],
+        operationId: "pushReflection",
         summary: "A source's complete observed state for a site (its agent only: own satellite's sites, own source)",
         params: ReflectionParams,
         body: ReflectionBodySchema,

@@ -25,6 +25,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listSatellites",
         summary: "List expected satellites",
         querystring: SatelliteListQuerySchema,
         response: { 200: SatelliteListSchema, ...errorResponses(400, 401, 403) },
@@ -38,6 +39,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.admin", idempotent: "sealed" },
       schema: {
         tags,
+        operationId: "createSatellite",
         summary: "Expect a satellite: creates one OAuth2 client per agent and shows each secret once",
         body: SatelliteCreateSchema,
         response: { 201: SatelliteCreatedSchema, ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
@@ -55,6 +57,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getSatellite",
         summary: "A satellite, its agents' clients (never secrets), last token and heartbeat",
         params: SatelliteNameParams,
         response: { 200: SatelliteSchema, ...errorResponses(400, 401, 403, 404) },
@@ -68,6 +71,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "deleteSatellite",
         summary: "Stop expecting a satellite: its clients and their tokens stop working",
         params: SatelliteNameParams,
         response: { 204: z.undefined().describe("Removed"), ...errorResponses(400, 401, 403, 404) },
@@ -84,6 +88,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "rotateAgentSecret",
         summary: "Issue a new secret; the old one keeps working for the rotation overlap",
         params: SatelliteAgentParams,
         response: { 200: RotatedSecretSchema, ...errorResponses(400, 401, 403, 404, 409) },
@@ -100,6 +105,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "revokeAgent",
         summary: "Revoke an agent's client: its tokens fail from now on",
         params: SatelliteAgentParams,
         response: { 200: SatelliteSchema, ...errorResponses(400, 401, 403, 404) },
@@ -114,6 +120,7 @@ export function registerSatellites(app: FastifyInstance, { service }: { service:
       bodyLimit: HEARTBEAT_MAX_BYTES,
       schema: {
         tags,
+        operationId: "sendAgentHeartbeat",
         summary: "An agent reports it is alive, with its reflectors' ages",
         params: SatelliteAgentParams,
         body: HeartbeatSchema,

@@ -23,6 +23,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listSites",
         summary: "List sites",
         querystring: SiteListQuerySchema,
         response: { 200: SiteListSchema, ...errorResponses(400, 401, 403) },
@@ -37,6 +38,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
       config: { scope: "fleet.admin", idempotent: true },
       schema: {
         tags,
+        operationId: "createSite",
         summary: "Create a site",
         body: SiteCreateSchema,
         response: { 201: SiteSchema, ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
@@ -55,6 +57,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getSite",
         summary: "Get a site",
         params: IdParams,
         response: { 200: SiteSchema, ...errorResponses(400, 401, 403, 404) },
@@ -73,6 +76,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "updateSite",
         summary: "Change a site (slug is immutable); honours If-Match",
         params: IdParams,
         headers: IfMatchHeaders,
@@ -93,6 +97,7 @@ export function registerSites(app: FastifyInstance, { service }: { service: Site
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "deleteSite",
         summary: "Delete a site; honours If-Match",
         params: IdParams,
         headers: IfMatchHeaders,

@@ -24,6 +24,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listSlurmBootstrapConfigs",
         summary: "List a site's SLURM bootstrap configs",
         params: SiteIdParams,
         querystring: SlurmBootstrapConfigListQuerySchema,
@@ -38,6 +39,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.admin", idempotent: true },
       schema: {
         tags,
+        operationId: "createSlurmBootstrapConfig",
         summary: "Create the SLURM bootstrap config of a (site, device role)",
         params: SiteIdParams,
         body: SlurmBootstrapConfigCreateSchema,
@@ -59,6 +61,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "getSlurmBootstrapConfig",
         summary: "Get a SLURM bootstrap config",
         params: SiteConfigParams,
         response: { 200: SlurmBootstrapConfigSchema, ...errorResponses(400, 401, 403, 404) },
@@ -76,6 +79,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "replaceSlurmBootstrapConfig",
         summary: "Replace a SLURM bootstrap config; honours If-Match",
         params: SiteConfigParams,
         headers: IfMatchHeaders,
@@ -101,6 +105,7 @@ export function registerSlurmBootstrap(app: FastifyInstance, { service }: { serv
       config: { scope: "fleet.admin" },
       schema: {
         tags,
+        operationId: "deleteSlurmBootstrapConfig",
         summary: "Delete a SLURM bootstrap config; honours If-Match",
         params: SiteConfigParams,
         headers: IfMatchHeaders,

@@ -19,6 +19,7 @@ export function registerTopology(app: FastifyInstance, { service }: { service: T
       config: { scope: "fleet.operate", idempotent: true },
       schema: {
         tags,
+        operationId: "requestTopologySync",
         summary: "Request a topology sync for a site",
         params: IdParams,
         body: TopologySyncCreateSchema.nullish(),
@@ -37,6 +38,7 @@ export function registerTopology(app: FastifyInstance, { service }: { service: T
       config: { scope: "fleet.read" },
       schema: {
         tags,
+        operationId: "listTopologySyncs",
         summary: "List a site's topology sync requests",
         params: IdParams,
         querystring: TopologySyncListQuerySchema,
