@@ -237,12 +237,19 @@ describe("what a person sees", { timeout: 120_000 }, () => {
     const name = freshDevice();
     // A source writes what NetBox holds: a name that clears the screen, sets the clipboard (OSC 52), hides a link (OSC 8).
     const evil = `${name}\u001b[2J\u001b]52;c;cm0gLXJmIH4=\u0007\u001b]8;;https://evil.example\u001b\\`;
-    const db = createDatabase(e.databaseUrl, { poolMax: 1 });
-    await db.prisma.device.updateMany({ where: { name }, data: { name: evil } });
-    await db.close();
     const reason = "RMA \u001b]8;;https://evil.example\u001b\\ticket\u001b]8;;\u001b\\ \u009b2J";
-    const id = (await device(evil)).id;
-    expect((await piped(["api", "device", "cordon", id, "--reason", reason], "cat")).code).toBe(0);
+    const id = (await device(name)).id;
+    // The hub refuses such text today (a usage error naming the field, its escapes not echoed) …
+    const refused = await piped(["api", "device", "cordon", id, "--reason", reason], "cat");
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain("body.cordonReason");
+    expect(refused.stderr).toContain("control character");
+    expect(refused.stderr).not.toMatch(CONTROL);
+    expect((await piped(["api", "device", "cordon", id, "--reason", "RMA ticket"], "cat")).code).toBe(0);
+    // … but rows written before it may hold it, as a source once wrote them.
+    const db = createDatabase(e.databaseUrl, { poolMax: 1 });
+    await db.prisma.device.updateMany({ where: { name }, data: { name: evil, cordonReason: reason } });
+    await db.close();
 
     // The reason as shown: its escapes and its C1 CSI (U+009B) written out; quoted (as JSON writes
     // a string) where the cordon is spelled out.

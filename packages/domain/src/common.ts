@@ -9,6 +9,43 @@ export const Slug = z
 export const Uuid = z.uuid();
 
 /**
+ * Control characters no text the hub stores may hold: C0 but TAB, LF and CR, DEL, and C1.
+ * Printed as they are, ESC and BEL drive a terminal (OSC 52 writes the clipboard, `ESC[2J`
+ * clears the screen, OSC 8 hides a link), and U+009B is CSI on terminals that read C1; none
+ * belongs in a name, a reason or a report. Refused at the hub's door (with U+0000 and lone
+ * surrogates, which PostgreSQL cannot store), so no reader is ever served one.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+export const CONTROL_CHARACTER = /[\x01-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]/;
+
+/**
+ * A name the hub matches by and shows: printable, no line breaks or tabs (a control character
+ * of any kind) and no space at either end. `gpu-005 ` is refused, not trimmed: NetBox's API
+ * trims names (Django REST framework's CharField), so only a forged push carries one, and a
+ * stored name must be the one the other sources (SLURM, Ironic) match by.
+ */
+export const ObjectName = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    .refine((v) => !/[\x00-\x1F\x7F-\x9F]/.test(v), {
+      message: "must not contain a control character (tab, line break, ESC, …)",
+    })
+    .refine((v) => v.trim() === v, { message: "must not begin or end with white space" });
+
+/**
+ * The key under which two names are the same name at a site: NetBox 4.5 refuses a second
+ * device whose name differs only in case at one site and tenant
+ * (netbox/dcim/models/devices.py, `Device.Meta.constraints`:
+ * `UniqueConstraint(Lower('name'), 'site', 'tenant', name='…_unique_name_site_tenant')`),
+ * and so does the hub per push: `gpu-005` and `GPU-005` are one name, never two devices an
+ * operator can confuse.
+ */
+export const nameKey = (name: string): string => name.toLowerCase();
+
+/**
  * The instants both PostgreSQL's timestamptz and JavaScript's Date represent and print as
  * RFC 3339 (a four-digit year once in UTC): `9999-12-31T23:59:59-14:00` is year 10000 in UTC.
  */

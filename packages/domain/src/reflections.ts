@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NetboxId, Timestamp, Uuid } from "./common.ts";
+import { NetboxId, ObjectName, Timestamp, Uuid } from "./common.ts";
 import { CpuArchitecture, DeviceClass, NetboxDeviceStatus } from "./inventory.ts";
 
 /** Sources that push their whole view of a site (contract: "Reflection semantics"). */
@@ -43,7 +43,7 @@ export const IronicItemSchema = z
   .meta({ id: "IronicReflectionItem" });
 export type IronicItem = z.infer<typeof IronicItemSchema>;
 
-const Name = z.string().min(1).max(200);
+const Name = ObjectName(200);
 
 /**
  * One NetBox device as the netbox agent reports it, with what it references (role with its
@@ -76,11 +76,11 @@ export const NetboxItemSchema = z
     location: z
       .strictObject({
         slug: z.string().min(1).max(63),
-        name: z.string().min(1).max(200),
+        name: ObjectName(200),
         netboxId: NetboxId.nullable(),
       })
       .nullable(),
-    rack: z.strictObject({ name: z.string().min(1).max(100), netboxId: NetboxId.nullable() }).nullable(),
+    rack: z.strictObject({ name: ObjectName(100), netboxId: NetboxId.nullable() }).nullable(),
     rackPosition: z.number().min(0).max(99999).nullable(),
     platformClass: z.string().max(100).nullable(),
     tags: z.array(z.string().max(100)).max(100),
@@ -220,7 +220,7 @@ export const ReflectionParams = z.strictObject({ site_id: Uuid, source: Reflecti
 
 /**
  * The field each item of a push must hold uniquely, as the hub stores it: a NetBox device's
- * name (unique at the site), an Ironic node's UUID (unique in the fleet). SLURM and health
+ * name (unique at the site whatever its case, `nameKey`), an Ironic node's UUID (unique in the fleet). SLURM and health
  * items that repeat a name match one device once and report the rest as unmatched.
  */
 export function uniqueItemField(source: ReflectionSource): "name" | "uuid" | undefined {

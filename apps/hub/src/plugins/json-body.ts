@@ -9,13 +9,26 @@
 import type { FastifyInstance } from "fastify";
 import { storableBodies } from "./text-input.ts";
 
+/**
+ * What puts a control character in a string without a `\u` escape: DEL and C1, which JSON
+ * allows raw (C0 it does not), and the escapes `\b` and `\f` (a `\\b` matches too, and only
+ * costs that body the full check).
+ */
+const RAW_CONTROL = /[\x7F-\x9F]|\\[bf]/;
+
 export function installJsonParser(app: FastifyInstance): void {
   // Fastify's defaults for both: an error (400), as before this parser.
   const secure = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = body as string;
-    if (text.length && !text.includes("\\u") && !text.includes("__proto__") && !text.includes("constructor")) {
+    if (
+      text.length &&
+      !text.includes("\\u") &&
+      !text.includes("__proto__") &&
+      !text.includes("constructor") &&
+      !RAW_CONTROL.test(text)
+    ) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -23,7 +36,7 @@ export function installJsonParser(app: FastifyInstance): void {
         // Fastify's parser names the syntax error (400).
         return secure(request, text, done);
       }
-      // No `\u` in the text: no string in it can hold U+0000 or an unpaired surrogate.
+      // No `\u`, `\b`, `\f`, DEL or C1 in the text: no string in it holds what the text-input check refuses.
       if (typeof parsed === "object" && parsed !== null) storableBodies.add(parsed);
       return done(null, parsed);
     }

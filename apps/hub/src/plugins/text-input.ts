@@ -1,18 +1,20 @@
 /**
- * Text PostgreSQL cannot store, refused at the door: U+0000 (text and jsonb reject it) and
- * lone UTF-16 surrogates (jsonb rejects them; JSON allows `"\ud800"`). One check of every
- * string, and every object key, of the body, the query and the path parameters of every
- * route, before any schema or service sees them: a 400 naming the field instead of a 500
- * from the database, wherever the string would have gone.
+ * Text the hub will not store, refused at the door: what PostgreSQL cannot store, U+0000 (text
+ * and jsonb reject it) and lone UTF-16 surrogates (jsonb rejects them; JSON allows `"\ud800"`),
+ * and the control characters (`CONTROL_CHARACTER`: C0 but TAB/LF/CR, DEL, C1) that would drive
+ * the terminal of whoever later prints the text (`fleetctl`, `psql`, a log viewer). One check of
+ * every string, and every object key, of the body, the query and the path parameters of every
+ * route, before any schema or service sees them: a 400 naming the field instead of a 500 from
+ * the database or an escape sequence in an operator's terminal, wherever the string would have gone.
  */
 import fp from "fastify-plugin";
 import type { FastifyInstance } from "fastify";
-import { BadRequest } from "@fm/domain";
+import { BadRequest, CONTROL_CHARACTER } from "@fm/domain";
 
 /** In a `u` regex a surrogate pair is one code point: only an unpaired surrogate matches. */
-const UNSTORABLE = /[\0\p{Surrogate}]/u;
-/** Any NUL or surrogate code unit, paired or not: a quick test most strings pass at once. */
-const SUSPECT = /[\0\uD800-\uDFFF]/;
+const UNSTORABLE = new RegExp(`[\\0\\p{Surrogate}]|${CONTROL_CHARACTER.source}`, "u");
+/** Any NUL, control or surrogate code unit, paired or not: a quick test most strings pass at once. */
+const SUSPECT = new RegExp(`[\\0\\uD800-\\uDFFF]|${CONTROL_CHARACTER.source}`);
 const storable = (s: string): boolean => !SUSPECT.test(s) || !UNSTORABLE.test(s);
 
 /** Whether any string or key in `value` is not storable: the walk every request pays, kept lean. */
@@ -58,9 +60,10 @@ export function firstUnstorable(value: unknown): string[] | undefined {
 }
 
 /**
- * Bodies the JSON parser found free of `\u` escapes. Such a body holds neither: JSON allows no raw
- * control character in a string, and text decoded from UTF-8 has no unpaired surrogate (an
- * invalid sequence decodes to U+FFFD). Its walk is skipped: a 10,000-item push is 2.4 MB of strings.
+ * Bodies the JSON parser found free of `\u` escapes and of raw DEL and C1 characters. Such a body
+ * holds nothing refused: JSON allows no raw C0 character in a string, and text decoded from
+ * UTF-8 has no unpaired surrogate (an invalid sequence decodes to U+FFFD). Its walk is skipped:
+ * a 10,000-item push is 2.4 MB of strings.
  */
 export const storableBodies = new WeakSet<object>();
 
@@ -76,7 +79,8 @@ export const textInputPlugin = fp(
         const at = firstUnstorable(value);
         if (at) {
           const path = [part, ...at].join(".");
-          const message = "must not contain U+0000 or an unpaired UTF-16 surrogate";
+          const message =
+            "must not contain U+0000, an unpaired UTF-16 surrogate or a control character (ESC, BEL, DEL, C1, …)";
           throw new BadRequest("validation_failed", `${path}: ${message}`, { errors: [{ path, message }] });
         }
       }

@@ -2,7 +2,7 @@
  * A schema-driven fuzzer of the hub's API: for every operation in /openapi.json it builds
  * requests from the operation's own schemas (path parameters, query, body), valid ones and
  * ones broken in the ways careless or hostile callers break them (wrong types, values past
- * their column, NUL bytes, lone surrogates, huge strings, deep nesting, unknown fields), from a
+ * their column, NUL bytes, lone surrogates, terminal escapes, huge strings, deep nesting, unknown fields), from a
  * seeded PRNG so that any failure is reproducible from its seed. What it checks is what a caller
  * sees: never a 5xx, and every 4xx a problem+json document.
  */
@@ -72,6 +72,11 @@ const NASTY_STRINGS = [
   "%00",
   "%E0%A4%A",
   "../../etc/passwd",
+  "gpu\u001b[2J",
+  "\u001b]52;c;cm0gLXJmIH4=\u0007",
+  "x\u009b2J",
+  "\u001ffm-renaming:00000000-0000-0000-0000-000000000000",
+  "trailing ",
   "' OR 1=1 --",
   "<script>alert(1)</script>",
   "0000-01-01T00:00:00Z",

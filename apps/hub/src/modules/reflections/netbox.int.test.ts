@@ -322,7 +322,7 @@ describe("NetBox names moving between devices", () => {
       ].sort(),
     );
     // The placeholder the swap parks a name on is never seen by a reader.
-    expect(JSON.stringify(events)).not.toContain("~fm-renaming~");
+    expect(JSON.stringify(events)).not.toContain("fm-renaming");
   });
 
   it("a rename to the name of a device NetBox no longer lists keeps the name, applies the rest, and reports it", async () => {
@@ -341,6 +341,64 @@ describe("NetBox names moving between devices", () => {
     const now = await byNetboxId();
     expect(now.get(1020)).toMatchObject({ name: name(21), netbox: { status: "active" } });
     expect(now.get(1022)).toMatchObject({ name: name(22), netbox: { missing: true } });
+  });
+});
+
+describe("NetBox names the hub will not store as they are", () => {
+  const name = (n: number) => tray(n).name;
+  const byNetboxId = async () => new Map((await devices()).map((d) => [d.netbox.id, d]));
+  /** A 400 whose errors name `path`; returns their messages. */
+  const refused = async (res: Response, path: string) => {
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    const body = JSON.parse(text) as { errors: { path: string; message: string }[] };
+    expect(body.errors.map((e) => e.path)).toContain(path);
+    return body.errors.map((e) => e.message).join("; ");
+  };
+
+  it("a device named like the hub's old parking name (`~fm-renaming~<id>`) is only a name: a swap beside it still applies", async () => {
+    expect((await push([tray(23), tray(24)])).status).toBe(200);
+    const id23 = (await byNetboxId()).get(1023)!.id;
+    // Ids are visible to every reader; this name once collided with the one device 23 is parked
+    // under while it is renamed, and every later push answered 500.
+    const lookalike = tray(25, { name: `~fm-renaming~${id23}` });
+    expect((await push([tray(23), tray(24), lookalike])).status).toBe(200);
+    const res = await push([tray(23, { name: name(24) }), tray(24, { name: name(23) }), lookalike]);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toMatchObject({ updated: 2, unchanged: 1 });
+    const now = await byNetboxId();
+    expect([now.get(1023)!.name, now.get(1024)!.name, now.get(1025)!.name]).toEqual([
+      name(24),
+      name(23),
+      `~fm-renaming~${id23}`,
+    ]);
+  });
+
+  it("names with a control character, a space at an end, or another item's name in another case are refused, naming the item; nothing is applied", async () => {
+    const before = JSON.stringify(await devices());
+    const view = [tray(23), tray(24)];
+    const cases: [NetboxItem, string, RegExp][] = [
+      [tray(26, { name: "osl1-\u001b]52;c;cm0gLXJmIH4=\u0007" }), "body.items.2.name", /control character/],
+      [tray(26, { name: "osl1-\u001b[2Jgb300-026" }), "body.items.2.name", /control character/],
+      [tray(26, { name: "osl1-gb300-026\nosl1-gb300-027" }), "body.items.2.name", /control character/],
+      [tray(26, { name: "\u001ffm-renaming:" + "0".repeat(8) }), "body.items.2.name", /control character/],
+      [tray(26, { name: `${name(24)} ` }), "body.items.2.name", /white space/],
+      [tray(26, { name: name(24).toUpperCase() }), "body.items.2.name", /regardless of case/],
+      [tray(26, { rack: { name: "A\u009b01", netboxId: 51 } }), "body.items.2.rack.name", /control character/],
+      // Free text too, however JSON spells the character: raw (C1), `\b`, `\f`, `\u001b`.
+      [tray(26, { serial: "SN-\u009b2J" }), "body.items.2.serial", /control character/],
+      [tray(26, { serial: "SN-\b\b\b" }), "body.items.2.serial", /control character/],
+      [tray(26, { assetTag: "AT-\f" }), "body.items.2.assetTag", /control character/],
+      [
+        tray(26, { tags: ["gb300", "\u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\"] }),
+        "body.items.2.tags.1",
+        /control character/,
+      ],
+    ];
+    for (const [item, path, message] of cases) {
+      expect(await refused(await push([...view, item]), path)).toMatch(message);
+    }
+    expect(JSON.stringify(await devices())).toBe(before);
   });
 });
 

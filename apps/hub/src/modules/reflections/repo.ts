@@ -11,6 +11,9 @@ import { bulkInsert, snakeCase } from "../../db/bulk.ts";
 import { deviceRepo, isObservedField, withObservations, type BulkColumn, type Observed } from "../devices/repo.ts";
 
 /** Every device column the NetBox reflection writes, with its PostgreSQL type. */
+/** What a device renamed by a push is called for an instant (`parkNames`): U+001F, then a word. */
+export const PARKED_NAME_PREFIX = "\u001ffm-renaming:";
+
 export const NETBOX_COLUMNS: readonly BulkColumn[] = [
   { field: "name", type: "varchar" },
   { field: "serial", type: "varchar" },
@@ -199,12 +202,15 @@ export const reflectionRepo = {
   },
 
   /**
-   * Gives these devices placeholder names (`~fm-renaming~<id>`, unique by their id); the caller
-   * gives them their new names in the same transaction, so no reader ever sees one.
+   * Gives these devices placeholder names (`PARKED_NAME_PREFIX` and the id, unique by their id);
+   * the caller gives them their new names in the same transaction, so no reader ever sees one.
+   * The prefix begins with U+001F, a control character no name can hold (`ObjectName`, and the
+   * hub's door refuses it in any text): no push can name a device so, and so none can collide
+   * with a parked name (a NetBox name `~fm-renaming~<id>` once did, and wedged its site's pushes).
    */
   async parkNames(db: Db, ids: string[]): Promise<void> {
     if (!ids.length) return;
-    await db.$executeRaw`UPDATE devices SET name = '~fm-renaming~' || id::text WHERE id = ANY(${ids}::uuid[])`;
+    await db.$executeRaw`UPDATE devices SET name = ${PARKED_NAME_PREFIX} || id::text WHERE id = ANY(${ids}::uuid[])`;
   },
 
   /** Replaces the interfaces of each listed device with the ones given. */

@@ -7,7 +7,7 @@
  * (site, source) is refused, so a slow retry cannot overwrite newer state.
  */
 import { BadRequest, Conflict, Forbidden, MAX_CLOCK_SKEW_MS, NotFound, Unprocessable } from "@fm/domain";
-import { agentMayWriteSource, itemSchemaFor, uniqueItemField } from "@fm/domain";
+import { agentMayWriteSource, itemSchemaFor, nameKey, uniqueItemField } from "@fm/domain";
 import type {
   ImpairmentPolicy,
   NetboxItem,
@@ -46,11 +46,16 @@ function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
   if (field && !errors.length) {
     const first = new Map<string, number>();
     parsed.forEach((item, n) => {
-      const key = (item as Record<string, string>)[field]!;
+      const value = (item as Record<string, string>)[field]!;
+      // Names are one name whatever their case (`nameKey`): NetBox refuses such a pair too.
+      const key = field === "name" ? nameKey(value) : value;
       const at = first.get(key);
       if (at === undefined) first.set(key, n);
       else if (errors.length < 50)
-        errors.push({ path: `body.items.${n}.${field}`, message: `'${key}' repeats item ${at}: must be unique` });
+        errors.push({
+          path: `body.items.${n}.${field}`,
+          message: `'${value}' repeats item ${at}${field === "name" ? " (names are compared regardless of case)" : ""}: must be unique`,
+        });
     });
   }
   if (errors.length)
