@@ -12,6 +12,7 @@ type OpenApi = { paths: Record<string, Record<string, Operation>>; components?: 
 interface Operation {
   parameters?: { name: string; in: string; required?: boolean; schema?: Schema }[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
+  responses?: Record<string, { content?: Record<string, unknown> }>;
 }
 
 export interface FuzzRequest {
@@ -270,15 +271,20 @@ export function fuzz(
   return { operations: operations.length, all: operations.map((o) => `${o.method} ${o.path}`), next };
 }
 
-/** What the fuzz run checks of each answer: no 5xx, and every 4xx problem+json. */
-export function checkResponse(res: FuzzResponse): string | undefined {
+/**
+ * What the fuzz run checks of each answer: no 5xx, and every 4xx problem+json, or of a media type
+ * the operation's document declares for that status (the token endpoint's RFC 6749 errors are
+ * application/json).
+ */
+export function checkResponse(res: FuzzResponse, declared: readonly string[] = []): string | undefined {
   // Shedding load is an answer, not a failure: a 503 problem with Retry-After.
   const shed =
     res.statusCode === 503 &&
     res.headers["retry-after"] !== undefined &&
     String(res.headers["content-type"] ?? "").startsWith("application/problem+json");
   if (res.statusCode >= 500 && !shed) return `status ${res.statusCode}`;
-  if (res.statusCode >= 400 && !String(res.headers["content-type"] ?? "").startsWith("application/problem+json"))
+  const type = String(res.headers["content-type"] ?? "");
+  if (res.statusCode >= 400 && ![...declared, "application/problem+json"].some((t) => type.startsWith(t)))
     return `${res.statusCode} without problem+json`;
   return undefined;
 }
@@ -308,7 +314,9 @@ export async function runFuzz(
       const res = await send(request);
       reached.add(request.operation);
       result.byStatus[res.statusCode] = (result.byStatus[res.statusCode] ?? 0) + 1;
-      const reason = checkResponse(res);
+      const [method, path] = request.operation.split(" ") as [string, string];
+      const documented = doc.paths[path]?.[method.toLowerCase()]?.responses?.[String(res.statusCode)]?.content;
+      const reason = checkResponse(res, Object.keys(documented ?? {}));
       if (reason) result.failures.push({ request, status: res.statusCode, reason, body: res.body.slice(0, 500) });
     }
   };
