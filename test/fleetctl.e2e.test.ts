@@ -4,7 +4,7 @@
  * afterwards. Jobs are driven to their end through the job report API, as the site's workflow
  * agent would.
  */
-import { readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { chmod, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -89,6 +89,24 @@ describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
       scopes: ["fleet.read"],
       expired: false,
     });
+  });
+
+  it("a client secret file others can read is used with a warning on stderr naming it and the chmod; a 0600 one says nothing", async () => {
+    const quiet = await e.fleetctl(["api", "login", "--scope", "read-only"]);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toContain("warning");
+    await chmod(e.adminSecretFile, 0o644);
+    try {
+      const loud = await e.fleetctl(["api", "login", "--scope", "read-only"]);
+      expect(loud.code, loud.stderr).toBe(0);
+      expect(loud.stdout).not.toContain("warning");
+      expect(loud.stderr).toContain(
+        `fleetctl: warning: the client secret file ${e.adminSecretFile} can be read by others (mode 0644): chmod 600 ${e.adminSecretFile}\n`,
+      );
+      expect(loud.stderr.match(/warning/g)).toHaveLength(1);
+    } finally {
+      await chmod(e.adminSecretFile, 0o600);
+    }
   });
 
   it("an expired token, or one the hub refuses, is renewed with client credentials and the command goes on", async () => {
