@@ -114,12 +114,15 @@ describe("burn-in with two tests on two devices", () => {
 
   it("puts the logs and results in the bucket, linked from the job", async () => {
     const keys = await s3Keys(s3, `burn-in/${job.name}/`);
+    // Under the job and each device's id (never its NetBox name, which may be `../../x`).
     expect(keys).toEqual(
-      ["gpu001", "gpu002"].flatMap((n) => [
-        `burn-in/${job.name}/${n}/gpu-fryer.log`,
-        `burn-in/${job.name}/${n}/hardware-tests.log`,
-        `burn-in/${job.name}/${n}/result.json`,
-      ]),
+      [good.id, bad.id]
+        .flatMap((id) => [
+          `burn-in/${job.name}/${id}/gpu-fryer.log`,
+          `burn-in/${job.name}/${id}/hardware-tests.log`,
+          `burn-in/${job.name}/${id}/result.json`,
+        ])
+        .sort(),
     );
     const fryer = job.burnIn.find((r) => r.deviceId === bad.id)!.tests[1]!;
     const log = await s3Text(fryer.artifacts.find((a) => a.name === "gpu-fryer.log")!.url);
@@ -168,7 +171,7 @@ describe("burn-in with two tests on two devices", () => {
       .map((m) => Buffer.from(m[1]!, "base64").toString("utf8"))
       .join("\n");
     expect(payloads).toContain(job.name); // the history is the burn-in's, artifact links included
-    expect(payloads).toContain(`/${s3.bucket}/burn-in/${job.name}/gpu002/gpu-fryer.log`);
+    expect(payloads).toContain(`/${s3.bucket}/burn-in/${job.name}/${bad.id}/gpu-fryer.log`);
     expect(text + payloads).not.toContain(s3.secretAccessKey);
     expect(text + payloads).not.toContain(s3.accessKeyId);
     expect(JSON.stringify(s.worker.logs) + s.worker.stderr.join("")).not.toContain(s3.secretAccessKey);

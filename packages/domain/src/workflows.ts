@@ -11,6 +11,22 @@ export * from "./burn-in-tests.ts";
 
 export type JobStep = z.infer<typeof JobStepSchema>;
 
+/**
+ * Where one device's burn-in results are written: relative to FM_BURNIN_OUTPUT_DIR on the
+ * shared filesystem, and after `burn-in/` in the artifact store. The job's name (the hub makes
+ * it: kind, two words, hex digits) and the device's id, never the device's name: that is
+ * NetBox's text, and `../../../../tmp/x` or `$(…)` is a valid NetBox name. The same for every
+ * attempt. A multi-node test's folder is `burnInAllocationFolder`.
+ */
+export const burnInDeviceFolder = (jobName: string, deviceId: string): string => `${jobName}/${deviceId}`;
+/** The folder of one multi-node test's allocation (see burnInDeviceFolder). */
+export const burnInAllocationFolder = (jobName: string, test: string): string => `${jobName}/allocation-${test}`;
+/**
+ * The workflow marker of folders by device id: a burn-in or repair that started before it
+ * (its jobs already writing to the folder named after the device) keeps reading that folder.
+ */
+export const FOLDER_BY_ID_PATCH = "burn-in-folder-by-device-id";
+
 /** The workflow type that runs each kind. */
 export const JOB_WORKFLOWS = {
   ENROL: "enrolWorkflow",

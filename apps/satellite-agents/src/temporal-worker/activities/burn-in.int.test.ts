@@ -16,7 +16,8 @@ import { startSlurm, type SlurmPeer } from "@fm/test-support/slurm";
 import { s3Keys, s3Text } from "@fm/test-support/s3";
 import { WAITING, plan, run } from "./activity-testing.ts";
 import { s3ArtifactStore } from "./artifacts.ts";
-import { burnInActivities, burnInFolder } from "./burn-in.ts";
+import { burnInActivities } from "./burn-in.ts";
+import { burnInAllocationFolder, burnInDeviceFolder } from "@fm/domain/workflows";
 import type { ActivityDeps } from "./deps.ts";
 import { slurmActivities } from "./slurm.ts";
 
@@ -81,11 +82,17 @@ describe("burn-in activities", () => {
         device: d,
         durationMinutes: 1,
         tests: [...tests],
+        folder: burnInDeviceFolder(jobName, d.deviceId),
       });
       const { result: end } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
       expect(end).toMatchObject({ state: "FAILED", exitCode: 1 });
 
-      const collect = { deviceId: d.deviceId, folder: burnInFolder(jobName, d.name), tests: [...tests], slurm: end };
+      const collect = {
+        deviceId: d.deviceId,
+        folder: burnInDeviceFolder(jobName, d.deviceId),
+        tests: [...tests],
+        slurm: end,
+      };
       const { result } = await run(acts.burnInCollect, collect);
       expect(result.status).toBe("FAILED");
       const [hw, fryer] = result.tests;
@@ -111,9 +118,9 @@ describe("burn-in activities", () => {
 
       // The artifacts are in the bucket, under the job and device, and their links read back.
       expect(await s3Keys(s3, `burn-in/${jobName}/`)).toEqual([
-        `burn-in/${jobName}/${d.name}/gpu-fryer.log`,
-        `burn-in/${jobName}/${d.name}/hardware-tests.log`,
-        `burn-in/${jobName}/${d.name}/result.json`,
+        `burn-in/${jobName}/${d.deviceId}/gpu-fryer.log`,
+        `burn-in/${jobName}/${d.deviceId}/hardware-tests.log`,
+        `burn-in/${jobName}/${d.deviceId}/result.json`,
       ]);
       const log = hw!.artifacts.find((a) => a.name === "hardware-tests.log")!;
       expect(await s3Text(log.url)).toBe(
@@ -142,11 +149,12 @@ describe("burn-in activities", () => {
         device: d,
         durationMinutes: 1,
         tests: ["hardware-tests"],
+        folder: burnInDeviceFolder(jobName, d.deviceId),
       });
       const { result: end } = await run(acts.slurmWait, { slurmJobId: id, device: d.name });
       const { result } = await run(acts.burnInCollect, {
         deviceId: d.deviceId,
-        folder: burnInFolder(jobName, d.name),
+        folder: burnInDeviceFolder(jobName, d.deviceId),
         tests: ["hardware-tests"],
         slurm: end,
       });
@@ -178,7 +186,7 @@ describe("burn-in activities", () => {
       expect(end).toMatchObject({ state: "COMPLETED", exitCode: 0 });
       const { result } = await run(acts.burnInCollect, {
         deviceId: devices[0]!.deviceId,
-        folder: burnInFolder(jobName, "allocation-nvloom"),
+        folder: burnInAllocationFolder(jobName, "nvloom"),
         tests: ["nvloom"],
         slurm: end,
       });

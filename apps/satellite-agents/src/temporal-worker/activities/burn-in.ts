@@ -21,15 +21,12 @@ type BurnInDeps = Pick<ActivityDeps, "hub" | "burnIn" | "artifacts">;
 
 export interface CollectBurnIn {
   deviceId: string;
-  /** The output folder, relative to FM_BURNIN_OUTPUT_DIR (burnInFolder). */
+  /** The output folder, relative to FM_BURNIN_OUTPUT_DIR (burnInDeviceFolder, burnInAllocationFolder). */
   folder: string;
   tests: BurnInTest[];
   /** How SLURM saw the job end, for a test that left no exit code. */
   slurm: { slurmJobId: number; state: string; exitCode: number | null };
 }
-
-/** A device's folder, or the allocation's for a multi-node test; the same for every attempt. */
-export const burnInFolder = (jobName: string, part: string): string => `${jobName}/${part}`;
 
 export function burnInActivities(deps: BurnInDeps) {
   return {

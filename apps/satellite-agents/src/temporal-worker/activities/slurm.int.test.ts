@@ -4,7 +4,8 @@
  * the jobs back with scontrol.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { burnInDeviceFolder } from "@fm/domain/workflows";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,6 +115,33 @@ describe("SLURM activities", () => {
       expect(await scontrolJob(slurm, id)).toMatchObject({ state: "FAILED", exitCode: "1:0" });
       const folder = join(outputDir, `burn-in-fail-${process.pid}`, d.name);
       expect((await readFile(join(folder, "hardware-tests.exit"), "utf8")).trim()).toBe("3");
+    },
+    WAITING,
+  );
+
+  it(
+    "a device NetBox names like a path writes its results to the folder named by its id, and its batch output to a file named by the job",
+    async () => {
+      const acts = activities({ burnIn: burnIn("exit 0") });
+      const escape = `fm-slurm-escape-${process.pid}`;
+      const d = plan({ name: `../../../../tmp/${escape}`, slurmNodeName: "gpu002" });
+      const jobName = `burn-in-names-${process.pid}`;
+      const folder = burnInDeviceFolder(jobName, d.deviceId);
+      const { result: id } = await run(acts.slurmSubmitBurnIn, {
+        jobId: randomUUID(),
+        jobName,
+        device: d,
+        durationMinutes: 1,
+        folder,
+      });
+      expect((await run(acts.slurmWait, { slurmJobId: id, device: d.name })).result).toMatchObject({
+        state: "COMPLETED",
+      });
+      expect((await readFile(join(outputDir, folder, "hardware-tests.exit"), "utf8")).trim()).toBe("0");
+      expect(await readdir(join(outputDir, jobName))).toEqual([d.deviceId]);
+      await expect(readdir(`/tmp/${escape}`)).rejects.toThrow(/ENOENT/);
+      const job = await scontrolJob(slurm, id);
+      expect(job!.fields.StdOut).toBe(`/tmp/fm-${jobName}-${id}.out`);
     },
     WAITING,
   );

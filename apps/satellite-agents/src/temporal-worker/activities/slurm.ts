@@ -13,8 +13,7 @@ import {
   slurmUnavailableWords,
   type BurnInTest,
 } from "@fm/domain";
-import type { DevicePlan } from "@fm/domain/workflows";
-import { burnInFolder } from "./burn-in.ts";
+import { burnInAllocationFolder, type DevicePlan } from "@fm/domain/workflows";
 import { multiNodeScript, singleNodeScript } from "./burn-in-script.ts";
 import { slurmOf, type ActivityDeps } from "./deps.ts";
 import { badInput, guarded, notConfigured, sourceRejected } from "./failures.ts";
@@ -29,6 +28,11 @@ type BurnIn = {
   durationMinutes: number;
   partition?: string;
   tests?: BurnInTest[];
+  /**
+   * The results folder (burnInDeviceFolder). Absent: asked for by a workflow that started
+   * before folders were named by device id, whose course reads the folder named after the device.
+   */
+  folder?: string;
 };
 /** One multi-node test over every device of the job, in one allocation. */
 type MultiNodeBurnIn = {
@@ -105,7 +109,7 @@ async function slurmSubmitBurnIn(deps: SlurmDeps, a: BurnIn): Promise<number> {
   return submitOnce(deps, {
     name: `fm-${a.jobName}-${a.device.name}`.slice(0, 200),
     nodes: [node],
-    folder: burnInFolder(a.jobName, a.device.name),
+    folder: a.folder ?? `${a.jobName}/${a.device.name}`,
     job: a,
     device: a.device.name,
     script: singleNodeScript({
@@ -123,7 +127,7 @@ async function slurmSubmitMultiNode(deps: SlurmDeps, a: MultiNodeBurnIn): Promis
   return submitOnce(deps, {
     name: `fm-${a.jobName}-${a.test}`.slice(0, 200),
     nodes,
-    folder: burnInFolder(a.jobName, `allocation-${a.test}`),
+    folder: burnInAllocationFolder(a.jobName, a.test),
     job: a,
     device: nodes.join(","),
     script: multiNodeScript({
@@ -163,7 +167,8 @@ async function submitOnce(
       timeLimitMinutes: s.job.durationMinutes + 10,
       comment: `fleet-manager job ${s.job.jobId}`,
       workingDirectory: "/tmp",
-      standardOutput: `/tmp/${s.name}-%j.out`,
+      // Not the job's name, which holds the device's: a NetBox name is no path (`%j` is SLURM's job id).
+      standardOutput: `/tmp/fm-${s.job.jobName}-%j.out`,
       environment: {
         FM_BURNIN_DURATION_S: String(s.job.durationMinutes * 60),
         FM_JOB_ID: s.job.jobId,

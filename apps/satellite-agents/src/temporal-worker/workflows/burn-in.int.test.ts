@@ -170,14 +170,19 @@ describe("burn-in results", () => {
   it("collects every device's results, reports them to the hub, and fails naming the device and test that failed", async () => {
     const reported: Result[][] = [];
     const collected: { folder: string; tests: string[] }[] = [];
+    const submittedTo: (string | undefined)[] = [];
+    const [gpu001, gpu002] = plan.devices.map((d) => d.deviceId);
     const outcome = await runWorkflow(
       "BURN_IN",
       {
-        slurmSubmitBurnIn: async (a) => (a.device.name === "gpu001" ? 71 : 72),
+        slurmSubmitBurnIn: async (a) => {
+          submittedTo.push(a.folder);
+          return a.device.name === "gpu001" ? 71 : 72;
+        },
         slurmWait: async (a) => ({ device: a.device, slurmJobId: a.slurmJobId, state: "COMPLETED", exitCode: 0 }),
         burnInCollect: async (a) => {
           collected.push({ folder: a.folder, tests: a.tests });
-          const bad = a.folder.endsWith("gpu002");
+          const bad = a.deviceId === gpu002;
           return {
             deviceId: a.deviceId,
             status: bad ? "FAILED" : "PASSED",
@@ -193,7 +198,10 @@ describe("burn-in results", () => {
     expect(outcome.ok).toBe(false);
     const failure = (outcome as { err: WorkflowFailedError }).err.cause as ApplicationFailure;
     expect(failure.message).toBe("results: burn-in failed on gpu002 (gpu-fryer exited 1; GPU 1 - GPU is throttled)");
-    expect(collected.map((c) => c.folder).sort()).toEqual(["burn-in-test-4/gpu001", "burn-in-test-4/gpu002"]);
+    // Each device's folder is named by its id, never its NetBox name; its jobs write where it is read.
+    const folders = [`burn-in-test-4/${gpu001}`, `burn-in-test-4/${gpu002}`].sort();
+    expect(collected.map((c) => c.folder).sort()).toEqual(folders);
+    expect(submittedTo.sort()).toEqual(folders);
     expect(collected[0]!.tests).toEqual(["hardware-tests", "gpu-fryer"]);
     expect(reported).toHaveLength(1);
     expect(reported[0]!.map((r) => r.status)).toEqual(["PASSED", "FAILED"]);

@@ -11,7 +11,10 @@
  */
 import { ApplicationFailure, CancellationScope, patched } from "@temporalio/workflow";
 import {
+  FOLDER_BY_ID_PATCH,
   WORKFLOW_STEPS,
+  burnInAllocationFolder,
+  burnInDeviceFolder,
   isMultiNodeTest,
   type DevicePlan,
   type JobPlan,
@@ -43,7 +46,7 @@ export async function burnInWorkflow(input: JobWorkflowInput<"BURN_IN">): Promis
   if (!plan) return skipped(steps, "job no longer active");
   const withResults = patched(RESULTS_PATCH);
   if (!plan.site.slurmEnabled) refuse(steps, `SLURM is not enabled at ${plan.site.slug}: burn-in runs through SLURM`);
-  const runs = withResults ? runsOf(input, plan) : legacyRuns(input, plan.devices);
+  const runs = withResults ? runsOf(input, plan, patched(FOLDER_BY_ID_PATCH)) : legacyRuns(input, plan.devices);
   if (withResults && (input.params.tests ?? []).some(isMultiNodeTest) && !plan.site.topologyRegion)
     refuse(
       steps,
@@ -103,8 +106,11 @@ function refuse(steps: Steps, message: string): never {
   throw steps.failure("slurm-submit", message, ApplicationFailure.nonRetryable(message, "NotConfigured"));
 }
 
-/** The SLURM jobs of a burn-in: each device's single-node tests, then one job per multi-node test. */
-function runsOf(input: JobWorkflowInput<"BURN_IN">, plan: JobPlan): Run[] {
+/**
+ * The SLURM jobs of a burn-in: each device's single-node tests, then one job per multi-node test.
+ * `byId`: each device's folder is named by its id (a burn-in that started before: by its name).
+ */
+function runsOf(input: JobWorkflowInput<"BURN_IN">, plan: JobPlan, byId: boolean): Run[] {
   const { durationMinutes, partition } = input.params;
   const tests: BurnInTest[] = input.params.tests ?? ["hardware-tests"];
   const base = { jobId: input.jobId, jobName: input.jobName, durationMinutes, ...(partition ? { partition } : {}) };
@@ -114,8 +120,21 @@ function runsOf(input: JobWorkflowInput<"BURN_IN">, plan: JobPlan): Run[] {
         label: d.name,
         devices: [d],
         tests: single,
-        folder: `${input.jobName}/${d.name}`,
-        submit: () => quick.slurmSubmitBurnIn({ ...base, device: d, tests: single }),
+        ...(byId
+          ? {
+              folder: burnInDeviceFolder(input.jobName, d.deviceId),
+              submit: () =>
+                quick.slurmSubmitBurnIn({
+                  ...base,
+                  device: d,
+                  tests: single,
+                  folder: burnInDeviceFolder(input.jobName, d.deviceId),
+                }),
+            }
+          : {
+              folder: `${input.jobName}/${d.name}`,
+              submit: () => quick.slurmSubmitBurnIn({ ...base, device: d, tests: single }),
+            }),
       }))
     : [];
   for (const test of tests.filter(isMultiNodeTest))
@@ -123,7 +142,7 @@ function runsOf(input: JobWorkflowInput<"BURN_IN">, plan: JobPlan): Run[] {
       label: test,
       devices: plan.devices,
       tests: [test],
-      folder: `${input.jobName}/allocation-${test}`,
+      folder: burnInAllocationFolder(input.jobName, test),
       submit: () => quick.slurmSubmitMultiNode({ ...base, devices: plan.devices, test }),
     });
   return runs;

@@ -136,9 +136,23 @@ const cordonedAgain = (reason: string, ...ds: DevicePlan[]) =>
 
 describe("REPAIR's re-test", () => {
   it("passed: its results are reported to the hub as the devices' burn-in, and the devices released", async () => {
-    const { outcome, seen } = await runRepair({});
+    const folders: { submitted: (string | undefined)[]; collected: string[] } = { submitted: [], collected: [] };
+    const { outcome, seen, input } = await runRepair({
+      slurmSubmitBurnIn: async (a) => {
+        folders.submitted.push(a.folder);
+        return Number(a.device.netboxId) + 100;
+      },
+      burnInCollect: async (a) => {
+        folders.collected.push(a.folder);
+        return passedResult(a.deviceId);
+      },
+    });
     expect(outcome.ok).toBe(true);
     expect(seen.reported).toEqual([[passedResult(device(1).deviceId), passedResult(device(2).deviceId)]]);
+    // Each device's results folder is named by its id (never its NetBox name), written where it is read.
+    const byId = [device(1), device(2)].map((d) => `${input.jobName}/${d.deviceId}`).sort();
+    expect(folders.submitted.sort()).toEqual(byId);
+    expect(folders.collected.sort()).toEqual(byId);
     expect(seen.cordons.map((c) => c.map((x) => x.cordoned))).toEqual([
       [true, true],
       [false, false],

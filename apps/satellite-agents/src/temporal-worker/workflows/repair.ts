@@ -27,9 +27,11 @@ import {
   setHandler,
 } from "@temporalio/workflow";
 import {
+  FOLDER_BY_ID_PATCH,
   OPERATOR_SIGNAL,
   WAITING_FOR_OPERATOR,
   WORKFLOW_STEPS,
+  burnInDeviceFolder,
   repairMaintenanceReason,
   repairReason,
   type DevicePlan,
@@ -185,6 +187,10 @@ async function burnIn(
 ): Promise<BurnInResult[] | DeviceResult[]> {
   const { burnInMinutes, partition } = input.params;
   const submitted: number[] = [];
+  // Results folders by device id (burnInDeviceFolder); a repair that started before reads the folder by name.
+  const folderOf = (d: DevicePlan) =>
+    byId ? burnInDeviceFolder(input.jobName, d.deviceId) : `${input.jobName}/${d.name}`;
+  const byId = withResults && patched(FOLDER_BY_ID_PATCH);
   const summary = (rs: (BurnInResult | DeviceResult)[]) =>
     rs
       .map((r) =>
@@ -208,6 +214,7 @@ async function burnIn(
                 durationMinutes: burnInMinutes,
                 ...(partition ? { partition } : {}),
                 ...(withResults ? { tests: [...RETEST_TESTS] } : {}),
+                ...(byId ? { folder: folderOf(d) } : {}),
               });
               submitted.push(id);
               return id;
@@ -218,12 +225,12 @@ async function burnIn(
           waiting.slurmWait({ slurmJobId: ids[devices.indexOf(d)]!, device: d.name }),
         );
         if (!withResults) return ends;
-        // The folder is the one slurmSubmitBurnIn gave the device (burnInFolder: job name, device).
+        // The folder slurmSubmitBurnIn wrote the device's results to.
         const results = await Promise.all(
           devices.map((d, i) =>
             quick.burnInCollect({
               deviceId: d.deviceId,
-              folder: `${input.jobName}/${d.name}`,
+              folder: folderOf(d),
               tests: [...RETEST_TESTS],
               slurm: ends[i]!,
             }),
