@@ -12,6 +12,12 @@ import { metricsPlugin, createRegistry } from "./plugins/metrics.ts";
 import { openapiPlugin } from "./plugins/openapi.ts";
 import { idempotencyPlugin } from "./plugins/idempotency.ts";
 import {
+  DEFAULT_SLOW_CLIENT_LIMITS,
+  httpServerOptions,
+  slowClientGuard,
+  type SlowClientLimits,
+} from "./plugins/slow-clients.ts";
+import {
   DEFAULT_FEED_RETENTION_S,
   DEFAULT_IMPAIRMENT_POLICY,
   DEFAULT_SITE_SILENCE_AFTER_MS,
@@ -142,6 +148,12 @@ export interface AppDeps {
   /** How long a snapshot's reader may take nothing before the snapshot is cut short (default 60 s). */
   snapshotStallMs?: number;
   bodyLimitBytes?: number;
+  /**
+   * Request timeouts, connection caps and trusted proxies (FM_REQUEST_TIMEOUT_S,
+   * FM_REFLECTION_REQUEST_TIMEOUT_S, FM_MAX_CONNECTIONS, FM_MAX_CONNECTIONS_PER_ADDRESS,
+   * FM_TRUST_PROXY); plugins/slow-clients.ts has the defaults.
+   */
+  slowClients?: Partial<SlowClientLimits>;
   readinessTimeoutMs?: number;
   docsEnabled?: boolean;
   /** The operators' web UI at /ui/ (the built SPA's folder, and the OIDC client it logs people in as). */
@@ -188,6 +200,7 @@ interface Shared {
 
 /** Builds the hub: plugins first, then one register call per feature module. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const limits: SlowClientLimits = { ...DEFAULT_SLOW_CLIENT_LIMITS, ...deps.slowClients };
   const app = Fastify({
     // Not redundant, whatever the rule says: it makes Fastify infer FastifyBaseLogger, not pino's Logger.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
@@ -202,6 +215,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Keep-alive connections that are idle are closed at shutdown; busy ones finish first.
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    // Slow headers and bodies (plugins/slow-clients.ts): Node's checks, the body timers below.
+    http: httpServerOptions(limits),
+    requestTimeout: limits.slowBodyTimeoutMs,
+    // request.ip is X-Forwarded-For's last untrusted hop when the peer is a trusted proxy.
+    trustProxy: limits.trustedProxies.length > 0 ? [...limits.trustedProxies] : false,
     // Errors before any route, and from Node's HTTP parser: problem+json too.
     frameworkErrors,
     clientErrorHandler,
@@ -217,6 +235,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(textInputPlugin);
   const idc = deps.identity.config;
   const registry = deps.registry ?? createRegistry();
+  // Before authentication's hooks: a body's time counts from its headers.
+  slowClientGuard(app, limits, registry);
   const keystore = new KeyStore(deps.prisma, deps.identity.kek, idc.tokenLifetimeS * 1000, keyStoreMetrics(registry));
   const listener = new PgListener(deps.pool, app.log);
   app.addHook("onReady", () => listener.start());

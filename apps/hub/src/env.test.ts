@@ -93,6 +93,31 @@ describe("hub environment", () => {
     expect(() => filters(["iad1", "iad1"])).toThrow(/FM_NETBOX_DEVICE_FILTERS/);
   });
 
+  it("times out slow requests, caps connections and trusts no proxy unless told (FM_REQUEST_TIMEOUT_S, FM_MAX_CONNECTIONS*, FM_TRUST_PROXY)", () => {
+    expect(parseEnv({})).toMatchObject({
+      FM_REQUEST_TIMEOUT_S: 30,
+      FM_REFLECTION_REQUEST_TIMEOUT_S: 600,
+      FM_MAX_CONNECTIONS: 4096,
+      FM_MAX_CONNECTIONS_PER_ADDRESS: 256,
+      FM_TRUST_PROXY: [],
+    });
+    expect(parseEnv({ FM_TRUST_PROXY: "10.0.0.0/8, fd00::/8,192.0.2.7" }).FM_TRUST_PROXY).toEqual([
+      "10.0.0.0/8",
+      "fd00::/8",
+      "192.0.2.7",
+    ]);
+    for (const bad of ["10.0.0.0/33", "ingress", "10.0.0.1/8/2", "fd00::/129", "10.0.0/8"])
+      expect(() => parseEnv({ FM_TRUST_PROXY: bad }), bad).toThrow(/FM_TRUST_PROXY/);
+    expect(() => parseEnv({ FM_REQUEST_TIMEOUT_S: "0" })).toThrow(/FM_REQUEST_TIMEOUT_S/);
+    expect(() => parseEnv({ FM_REQUEST_TIMEOUT_S: "60", FM_REFLECTION_REQUEST_TIMEOUT_S: "30" })).toThrow(
+      /FM_REFLECTION_REQUEST_TIMEOUT_S: must be at least FM_REQUEST_TIMEOUT_S/,
+    );
+    expect(() => parseEnv({ FM_MAX_CONNECTIONS: "100", FM_MAX_CONNECTIONS_PER_ADDRESS: "101" })).toThrow(
+      /FM_MAX_CONNECTIONS_PER_ADDRESS: must be at most FM_MAX_CONNECTIONS/,
+    );
+    expect(() => parseEnv({ FM_MAX_CONNECTIONS: "lots" })).toThrow(/FM_MAX_CONNECTIONS/);
+  });
+
   it("names every bad variable", () => {
     let error: unknown;
     try {

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { z } from "zod";
 import {
@@ -27,6 +28,28 @@ function jsonOf<T extends z.ZodType>(schema: T, expected: string) {
     return z.NEVER;
   });
 }
+
+/** A comma-separated list of IP addresses and CIDRs (`10.0.0.0/8, fd00::/8, 192.0.2.7`). */
+const CidrList = z.string().transform((v, ctx) => {
+  const entries = v
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [ip = "", bits, extra] = entry.split("/");
+    const family = isIP(ip);
+    const max = family === 6 ? 128 : 32;
+    const prefixOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be comma-separated IP addresses or CIDRs: ${JSON.stringify(entry)} is neither`,
+      });
+      return z.NEVER;
+    }
+  }
+  return entries;
+});
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
@@ -59,6 +82,25 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(16 * 1024 * 1024),
+  /**
+   * A request's headers must arrive within this many seconds, and then its body within as many
+   * again (408 and the connection closed otherwise); reflection pushes have their own.
+   */
+  FM_REQUEST_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(30),
+  /**
+   * How long an authenticated reflection push's body may take to arrive, seconds (64 MiB at
+   * 1 Mbit/s takes ~9 min), and the ceiling of any whole request; at least FM_REQUEST_TIMEOUT_S.
+   */
+  FM_REFLECTION_REQUEST_TIMEOUT_S: z.coerce.number().int().min(1).max(7200).default(600),
+  /** Connections the hub keeps open at most; more are closed as they are accepted. */
+  FM_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(4096),
+  /** Connections one peer address may keep open (a trusted proxy's count only overall); at most FM_MAX_CONNECTIONS. */
+  FM_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(256),
+  /**
+   * Comma-separated addresses and CIDRs of the proxies (the ingress) whose X-Forwarded-For the hub
+   * believes: behind them the caller's address is the last hop they did not add. Empty: the peer.
+   */
+  FM_TRUST_PROXY: CidrList.default([]),
   /** Connections in the hub's PostgreSQL pool. */
   FM_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   /** How long /readyz waits for the database before answering 503, milliseconds. */
@@ -206,6 +248,14 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
       `invalid environment:\n  FM_FEED_RETENTION_S: must be at least twice FM_FEED_SNAPSHOT_TIMEOUT_S (${env.FM_FEED_SNAPSHOT_TIMEOUT_S} s): shorter, a reader could never catch up after a snapshot`,
     );
   }
+  if (env.FM_REFLECTION_REQUEST_TIMEOUT_S < env.FM_REQUEST_TIMEOUT_S)
+    throw new EnvError(
+      `invalid environment:\n  FM_REFLECTION_REQUEST_TIMEOUT_S: must be at least FM_REQUEST_TIMEOUT_S (${env.FM_REFLECTION_REQUEST_TIMEOUT_S} < ${env.FM_REQUEST_TIMEOUT_S})`,
+    );
+  if (env.FM_MAX_CONNECTIONS_PER_ADDRESS > env.FM_MAX_CONNECTIONS)
+    throw new EnvError(
+      `invalid environment:\n  FM_MAX_CONNECTIONS_PER_ADDRESS: must be at most FM_MAX_CONNECTIONS (${env.FM_MAX_CONNECTIONS_PER_ADDRESS} > ${env.FM_MAX_CONNECTIONS})`,
+    );
   const silence = siteSilenceRefusal(env.FM_SITE_SILENCE_AFTER_S * 1000, env.FM_STALE_AFTER_S * 1000);
   if (silence)
     throw new EnvError(`invalid environment:\n  FM_SITE_SILENCE_AFTER_S: must be at most FM_STALE_AFTER_S: ${silence}`);

@@ -92,6 +92,13 @@ async function start() {
     },
     imagePolicy: { allowHttp: env.FM_IMAGE_ALLOW_HTTP, hosts: env.FM_IMAGE_HOSTS },
     bodyLimitBytes: env.FM_BODY_LIMIT_BYTES,
+    slowClients: {
+      requestTimeoutMs: env.FM_REQUEST_TIMEOUT_S * 1000,
+      slowBodyTimeoutMs: env.FM_REFLECTION_REQUEST_TIMEOUT_S * 1000,
+      maxConnections: env.FM_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: env.FM_MAX_CONNECTIONS_PER_ADDRESS,
+      trustedProxies: env.FM_TRUST_PROXY,
+    },
     readinessTimeoutMs: env.FM_READINESS_TIMEOUT_MS,
     docsEnabled: env.FM_DOCS_ENABLED,
     // main.ts (source) and main.js (built) both sit two folders below apps/: apps/web/dist either way.

@@ -132,10 +132,13 @@ export function createIdentityService({
     return live;
   }
 
-  /** The client id a request names (Basic or form), if it names one: the rate limit's key. */
-  function namedClient(request: TokenRequest): string | undefined {
+  /** The client id a request names (Basic or form), if it names one, and its secret's fingerprint: the rate limit's keys. */
+  function namedClient(request: TokenRequest): { clientId: string | undefined; fingerprint: string } {
     const basic = basicCredentials(request.authorization);
-    return basic ? basic.id : request.form.client_id;
+    return {
+      clientId: basic ? basic.id : request.form.client_id,
+      fingerprint: limiter.fingerprint(basic ? basic.secret : request.form.client_secret),
+    };
   }
 
   return {
@@ -159,8 +162,8 @@ export function createIdentityService({
 
     /** Issues an access token for a client credentials request; refusals are OAuthErrors. */
     async issueToken(ctx: RequestContext, request: TokenRequest): Promise<TokenResponse> {
-      const clientId = namedClient(request);
-      const wait = limiter.wait(request.ip, clientId);
+      const { clientId, fingerprint } = namedClient(request);
+      const wait = limiter.wait(request.ip, clientId, fingerprint);
       if (wait > 0)
         throw new OAuthError(429, "temporarily_unavailable", "too many refused token requests; retry later", {
           "retry-after": String(wait),
@@ -177,10 +180,10 @@ export function createIdentityService({
         if (denied.length)
           throw new OAuthError(400, "invalid_scope", `not allowed for this client: ${denied.join(" ")}`);
       } catch (err) {
-        if (err instanceof OAuthError) limiter.refused(request.ip, clientId);
+        if (err instanceof OAuthError) limiter.refused(request.ip, clientId, fingerprint);
         throw err;
       }
-      limiter.succeeded(request.ip, client.clientId);
+      limiter.succeeded(request.ip, client.clientId, fingerprint);
 
       const now = new Date();
       const { kid, privateKey } = keystore.current();

@@ -10,7 +10,9 @@ export function registerReflections(app: FastifyInstance, { service }: { service
   app.withTypeProvider<ZodTypeProvider>().put(
     "/api/v1/sites/:site_id/reflections/:source",
     {
-      config: { scope: "agent" },
+      // A site's whole view may take FM_REFLECTION_REQUEST_TIMEOUT_S to arrive over a satellite's
+      // uplink (plugins/slow-clients.ts), not the FM_REQUEST_TIMEOUT_S of every other body.
+      config: { scope: "agent", slowBody: true },
       // A site's whole view: 50,000 Ironic nodes are ~16 MB of JSON, above the default limit.
       bodyLimit: REFLECTION_BODY_LIMIT_BYTES,
       schema: {
