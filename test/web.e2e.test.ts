@@ -4,6 +4,7 @@
  * (authorization code with PKCE), and a job's progress reported by a satellite agent's token.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
@@ -514,6 +515,48 @@ describe("the web UI", { timeout: 120_000 }, () => {
         })()`);
         expect(violations, `${path} at ${viewport.width}px`).toEqual([]);
       }
+      await context.close();
+    }
+  });
+});
+
+describe("the API's documentation page (/docs)", { timeout: 120_000 }, () => {
+  it("renders every operation under its policy with no violation, and another origin cannot frame it", async () => {
+    const context = await env.browser.newContext();
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on("console", (m) => {
+      if (/Content Security Policy|Refused to/.test(m.text())) violations.push(m.text());
+    });
+    await page.goto(`${env.hub.url}/docs/`);
+    // Swagger UI built the page from the hub's document: an operation, as a reader finds it (its method, path and summary).
+    await page
+      .getByRole("button", { name: /GET \/api\/v1\/devices\/? List devices/ })
+      .first()
+      .waitFor();
+    expect(violations).toEqual([]);
+
+    // A page of another origin (another port is another origin) that frames the docs.
+    const other = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(
+        `<!doctype html><title>elsewhere</title><iframe id="f" src="${env.hub.url}/docs/" width="800" height="600"></iframe>`,
+      );
+    });
+    await new Promise<void>((r) => other.listen(0, "127.0.0.1", () => r()));
+    try {
+      const framed: string[] = [];
+      page.on("console", (m) => framed.push(m.text()));
+      const port = (other.address() as { port: number }).port;
+      await page.goto(`http://localhost:${port}/`);
+      await page.waitForLoadState("load");
+      await eventually(async () => {
+        if (!framed.some((t) => /frame-ancestors/.test(t))) throw new Error("no refusal yet");
+      }, 10_000);
+      const frame = page.frames().find((f) => f !== page.mainFrame())!;
+      await expect(frame.locator("#swagger-ui").count()).resolves.toBe(0);
+    } finally {
+      await new Promise((r) => other.close(r));
       await context.close();
     }
   });

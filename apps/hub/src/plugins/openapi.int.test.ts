@@ -54,6 +54,33 @@ it("serves an OpenAPI 3.1 document listing every /api/v1 operation with its erro
   expect(docs.body).toContain("swagger");
 });
 
+it("serves Swagger UI under /docs with the web UI's protections: its CSP (no framing by another origin), nosniff, no referrer", async () => {
+  // The page, its initializer script, its stylesheet, and an answer for a file it does not have.
+  for (const url of [
+    "/docs/",
+    "/docs/static/index.html",
+    "/docs/static/swagger-initializer.js",
+    "/docs/static/swagger-ui.css",
+    "/docs/static/nope.js",
+  ]) {
+    const res = await hub.app.inject({ url });
+    const csp = Object.fromEntries(
+      String(res.headers["content-security-policy"] ?? "")
+        .split(";")
+        .map((d) => d.trim().split(/\s+/))
+        .filter((d) => d[0])
+        .map(([name, ...values]) => [name, values]),
+    );
+    expect(csp["frame-ancestors"], url).toEqual(["'none'"]);
+    expect(csp["script-src"], url).toEqual(["'self'"]);
+    expect(csp["default-src"], url).toEqual(["'none'"]);
+    expect(res.headers["x-content-type-options"], url).toBe("nosniff");
+    expect(res.headers["referrer-policy"], url).toBe("no-referrer");
+  }
+  // No validator badge (an image from validator.swagger.io, which the policy would block).
+  expect((await hub.app.inject({ url: "/docs/static/swagger-initializer.js" })).body).toContain('"validatorUrl":null');
+});
+
 it("declares a scope on every /api/v1 route", () => {
   const api = hub.app.routeTable.filter((r) => r.url.startsWith("/api/v1"));
   expect(api.length).toBeGreaterThanOrEqual(20);

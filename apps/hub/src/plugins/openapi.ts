@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { jsonSchemaTransform, jsonSchemaTransformObject } from "fastify-type-provider-zod";
+import { browserPageHeaders } from "../lib/browser-headers.ts";
 
 export const HUB_API_VERSION = "1.0.0";
 
@@ -112,7 +113,21 @@ export const openapiPlugin = fp<{ docsEnabled: boolean }>(
     });
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
     if (docsEnabled) {
-      await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/openapi.json" } });
+      // The same protections as the web UI's pages (same origin): no other origin may frame it,
+      // scripts only from the hub (Swagger UI 5 has no inline script; it does set inline styles), no sniffing.
+      // No validator badge: it would load an image from validator.swagger.io.
+      // In a scope of its own: every answer under /docs, static files and 404s included.
+      const headers = browserPageHeaders({ inlineStyles: true });
+      await app.register(async (scope) => {
+        scope.addHook("onSend", async (_request, reply, payload) => {
+          reply.headers(headers);
+          return payload;
+        });
+        await scope.register(swaggerUi, {
+          routePrefix: "/docs",
+          uiConfig: { url: "/openapi.json", validatorUrl: null },
+        });
+      });
     }
   },
   { name: "openapi" },

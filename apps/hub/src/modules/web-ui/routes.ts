@@ -22,11 +22,7 @@ export function registerWebUi(app: FastifyInstance, { service }: { service: WebU
   app.register(async (scope) => {
     // Every answer under /ui carries the policy, errors included.
     scope.addHook("onSend", async (_request, reply, payload) => {
-      reply
-        .header("content-security-policy", service.csp)
-        .header("x-content-type-options", "nosniff")
-        .header("referrer-policy", "no-referrer")
-        .header("cross-origin-opener-policy", "same-origin");
+      reply.headers(service.headers);
       if (reply.statusCode >= 400) reply.header("cache-control", "no-store");
       return payload;
     });

@@ -11,6 +11,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
+import { browserPageHeaders } from "../../lib/browser-headers.ts";
 
 export interface WebUiConfig {
   /** The built SPA (apps/web/dist). */
@@ -78,21 +79,6 @@ export function acceptedEncodings(header: string | undefined): Set<string> {
   return ok;
 }
 
-export function contentSecurityPolicy(): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "manifest-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
-
 export function createWebUiService(config: WebUiConfig) {
   async function read(path: string): Promise<WebFile | undefined> {
     try {
@@ -105,7 +91,7 @@ export function createWebUiService(config: WebUiConfig) {
     }
   }
   return {
-    csp: contentSecurityPolicy(),
+    headers: browserPageHeaders(),
     clientConfig: (): WebUiClientConfig => ({ issuer: config.issuer ?? null, clientId: config.clientId }),
     /** index.html, or undefined when the UI has not been built. */
     index: () => read(join(config.dir, "index.html")),
