@@ -280,6 +280,12 @@ describe("people through an external OIDC issuer", () => {
       })
     ).json()) as { items: { principal: string }[] };
     expect(audit.items[0]!.principal).toBe("person:bo@example.com");
+    // email_verified: an explicit false is refused the domain's scopes; an absent claim is not
+    // (Entra ID's tokens never carry it: docs/api.md, "People").
+    const unverified = await t.people.token({ email: "mallory@example.com", email_verified: false });
+    expect((await api("/api/v1/sites", { token: unverified })).status).toBe(403);
+    const noClaim = await t.people.token({ email: "entra-user@example.com" });
+    expect((await api("/api/v1/sites", { token: noClaim })).status).toBe(200);
     const outsider = await t.people.token({ email: "eve@elsewhere.org" });
     expect((await api("/api/v1/sites", { token: outsider })).status).toBe(403);
     const wrongAud = await t.people.token({ email: "ana@example.com" }, { audience: "another-app" });
