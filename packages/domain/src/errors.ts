@@ -64,6 +64,10 @@ export class Unprocessable extends DomainError {
   readonly status = 422;
   readonly title = "Unprocessable Content";
 }
+export class TooManyRequests extends DomainError {
+  readonly status = 429;
+  readonly title = "Too Many Requests";
+}
 export class ServiceUnavailable extends DomainError {
   readonly status = 503;
   readonly title = "Service Unavailable";

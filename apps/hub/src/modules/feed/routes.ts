@@ -9,6 +9,7 @@ import {
   InventorySnapshotLineSchema,
   InventorySnapshotQuerySchema,
   ServiceUnavailable,
+  TooManyRequests,
 } from "@fm/domain";
 import { errorResponses } from "../../lib/openapi.ts";
 import type { FeedService } from "./service.ts";
@@ -52,23 +53,23 @@ export function registerFeed(
         operationId: "getInventorySnapshot",
         summary: "Inventory snapshot (NDJSON): every site, device role and device as of one feed position",
         description:
-          "Streams `application/x-ndjson`: a `snapshot` line with `position`, then one line per site, device role and device (each as its own GET returns it), then `end` with the number of resource lines. The data is exactly the feed up to `position`: continue with `GET /api/v1/feeds/inventory?after=<position>`. A stream without its `end` line is incomplete. `?site=` (repeatable) limits it to those sites' devices.",
+          "Streams `application/x-ndjson`: a `snapshot` line with `position`, then one line per site, device role and device (each as its own GET returns it), then `end` with the number of resource lines. The data is exactly the feed up to `position`: continue with `GET /api/v1/feeds/inventory?after=<position>`. A stream without its `end` line is incomplete. `?site=` (repeatable) limits it to those sites' devices. One snapshot streams per caller at a time (a second is 429 `snapshot_already_streaming`); people share all but one of the hub's snapshot slots, kept for machine clients such as the connectors (503 `snapshots_busy`, with Retry-After); a reader that takes nothing for a minute is cut short.",
         querystring: InventorySnapshotQuerySchema,
         response: {
           200: {
             description: "One JSON document per line",
             content: { [INVENTORY_SNAPSHOT_CONTENT_TYPE]: { schema: InventorySnapshotLineSchema } },
           },
-          ...errorResponses(400, 401, 403, 404, 503),
+          ...errorResponses(400, 401, 403, 404, 429, 503),
         },
       },
     },
     async (request, reply) => {
       let stream: Readable;
       try {
-        stream = await snapshots.open(request.query);
+        stream = await snapshots.open(request.query, request.ctx.principal);
       } catch (err) {
-        if (err instanceof ServiceUnavailable) reply.header("retry-after", "10");
+        if (err instanceof ServiceUnavailable || err instanceof TooManyRequests) reply.header("retry-after", "10");
         throw err;
       }
       // The reader went away: stop reading the database for it.

@@ -368,3 +368,84 @@ describe("inventory snapshot access", () => {
     ).toEqual({ kind: "end", count: 0 });
   });
 });
+
+describe("inventory snapshot slots, per caller and kept for machines", () => {
+  let own: TestHub;
+  let ownUrl: string;
+  beforeAll(async () => {
+    // Three slots: people share two, one is kept for machine clients (the connectors). Each
+    // request says who it is (x-who: person:ana, client:connector-1), as a token would.
+    const authenticate: Authenticator = async (request) => {
+      const [kind, id] = String(request.headers["x-who"] ?? "client:fleet-admin").split(":") as [
+        "person" | "client",
+        string,
+      ];
+      return { id: `${kind}:${id}`, kind, scopes: new Set(["fleet.read"]) };
+    };
+    own = await startTestHub({ authenticate, snapshotMaxConcurrent: 3 });
+    ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
+    // Enough lines that a reader who stops after the first holds its snapshot open.
+    await seedNetboxOnlyDevices(
+      own.db.prisma,
+      { slug: "slots" },
+      Array.from({ length: 4000 }, (_, i) => ({ name: `slots-gpu-${i}`, role: "gpu-node" as const })),
+    );
+  }, 120_000);
+  afterAll(() => own.close());
+
+  /** A snapshot `who` opens, takes the first bytes of, and then reads no further. */
+  const hold = (who: string) =>
+    new Promise<ClientRequest>((resolve, reject) => {
+      const req = httpGet(`${ownUrl}/api/v1/feeds/inventory/snapshot`, { headers: { "x-who": who } }, (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${who}: ${res.statusCode}`));
+        res.once("data", () => {
+          res.pause();
+          resolve(req);
+        });
+      });
+      req.once("error", reject);
+    });
+  const open = (who: string) => fetch(`${ownUrl}/api/v1/feeds/inventory/snapshot`, { headers: { "x-who": who } });
+  const whole = async (res: Response) => {
+    const lines = (await res.text())
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as InventorySnapshotLine);
+    return lines.at(-1);
+  };
+
+  it("one snapshot per caller (429), people cannot take the machines' slot (503), a connector still resnapshots", async () => {
+    const ana = await hold("person:ana");
+    try {
+      const again = await open("person:ana");
+      expect(again.status).toBe(429);
+      expect(again.headers.get("retry-after")).toBe("10");
+      expect(await again.json()).toMatchObject({ code: "snapshot_already_streaming", status: 429 });
+
+      const bo = await hold("person:bo");
+      try {
+        // Both people's slots are taken: a third person waits, though one slot is free …
+        const cy = await open("person:cy");
+        expect(cy.status).toBe(503);
+        expect(cy.headers.get("retry-after")).toBe("10");
+        expect(await cy.json()).toMatchObject({ code: "snapshots_busy" });
+        // … for a machine client: the connector reads a whole snapshot meanwhile.
+        const connector = await open("client:connector-1");
+        expect(connector.status).toBe(200);
+        expect(await whole(connector)).toMatchObject({ kind: "end" });
+      } finally {
+        bo.destroy();
+      }
+      // Once bo has gone, cy's next try streams.
+      await eventually(async () => {
+        const cy = await open("person:cy");
+        expect(cy.status).toBe(200);
+        expect(await whole(cy)).toMatchObject({ kind: "end" });
+      });
+    } finally {
+      ana.destroy();
+    }
+    // And ana, whose first snapshot has gone, may open another.
+    await eventually(async () => expect((await open("person:ana")).status).toBe(200));
+  }, 120_000);
+});

@@ -26,7 +26,13 @@
  * steps 2-4, milliseconds).
  */
 import { Readable } from "node:stream";
-import { ServiceUnavailable, type InventorySnapshotLine, type InventorySnapshotQuery } from "@fm/domain";
+import {
+  ServiceUnavailable,
+  TooManyRequests,
+  type InventorySnapshotLine,
+  type InventorySnapshotQuery,
+} from "@fm/domain";
+import type { Principal } from "../../lib/context.ts";
 import type pg from "pg";
 import type { PrismaClient } from "../../db/client.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
@@ -39,6 +45,7 @@ import type { FeedRepo } from "./repo.ts";
 import { siteIdsOf } from "./service.ts";
 
 export const SNAPSHOTS_BUSY = "snapshots_busy";
+export const SNAPSHOT_ALREADY_STREAMING = "snapshot_already_streaming";
 
 /** Devices read per statement: large enough to stream quickly, small enough to hold. */
 const DEVICE_BATCH = 500;
@@ -57,6 +64,11 @@ export interface SnapshotDeps {
    * could take every connection the API needs; past this, a snapshot is a 503 to retry.
    */
   maxConcurrent: number;
+  /**
+   * Slots kept for machine clients (the connectors, which must resnapshot after a 410): people
+   * share the others, so readers with company accounts can never take every slot. 1 by default.
+   */
+  reservedForMachines?: number;
   /** How long a reader may take nothing before its snapshot is cut short, milliseconds. */
   stallMs: number;
   now?: () => Date;
@@ -66,22 +78,34 @@ export interface SnapshotDeps {
 export function createSnapshotService(deps: SnapshotDeps) {
   const now = deps.now ?? (() => new Date());
   let streaming = 0;
+  let peopleStreaming = 0;
+  /** Snapshots streaming per principal id: one each (a reader has no use for two at once). */
+  const byPrincipal = new Map<string, number>();
+  const peopleMax = Math.max(0, deps.maxConcurrent - (deps.reservedForMachines ?? 1));
   return {
     /**
      * Resolves once the snapshot's position is fixed (so a failure before that is a problem
      * response), with the stream of its lines. A failure while streaming cuts the stream
      * short: without its `end` line, readers know it is incomplete.
      */
-    async open(query: InventorySnapshotQuery): Promise<Readable> {
+    async open(query: InventorySnapshotQuery, who: Pick<Principal, "id" | "kind">): Promise<Readable> {
       const { pool } = deps;
       if (!pool) throw new Error("the inventory snapshot needs the hub's connection pool");
       const wanted = query.site;
       let siteIds: string[] | undefined;
       if (wanted.length) siteIds = await siteIdsOf(deps.prisma, wanted);
-      if (streaming >= deps.maxConcurrent)
+      const person = who.kind === "person";
+      if (streaming >= deps.maxConcurrent || (person && peopleStreaming >= peopleMax))
         throw new ServiceUnavailable(
           SNAPSHOTS_BUSY,
-          `${deps.maxConcurrent} inventory snapshot(s) are already streaming from this hub; retry shortly`,
+          person
+            ? `the ${peopleMax} inventory snapshot slot(s) people share on this hub are streaming (the others are kept for machine clients); retry shortly`
+            : `${deps.maxConcurrent} inventory snapshot(s) are already streaming from this hub; retry shortly`,
+        );
+      if (byPrincipal.has(who.id))
+        throw new TooManyRequests(
+          SNAPSHOT_ALREADY_STREAMING,
+          "This caller's inventory snapshot is still streaming from this hub: read it to its end (or close it) before opening another",
         );
       // `wake` resumes the writer when the reader wants more, or has gone away.
       let wake = () => {};
@@ -109,6 +133,8 @@ export function createSnapshotService(deps: SnapshotDeps) {
         }).finally(() => clearTimeout(stalled));
       };
       streaming++;
+      if (person) peopleStreaming++;
+      byPrincipal.set(who.id, 1);
       const reading = deps.repo.inSnapshot(
         pool,
         deps.prisma,
@@ -153,7 +179,11 @@ export function createSnapshotService(deps: SnapshotDeps) {
             out.destroy(err);
           },
         )
-        .finally(() => streaming--);
+        .finally(() => {
+          streaming--;
+          if (person) peopleStreaming--;
+          byPrincipal.delete(who.id);
+        });
       await ready;
       return out;
     },
