@@ -125,7 +125,8 @@ export function slowClientGuard(app: FastifyInstance, limits: SlowClientLimits, 
     const raw = request.raw;
     const timer = setTimeout(() => {
       const socket = raw.socket as Socket | null;
-      if (raw.complete || !socket || socket.destroyed) return;
+      // (An injected request, light-my-request's, has a stand-in socket with nothing to close.)
+      if (raw.complete || !socket || socket.destroyed || typeof socket.destroy !== "function") return;
       timedOut.inc();
       request.log.warn({ timeoutMs: ms }, "request body not received in time: connection closed");
       // A response already begun (a refusal before the body was read): nothing more to say.
