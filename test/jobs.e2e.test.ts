@@ -170,7 +170,8 @@ describe("jobs through the workflow agent, Temporal and the worker", () => {
     expect(events.some((e) => e.resourceId === d.id && e.type === "device.updated")).toBe(true);
 
     const bmcMac = after.interfaces.find((i) => i.mgmtOnly && i.macAddress)!.macAddress!.toLowerCase();
-    expect(await readFile(join(s.dhcpDir, `${d.name}.conf`), "utf8")).toContain(
+    // The reservation is named by the device's id (a NetBox name is no file name); its host name is the name's.
+    expect(await readFile(join(s.dhcpDir, `${d.id}.conf`), "utf8")).toContain(
       `\n${bmcMac},${after.bmcAddress},${d.name}-bmc\n`,
     );
     expect(
