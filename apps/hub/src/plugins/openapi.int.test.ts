@@ -10,6 +10,7 @@ import {
   OAuthErrorSchema,
   TokenResponseSchema,
 } from "../modules/identity/routes.ts";
+import { cspDirectives } from "../testing/csp.ts";
 
 const { Spectral } = spectralCore;
 /** Spectral's severities, by number (0 is an error, 1 a warning). */
@@ -64,13 +65,7 @@ it("serves Swagger UI under /docs with the web UI's protections: its CSP (no fra
     "/docs/static/nope.js",
   ]) {
     const res = await hub.app.inject({ url });
-    const csp = Object.fromEntries(
-      String(res.headers["content-security-policy"] ?? "")
-        .split(";")
-        .map((d) => d.trim().split(/\s+/))
-        .filter((d) => d[0])
-        .map(([name, ...values]) => [name, values]),
-    );
+    const csp = cspDirectives(res.headers["content-security-policy"]);
     expect(csp["frame-ancestors"], url).toEqual(["'none'"]);
     expect(csp["script-src"], url).toEqual(["'self'"]);
     expect(csp["default-src"], url).toEqual(["'none'"]);

@@ -20,6 +20,18 @@ beforeAll(async () => {
 afterAll(() => t.close());
 const api: IdentityTestHub["api"] = (path, init) => t.api(path, init);
 
+/** An access token for fleet-admin shaped as the hub's (RFC 9068), signed with a key the hub never made. */
+const forgedAdminToken = (alg: "HS256" | "EdDSA", kid: string, key: CryptoKey | Uint8Array) =>
+  new SignJWT({ client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" })
+    .setProtectedHeader({ alg, typ: "at+jwt", kid })
+    .setIssuer(url)
+    .setAudience("fleet-manager")
+    .setSubject("fleet-admin")
+    .setIssuedAt()
+    .setJti(randomUUID())
+    .setExpirationTime("5m")
+    .sign(key);
+
 describe("authorization server", () => {
   it("works with openid-client: discovery, then the client credentials grant (basic and post)", async () => {
     for (const auth of [oidc.ClientSecretBasic(ADMIN_SECRET), oidc.ClientSecretPost(ADMIN_SECRET)]) {
@@ -136,16 +148,7 @@ describe("authorization server", () => {
     ];
     expect(loads).toBeGreaterThan(0);
     const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519" });
-    const forged = (kid: string) =>
-      new SignJWT({ client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" })
-        .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid })
-        .setIssuer(url)
-        .setAudience("fleet-manager")
-        .setSubject("fleet-admin")
-        .setIssuedAt()
-        .setJti(randomUUID())
-        .setExpirationTime("5m")
-        .sign(privateKey);
+    const forged = (kid: string) => forgedAdminToken("EdDSA", kid, privateKey);
     const kids = Array.from({ length: 60 }, (_, i) =>
       i % 2 ? `2026-01-01-${randomBytes(6).toString("hex")}` : `forged-${i}`,
     );
@@ -158,17 +161,12 @@ describe("authorization server", () => {
   });
 
   it("a refused token is told one stable detail (expired, or could not be verified); the library's reason goes to the log only", async () => {
-    const claims = { client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" };
     const signed = async (alg: "HS256" | "EdDSA", kid: string) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg, typ: "at+jwt", kid })
-        .setIssuer(url)
-        .setAudience("fleet-manager")
-        .setSubject("fleet-admin")
-        .setIssuedAt()
-        .setJti(randomUUID())
-        .setExpirationTime("5m")
-        .sign(alg === "HS256" ? randomBytes(32) : (await generateKeyPair("EdDSA", { crv: "Ed25519" })).privateKey);
+      forgedAdminToken(
+        alg,
+        kid,
+        alg === "HS256" ? randomBytes(32) : (await generateKeyPair("EdDSA", { crv: "Ed25519" })).privateKey,
+      );
     const refused = {
       hs256: await signed("HS256", "any"),
       unknownKid: await signed("EdDSA", "forged-kid"),

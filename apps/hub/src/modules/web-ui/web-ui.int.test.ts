@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestHub, testIdentity, type TestHub } from "../../testing/test-hub.ts";
+import { cspDirectives } from "../../testing/csp.ts";
 
 const ISSUER = "https://login.example.com/tenant";
 const INDEX = '<!doctype html><script type="module" src="/ui/assets/index-AbC123.js"></script>';
@@ -40,14 +41,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const directives = (csp: string | undefined) =>
-  Object.fromEntries(
-    (csp ?? "")
-      .split(";")
-      .map((d) => d.trim().split(/\s+/))
-      .map(([k, ...v]) => [k, v]),
-  );
-
 describe("the web UI as the hub serves it", () => {
   it("answers index.html for the UI's own paths, revalidated every time, under a strict policy", async () => {
     for (const url of ["/ui", "/ui/", "/ui/devices", "/ui/devices/0b6a?site=keflavik&cordoned=true"]) {
@@ -58,7 +51,7 @@ describe("the web UI as the hub serves it", () => {
       expect(res.body).toBe(INDEX);
     }
     const res = await hub.app.inject({ url: "/ui/" });
-    const csp = directives(res.headers["content-security-policy"]);
+    const csp = cspDirectives(res.headers["content-security-policy"]);
     expect(csp["default-src"]).toEqual(["'none'"]);
     // No 'unsafe-inline' or 'unsafe-eval' anywhere: scripts and styles come from the hub only.
     expect(csp["script-src"]).toEqual(["'self'"]);
