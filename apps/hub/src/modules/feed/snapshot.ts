@@ -80,7 +80,7 @@ export function createSnapshotService(deps: SnapshotDeps) {
   let streaming = 0;
   let peopleStreaming = 0;
   /** Snapshots streaming per principal id: one each (a reader has no use for two at once). */
-  const byPrincipal = new Map<string, number>();
+  const byPrincipal = new Set<string>();
   const peopleMax = Math.max(0, deps.maxConcurrent - (deps.reservedForMachines ?? 1));
   return {
     /**
@@ -134,7 +134,7 @@ export function createSnapshotService(deps: SnapshotDeps) {
       };
       streaming++;
       if (person) peopleStreaming++;
-      byPrincipal.set(who.id, 1);
+      byPrincipal.add(who.id);
       const reading = deps.repo.inSnapshot(
         pool,
         deps.prisma,

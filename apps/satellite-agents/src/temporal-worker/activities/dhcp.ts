@@ -2,6 +2,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { isIP } from "node:net";
 import { join } from "node:path";
+import { Uuid, canonicalMac } from "@fm/domain";
 import type { DevicePlan } from "@fm/domain/workflows";
 import type { ActivityDeps } from "./deps.ts";
 import { badInput, notConfigured } from "./failures.ts";
@@ -14,10 +15,8 @@ export function dhcpActivities(deps: DhcpDeps) {
 
 /** A DNS label (RFC 1123 §2.1): what dnsmasq takes as a host name. */
 const DNS_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-const MAC = /^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}$/;
 /** A name that was once a file name here as it is (before files were named by id). */
 const PLAIN_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A dnsmasq host reservation for the BMC, in the `--dhcp-hostsdir` file format (that of
@@ -33,11 +32,12 @@ async function configureDhcp(deps: DhcpDeps, d: DevicePlan): Promise<{ written: 
   if (!deps.dhcpHostsDir)
     throw notConfigured("the site enables configureDhcp but this worker has no FM_DHCP_HOSTS_DIR");
   if (!d.bmcMac || !d.bmcAddress) throw badInput(`${d.name} needs a BMC MAC address and IP for its DHCP reservation`);
-  if (!MAC.test(d.bmcMac)) throw badInput(`${d.name}'s BMC MAC address in NetBox is not a MAC address`);
+  const mac = canonicalMac(d.bmcMac);
+  if (!mac) throw badInput(`${d.name}'s BMC MAC address in NetBox is not a MAC address`);
   if (!isIP(d.bmcAddress)) throw badInput(`${d.name}'s BMC address in NetBox is not an IP address`);
   const file = join(deps.dhcpHostsDir, `${d.deviceId}.conf`);
   const host = DNS_LABEL.test(`${d.name}-bmc`) ? `,${d.name}-bmc` : "";
-  const content = `# managed by Fleet Manager: BMC of device ${d.deviceId}\n${d.bmcMac.toLowerCase()},${d.bmcAddress}${host}\n`;
+  const content = `# managed by Fleet Manager: BMC of device ${d.deviceId}\n${mac.toLowerCase()},${d.bmcAddress}${host}\n`;
   const written = (await readFile(file, "utf8").catch(() => null)) !== content;
   if (written) {
     await mkdir(deps.dhcpHostsDir, { recursive: true });
@@ -46,7 +46,7 @@ async function configureDhcp(deps: DhcpDeps, d: DevicePlan): Promise<{ written: 
   }
   // The file a worker before this one wrote under the device's name: the same reservation twice.
   // (Never a name shaped like an id: that file would be another device's.)
-  if (PLAIN_FILE_NAME.test(d.name) && !UUID.test(d.name))
+  if (PLAIN_FILE_NAME.test(d.name) && !Uuid.safeParse(d.name).success)
     await rm(join(deps.dhcpHostsDir, `${d.name}.conf`), { force: true });
   return { written };
 }

@@ -116,26 +116,17 @@ function runsOf(input: JobWorkflowInput<"BURN_IN">, plan: JobPlan, byId: boolean
   const base = { jobId: input.jobId, jobName: input.jobName, durationMinutes, ...(partition ? { partition } : {}) };
   const single = tests.filter((t) => !isMultiNodeTest(t));
   const runs: Run[] = single.length
-    ? plan.devices.map((d) => ({
-        label: d.name,
-        devices: [d],
-        tests: single,
-        ...(byId
-          ? {
-              folder: burnInDeviceFolder(input.jobName, d.deviceId),
-              submit: () =>
-                quick.slurmSubmitBurnIn({
-                  ...base,
-                  device: d,
-                  tests: single,
-                  folder: burnInDeviceFolder(input.jobName, d.deviceId),
-                }),
-            }
-          : {
-              folder: `${input.jobName}/${d.name}`,
-              submit: () => quick.slurmSubmitBurnIn({ ...base, device: d, tests: single }),
-            }),
-      }))
+    ? plan.devices.map((d) => {
+        const folder = byId ? burnInDeviceFolder(input.jobName, d.deviceId) : `${input.jobName}/${d.name}`;
+        return {
+          label: d.name,
+          devices: [d],
+          tests: single,
+          folder,
+          // A burn-in that started before folders by id lets the activity name it (by the device's name).
+          submit: () => quick.slurmSubmitBurnIn({ ...base, device: d, tests: single, ...(byId ? { folder } : {}) }),
+        };
+      })
     : [];
   for (const test of tests.filter(isMultiNodeTest))
     runs.push({

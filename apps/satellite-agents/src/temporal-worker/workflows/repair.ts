@@ -188,9 +188,9 @@ async function burnIn(
   const { burnInMinutes, partition } = input.params;
   const submitted: number[] = [];
   // Results folders by device id (burnInDeviceFolder); a repair that started before reads the folder by name.
+  const byId = withResults && patched(FOLDER_BY_ID_PATCH);
   const folderOf = (d: DevicePlan) =>
     byId ? burnInDeviceFolder(input.jobName, d.deviceId) : `${input.jobName}/${d.name}`;
-  const byId = withResults && patched(FOLDER_BY_ID_PATCH);
   const summary = (rs: (BurnInResult | DeviceResult)[]) =>
     rs
       .map((r) =>
