@@ -21,7 +21,7 @@ afterAll(() => t.close());
 const api: IdentityTestHub["api"] = (path, init) => t.api(path, init);
 
 /** An access token for fleet-admin shaped as the hub's (RFC 9068), signed with a key the hub never made. */
-const forgedAdminToken = (alg: "HS256" | "EdDSA", kid: string, key: CryptoKey | Uint8Array) =>
+const forgedAdminToken = (alg: "HS256" | "EdDSA", kid: string, key: Parameters<SignJWT["sign"]>[0]) =>
   new SignJWT({ client_id: "fleet-admin", client_instance: 1, scope: "fleet.admin" })
     .setProtectedHeader({ alg, typ: "at+jwt", kid })
     .setIssuer(url)
