@@ -3,7 +3,7 @@
  * never lags behind a new command or option. zsh loads the bash function through
  * bashcompinit, its documented bridge for bash completions. An option's values are offered
  * from its choices or the domain's enums; a device argument from the hub itself (`fleetctl
- * __complete devices <prefix>`, at most 2 s, silent on any error: completion never blocks or
+ * __complete devices <prefix>`, at most 2 s (FLEETCTL_COMPLETION_TIMEOUT_S), silent on any error: completion never blocks or
  * prints an error into the person's command line).
  */
 import type { Command } from "commander";
@@ -91,7 +91,7 @@ ${values}
   if [[ "$cur" != -* ]]; then
     case "$cmd" in
       ${live})
-        COMPREPLY=($(compgen -W "$(timeout 2 fleetctl __complete devices "$cur" 2>/dev/null)" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(timeout "\${FLEETCTL_COMPLETION_TIMEOUT_S:-2}" fleetctl __complete devices "$cur" 2>/dev/null)" -- "$cur"))
         return ;;
     esac
   fi
