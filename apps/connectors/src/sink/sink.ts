@@ -4,6 +4,7 @@
  * letters; a sink only speaks its wire format and classifies the answer. A new destination is
  * a new file here, not a fork of the connector.
  */
+import { retryAfterMs } from "@fm/clients";
 import type { InventoryRecord } from "@fm/domain";
 
 /**
@@ -48,13 +49,10 @@ export function unreachable(err: unknown): DeliveryOutcome {
 }
 
 /**
- * Retry-After in ms, either of its RFC 9110 §10.2.3 forms (delay-seconds or an HTTP-date);
- * capped so one answer cannot park the queue for long. Undefined when absent or unreadable.
+ * Retry-After in ms, either of its RFC 9110 §10.2.3 forms (delay-seconds or an HTTP-date), read
+ * by the clients' one parser; capped (2 minutes here, longer than the clients' own loops wait)
+ * so one answer cannot park the queue for long. Undefined when absent or unreadable.
  */
 export function retryAfter(header: string | null, capMs = 120_000, now = Date.now()): number | undefined {
-  if (header === null || header.trim() === "") return undefined;
-  const s = Number(header);
-  if (Number.isFinite(s)) return s >= 0 ? Math.min(s * 1000, capMs) : undefined;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - now), capMs);
+  return retryAfterMs(header, capMs, now);
 }

@@ -1,6 +1,10 @@
 /** Small pieces every HTTP client here shares: sleeping, and turning errors into words. */
 import { z } from "zod";
 
+import { backoffDelay } from "./backoff.ts";
+
+export { retryAfterMs } from "./retry-after.ts";
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A zod error as `path: message; …`, for messages that say which field of a response was wrong. */
@@ -8,16 +12,6 @@ export function describeParseError(err: unknown): string {
   if (err instanceof z.ZodError)
     return err.issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
   return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * A Retry-After header in milliseconds (its delay-seconds form), or undefined. Bounded: a
- * far-off Retry-After is better handled by the caller's next run than by sleeping.
- */
-export function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 30) * 1000 : undefined;
 }
 
 /** "fetch failed" says nothing; the useful part (ECONNREFUSED, timeout) is in the cause. */
@@ -102,7 +96,7 @@ function contentType(o: Pick<SendOptions<Error>, "body" | "form">): Record<strin
 
 /**
  * The retry loop every client shares (hub, Ironic, NetBox, slurmrestd): up to `attempts`
- * sends with exponential backoff and full jitter; transport failures and the answers `judge`
+ * sends with exponential backoff (backoffDelay: equal jitter); transport failures and the answers `judge`
  * calls retryable are tried again; the last HTTP error, else an `unavailable` error, is thrown.
  */
 export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promise<{ res: Response; text: string }> {
@@ -110,8 +104,7 @@ export async function sendWithRetries<E extends Error>(o: SendOptions<E>): Promi
   let attempt = 0;
   while (attempt < o.attempts) {
     attempt++;
-    if (attempt > 1)
-      await (o.sleep ?? sleep)(Math.max(Math.random() * o.backoffMs * 2 ** (attempt - 2), last?.afterMs ?? 0));
+    if (attempt > 1) await (o.sleep ?? sleep)(Math.max(backoffDelay(attempt - 1, o.backoffMs), last?.afterMs ?? 0));
     o.signal?.throwIfAborted();
     const headers = await o.headers();
     const timeout = AbortSignal.timeout(o.timeoutMs);

@@ -6,7 +6,7 @@
  * Requests go through the retry loop every client shares (http.ts), with the hub's rules:
  * - Repeatable requests (GET, PUT, DELETE, a POST or PATCH with an Idempotency-Key, whose key is
  *   sent again with every attempt, and the POSTs the hub makes idempotent) are retried with
- *   exponential backoff and full jitter on connection errors, 429 and 5xx, waiting at least what
+ *   exponential backoff and equal jitter on connection errors, 429 and 5xx, waiting at least what
  *   Retry-After asks. Other POSTs and PATCHes are sent once: a repeat could act twice.
  * - Another 4xx is the hub's answer, never retried.
  * - A 401 calls `onUnauthorized` and the request is sent once more with a fresh token (whatever
@@ -97,7 +97,7 @@ export interface HubClientOptions {
   token?: () => Promise<string | undefined>;
   /** Attempts for retryable requests, including the first. */
   maxAttempts?: number;
-  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  /** First backoff delay, milliseconds; doubles each attempt, with equal jitter (backoffDelay). */
   backoffMs?: number;
   timeoutMs?: number;
   fetch?: typeof fetch;

@@ -11,7 +11,7 @@
  *
  * Nodes are parsed with zod, tolerating fields this client does not know (newer microversions
  * add some). Reads and the idempotent maintenance PUT/DELETE are retried with exponential
- * backoff and full jitter on connection errors, timeouts, 429 and 5xx; other 4xx throw at once.
+ * backoff and equal jitter on connection errors, timeouts, 429 and 5xx; other 4xx throw at once.
  * Failures surface as two classes so callers can tell them apart (e.g. as a metric label):
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
@@ -98,7 +98,7 @@ export interface IronicClientOptions {
   timeoutMs?: number;
   /** Attempts for retryable requests, including the first. */
   maxAttempts?: number;
-  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  /** First backoff delay, milliseconds; doubles each attempt, with equal jitter (backoffDelay). */
   backoffMs?: number;
   fetch?: typeof fetch;
 }

@@ -17,7 +17,7 @@
  *
  * Objects are parsed with loose zod schemas: fields this client does not name are kept, and
  * fields added after NetBox 4.0 are optional. Reads and the (absolute, so repeatable) PATCHes
- * are retried with exponential backoff and full jitter on connection errors, timeouts, 429 and
+ * are retried with exponential backoff and equal jitter on connection errors, timeouts, 429 and
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
@@ -85,7 +85,7 @@ export interface NetboxClientOptions {
   timeoutMs?: number;
   /** Attempts for retryable requests, including the first. */
   maxAttempts?: number;
-  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  /** First backoff delay, milliseconds; doubles each attempt, with equal jitter (backoffDelay). */
   backoffMs?: number;
   /** `limit` asked for; NetBox caps it at MAX_PAGE_SIZE (1000 by default). */
   pageSize?: number;

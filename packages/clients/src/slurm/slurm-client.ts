@@ -7,7 +7,7 @@
  * DELETE /job/{id} answers 200 for a running job and also for one already finished; 500 (2017)
  * for an id slurmctld does not know (finished jobs are forgotten after MinJobAge).
  *
- * Reads and the cancel are retried with exponential backoff and full jitter on connection
+ * Reads and the cancel are retried with exponential backoff and equal jitter on connection
  * errors, timeouts, 429, 502-504, and 500s that can be transient (no Slurm error number, or
  * -1, or a communication error): a rejected token in 22.05 is among those and costs the
  * retries before it surfaces. A submit is not idempotent and is sent once; it is only retried
@@ -59,7 +59,7 @@ export interface SlurmClientOptions {
   timeoutMs?: number;
   /** Attempts for retryable requests, including the first. */
   maxAttempts?: number;
-  /** First backoff delay, milliseconds; doubles each attempt, with full jitter. */
+  /** First backoff delay, milliseconds; doubles each attempt, with equal jitter (backoffDelay). */
   backoffMs?: number;
   fetch?: typeof fetch;
 }
