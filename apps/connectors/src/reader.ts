@@ -162,8 +162,9 @@ export class FeedReader {
 /** The error class of a failed read: the hub not answering, refusing us, or anything else. */
 export function hubErrorClass(err: unknown): ErrorClass {
   if (err instanceof HubApiError) {
-    if (err.status === 401 || err.status === 403) return "hub_unauthorized";
-    return err.status >= 500 || err.status === 429 ? "hub_unavailable" : "internal";
+    // The clients' one table (statusClass); 403 is final there, and named unauthorized here.
+    if (err.statusClass === "auth" || err.status === 403) return "hub_unauthorized";
+    return err.outage ? "hub_unavailable" : "internal";
   }
   const { status, error } = (err ?? {}) as { status?: unknown; error?: unknown };
   // openid-client's refused grant carries the token endpoint's status and OAuth error.

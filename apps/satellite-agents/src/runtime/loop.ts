@@ -15,7 +15,7 @@
  * alerts and dashboards read, whatever the loop does.
  */
 import type { Logger } from "pino";
-import { HubApiError } from "@fm/clients";
+import { HubApiError, isOutage, statusClass } from "@fm/clients";
 import type { AgentMetrics } from "./metrics.ts";
 import { backoffDelay, sleep } from "./backoff.ts";
 import { describeError } from "./log.ts";
@@ -212,9 +212,10 @@ export class CycleFailure extends Error {
 export function hubReason(err: unknown): string {
   const status = err instanceof HubApiError ? err.status : tokenEndpointStatus(err);
   if (status === undefined) return "hub_unavailable";
-  if (status === 401 || status === 403) return "hub_unauthorized";
+  // The class from the clients' one table (statusClass); the labels name 403 and 409 apart.
+  if (statusClass(status, "hub") === "auth" || status === 403) return "hub_unauthorized";
   if (status === 409) return "hub_conflict";
-  return status >= 500 || status === 429 ? "hub_unavailable" : "hub_rejected";
+  return isOutage(status, "hub") ? "hub_unavailable" : "hub_rejected";
 }
 
 function tokenEndpointStatus(err: unknown): number | undefined {

@@ -40,6 +40,7 @@ function permanent(err: unknown): boolean {
   return (
     err instanceof FatalSetupError ||
     err instanceof ConfigError ||
-    (err instanceof HubApiError && err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 429)
+    // The clients' one table (statusClass): a 409 is retried here as by the worker.
+    (err instanceof HubApiError && err.statusClass === "final")
   );
 }

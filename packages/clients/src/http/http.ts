@@ -2,8 +2,10 @@
 import { z } from "zod";
 
 import { backoffDelay } from "./backoff.ts";
+import { isOutage, statusClass, type SourceName, type StatusClass } from "./status.ts";
 
 export { retryAfterMs } from "./retry-after.ts";
+export { isOutage, statusClass, statusRow, type SourceName, type StatusClass, type StatusRow } from "./status.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,6 +38,33 @@ export function parseBody<S extends z.ZodType>(
     return { ok: true, value: schema.parse(text ? JSON.parse(text) : undefined) };
   } catch (err) {
     return { ok: false, problem: describeParseError(err) };
+  }
+}
+
+/**
+ * A source answered, with an error: the base of every client's `*ApiError` (IronicApiError,
+ * NetboxApiError, HubApiError, ...), so callers that only need the status and what it means
+ * (the worker's failure classifier, the agents' reasons) catch them all as one.
+ */
+export class SourceApiError extends Error {
+  constructor(
+    readonly source: SourceName,
+    readonly status: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  /** What the status means for the sender: ok / retry / final / auth (status.ts). */
+  get statusClass(): StatusClass {
+    return statusClass(this.status, this.source);
+  }
+
+  /** The source could not answer now (429, 5xx). */
+  get outage(): boolean {
+    return isOutage(this.status, this.source);
   }
 }
 

@@ -58,18 +58,25 @@ import {
   type SiteList,
   type SitePatch,
 } from "@fm/domain";
-import { SourceUnavailableError, noAnswer, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import {
+  SourceApiError,
+  SourceUnavailableError,
+  isOutage,
+  noAnswer,
+  retryAfterMs,
+  sendWithRetries,
+} from "../http/http.ts";
 import { readSnapshotStream } from "./feed-stream.ts";
 
 export { SnapshotTruncatedError } from "./feed-stream.ts";
 
-export class HubApiError extends Error {
+export class HubApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     readonly problem: Problem | undefined,
     message: string,
   ) {
-    super(message);
+    super("hub", status, message);
     this.name = "HubApiError";
   }
   get code(): string | undefined {
@@ -170,7 +177,7 @@ export class HubClient {
         }
         const error = toError(res, text, method, path);
         if (error.code === FEED_CURSOR_EXPIRED) return { kind: "fail", error: new FeedCursorExpiredError(error) };
-        return res.status === 429 || res.status >= 500
+        return isOutage(res.status, "hub")
           ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
           : { kind: "fail", error };
       },

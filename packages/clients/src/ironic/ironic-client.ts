@@ -16,18 +16,26 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
-import { SourceUnavailableError, describeParseError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
+import {
+  SourceApiError,
+  SourceUnavailableError,
+  isOutage,
+  describeParseError,
+  noAnswer,
+  parseBody,
+  sendWithRetries,
+} from "../http/http.ts";
 import { IronicNodeInventorySchema, type IronicNodeInventory } from "./ironic-inventory.ts";
 import { IronicPortPageSchema, IronicPortSchema, type IronicPort, type IronicPortCreate } from "./ironic-port.ts";
 
-export class IronicApiError extends Error {
+export class IronicApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     /** The response body as received (Ironic's error document, or whatever answered). */
     readonly body: string,
     message: string,
   ) {
-    super(message);
+    super("ironic", status, message);
     this.name = "IronicApiError";
   }
 }
@@ -360,7 +368,7 @@ export class IronicClient {
           this.opts.invalidateToken();
           return { kind: "again" }; // a fresh token is not a retry of a failure
         }
-        return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
+        return isOutage(res.status, "ironic") ? { kind: "retry", error } : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
         new IronicUnavailableError(noAnswer(`${method} ${path}`, `Ironic at ${this.opts.endpoint}`, n, cause), n, {

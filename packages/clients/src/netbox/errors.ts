@@ -6,16 +6,16 @@
  * subclasses, told apart by the detail.
  */
 import { z } from "zod";
-import { SourceUnavailableError } from "../http/http.ts";
+import { SourceApiError, SourceUnavailableError } from "../http/http.ts";
 
-export class NetboxApiError extends Error {
+export class NetboxApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     /** The response body as received. */
     readonly body: string,
     message: string,
   ) {
-    super(message);
+    super("netbox", status, message);
     this.name = "NetboxApiError";
   }
 }

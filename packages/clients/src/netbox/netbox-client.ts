@@ -21,7 +21,7 @@
  * 5xx; other 4xx throw at once.
  */
 import { z } from "zod";
-import { describeParseError, noAnswer, parseBody, retryAfterMs, sendWithRetries } from "../http/http.ts";
+import { describeParseError, isOutage, noAnswer, parseBody, retryAfterMs, sendWithRetries } from "../http/http.ts";
 import { NetboxApiError, NetboxUnavailableError, netboxError } from "./errors.ts";
 import { netboxReleaseAtLeast } from "./release.ts";
 import {
@@ -363,7 +363,7 @@ export class NetboxClient {
           { method, path },
           { url: this.url, token: this.opts.token },
         );
-        return res.status === 429 || res.status >= 500
+        return isOutage(res.status, "netbox")
           ? { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) }
           : { kind: "fail", error };
       },

@@ -19,19 +19,26 @@
  * answer may have made a server: callers look it up by name before creating again).
  */
 import { z } from "zod";
-import { SourceUnavailableError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
+import {
+  SourceApiError,
+  SourceUnavailableError,
+  isOutage,
+  noAnswer,
+  parseBody,
+  sendWithRetries,
+} from "../http/http.ts";
 
 /** The microversion this client speaks (see above). */
 export const NOVA_MICROVERSION = "2.74";
 
-export class NovaApiError extends Error {
+export class NovaApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     /** The fault's name in the body (`badRequest`, `itemNotFound`, ...), when Nova sent one. */
     readonly fault: string | undefined,
     message: string,
   ) {
-    super(message);
+    super("nova", status, message);
     this.name = "NovaApiError";
   }
 }
@@ -197,7 +204,7 @@ export class NovaClient {
           fault?.name,
           `Nova ${method} ${path} -> ${res.status}: ${fault?.message ?? (text.trim().slice(0, 300) || res.statusText)}`,
         );
-        return res.status === 429 || res.status >= 500 ? { kind: "retry", error } : { kind: "fail", error };
+        return isOutage(res.status, "nova") ? { kind: "retry", error } : { kind: "fail", error };
       },
       unavailable: (cause, n) =>
         new NovaUnavailableError(noAnswer(`${method} ${path}`, `Nova at ${this.endpoint}`, n, cause), n, { cause }),

@@ -4,7 +4,14 @@
  * message: a refusal carries only the issuer's own `error` and `error_description`.
  */
 import { z } from "zod";
-import { SourceUnavailableError, noAnswer, retryAfterMs, sendWithRetries, type Verdict } from "../http/index.ts";
+import {
+  SourceUnavailableError,
+  isOutage,
+  noAnswer,
+  retryAfterMs,
+  sendWithRetries,
+  type Verdict,
+} from "../http/index.ts";
 
 export interface TokenSet {
   accessToken: string;
@@ -86,7 +93,7 @@ export function judgeOAuthAnswer(res: Response, text: string): Verdict<OAuthErro
       error: new OAuthError("invalid_response", `HTTP ${res.status}: the endpoint redirects, and is not followed`),
     };
   const error = refusal(res, text);
-  if (res.status >= 500 || res.status === 429)
+  if (isOutage(res.status, "oauth"))
     return { kind: "retry", error, afterMs: retryAfterMs(res.headers.get("retry-after")) };
   return { kind: "fail", error };
 }

@@ -14,6 +14,7 @@
  * No scope is sent: an application credential carries its own project scope.
  */
 import { z } from "zod";
+import { describeFetchError, sendWithRetries, type SendOptions } from "../http/http.ts";
 import { CloudConfigError, type ApplicationCredentialCloud, type EndpointInterface } from "./clouds-yaml.ts";
 
 /** Keystone refused the credential (`status` 401), answered unexpectedly, or could not be reached (`status` undefined). */
@@ -112,45 +113,34 @@ export class KeystoneSession {
    */
   async projectId(name: string): Promise<string> {
     const url = `${this.v3Url}/projects?name=${encodeURIComponent(name)}`;
-    for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      let text: string;
-      try {
-        res = await this.fetch(url, {
-          headers: { accept: "application/json", "x-auth-token": await this.token() },
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
-        text = await res.text();
-      } catch (err) {
-        if (err instanceof KeystoneAuthError) throw err;
-        const cause = (err as Error).cause as { code?: string } | undefined;
-        throw new KeystoneAuthError(
-          `cannot reach Keystone at ${url}: ${cause?.code ?? (err as Error).message}`,
-          undefined,
-          {
-            cause: err,
-          },
-        );
-      }
-      // A token revoked early: drop it and ask once more with a new one.
-      if (res.status === 401 && attempt === 0) {
-        this.invalidate();
-        continue;
-      }
-      if (!res.ok)
-        throw new KeystoneAuthError(
-          `Keystone answered ${res.status} to listing projects named ${JSON.stringify(name)}: ${keystoneMessage(text) ?? res.statusText}`,
-          res.status,
-        );
-      const projects = ProjectListSchema.parse(JSON.parse(text)).projects.filter((p) => p.name === name);
-      if (projects.length === 1) return projects[0]!.id;
-      throw new KeystoneAuthError(
-        projects.length === 0
-          ? `Keystone has no project named ${JSON.stringify(name)} visible to this credential`
-          : `Keystone has ${projects.length} projects named ${JSON.stringify(name)} (domains ${projects.map((p) => p.domain_id).join(", ")})`,
-        404,
-      );
-    }
+    let reauthenticated = false;
+    const { text } = await this.send(url, "GET", {
+      headers: async () => ({ accept: "application/json", "x-auth-token": await this.token() }),
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        // A token revoked early: drop it and ask once more with a new one.
+        if (res.status === 401 && !reauthenticated) {
+          reauthenticated = true;
+          this.invalidate();
+          return { kind: "again" };
+        }
+        return {
+          kind: "fail",
+          error: new KeystoneAuthError(
+            `Keystone answered ${res.status} to listing projects named ${JSON.stringify(name)}: ${keystoneMessage(text) ?? res.statusText}`,
+            res.status,
+          ),
+        };
+      },
+    });
+    const projects = ProjectListSchema.parse(JSON.parse(text)).projects.filter((p) => p.name === name);
+    if (projects.length === 1) return projects[0]!.id;
+    throw new KeystoneAuthError(
+      projects.length === 0
+        ? `Keystone has no project named ${JSON.stringify(name)} visible to this credential`
+        : `Keystone has ${projects.length} projects named ${JSON.stringify(name)} (domains ${projects.map((p) => p.domain_id).join(", ")})`,
+      404,
+    );
   }
 
   /** The project the credential is scoped to (an application credential carries its own), as the token names it. */
@@ -161,6 +151,28 @@ export class KeystoneSession {
   /** Drops the cached token (e.g. after a service answered 401 to it). */
   invalidate(): void {
     this.current = undefined;
+  }
+
+  /**
+   * One request through the loop every client shares, sent once (the 401 of a revoked token
+   * aside): a Keystone that is down at start is waited for by the caller's setup retry.
+   */
+  private send(
+    url: string,
+    method: string,
+    o: Pick<SendOptions<KeystoneAuthError>, "body" | "headers" | "judge">,
+  ): Promise<{ res: Response; text: string }> {
+    return sendWithRetries<KeystoneAuthError>({
+      url,
+      method,
+      ...o,
+      fetch: this.fetch,
+      timeoutMs: this.timeoutMs,
+      attempts: 1,
+      backoffMs: 0,
+      unavailable: (cause) =>
+        new KeystoneAuthError(`cannot reach Keystone at ${url}: ${describeFetchError(cause)}`, undefined, { cause }),
+    });
   }
 
   private async authenticate(): Promise<{
@@ -182,36 +194,22 @@ export class KeystoneSession {
     const who = "id" in c ? `application credential ${c.id}` : `application credential ${JSON.stringify(c.name)}`;
     const application_credential =
       "id" in c ? { id: c.id, secret: c.secret.reveal() } : { name: c.name, user: c.user, secret: c.secret.reveal() };
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.fetch(this.tokensUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ auth: { identity: { methods: ["application_credential"], application_credential } } }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      text = await res.text();
-    } catch (err) {
-      const cause = (err as Error).cause as { code?: string } | undefined;
-      throw new KeystoneAuthError(
-        `cannot reach Keystone at ${this.tokensUrl}: ${(err as Error).name === "TimeoutError" ? "timed out" : (cause?.code ?? (err as Error).message)}`,
-        undefined,
-        { cause: err },
-      );
-    }
-    if (res.status === 401) {
-      throw new KeystoneAuthError(
-        `Keystone at ${this.tokensUrl} rejected ${who} (401): ${keystoneMessage(text) ?? "unauthorized"}`,
-        401,
-      );
-    }
-    if (!res.ok) {
-      throw new KeystoneAuthError(
-        `Keystone at ${this.tokensUrl} answered ${res.status} for ${who}: ${keystoneMessage(text) ?? res.statusText}`,
-        res.status,
-      );
-    }
+    const { res, text } = await this.send(this.tokensUrl, "POST", {
+      body: { auth: { identity: { methods: ["application_credential"], application_credential } } },
+      headers: () => ({ accept: "application/json" }),
+      judge: (res, text) => {
+        if (res.ok) return { kind: "ok" };
+        return {
+          kind: "fail",
+          error: new KeystoneAuthError(
+            res.status === 401
+              ? `Keystone at ${this.tokensUrl} rejected ${who} (401): ${keystoneMessage(text) ?? "unauthorized"}`
+              : `Keystone at ${this.tokensUrl} answered ${res.status} for ${who}: ${keystoneMessage(text) ?? res.statusText}`,
+            res.status,
+          ),
+        };
+      },
+    });
     const token = res.headers.get("x-subject-token");
     let body: z.infer<typeof TokenBodySchema>;
     try {

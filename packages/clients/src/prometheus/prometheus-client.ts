@@ -11,7 +11,14 @@
  * failures are retried with backoff; a bad query is not. Credentials never enter messages.
  */
 import { z } from "zod";
-import { describeParseError, noAnswer, sendWithRetries, SourceUnavailableError } from "../http/http.ts";
+import {
+  SourceApiError,
+  SourceUnavailableError,
+  describeParseError,
+  isOutage,
+  noAnswer,
+  sendWithRetries,
+} from "../http/http.ts";
 
 export interface PrometheusClientOptions {
   /** e.g. http://prometheus:9090, or https://mimir.example/prometheus */
@@ -31,13 +38,13 @@ export interface PromSample {
   value: number;
 }
 
-export class PrometheusApiError extends Error {
+export class PrometheusApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     readonly errorType: string | null,
     message: string,
   ) {
-    super(message);
+    super("prometheus", status, message);
     this.name = "PrometheusApiError";
   }
 }
@@ -110,8 +117,7 @@ export class PrometheusClient {
           parsed.errorType ?? null,
           `${request}: ${res.status} ${parsed.errorType ?? ""} ${detail}`.replace(/\s+/g, " ").trim(),
         );
-        const transient = res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504;
-        return transient ? { kind: "retry", error } : { kind: "fail", error };
+        return isOutage(res.status, "prometheus") ? { kind: "retry", error } : { kind: "fail", error };
       },
       unavailable: (cause, attempts) =>
         new PrometheusUnavailableError(noAnswer(request, "Prometheus", attempts, cause), attempts, { cause }),

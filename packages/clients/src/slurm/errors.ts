@@ -7,7 +7,7 @@
  * slurmrestd answers 401 "Authentication failure" (text, not JSON). Tokens are never put into
  * errors or messages.
  */
-import { SourceUnavailableError } from "../http/http.ts";
+import { SourceApiError, SourceUnavailableError, isOutage } from "../http/http.ts";
 
 /** One entry of slurmrestd's `errors` array, whatever the version calls the fields. */
 export interface SlurmErrorEntry {
@@ -25,13 +25,13 @@ export const SLURM_ERRNO = {
   ZERO_BYTES_TRANSMITTED: 5005,
 } as const;
 
-export class SlurmApiError extends Error {
+export class SlurmApiError extends SourceApiError {
   constructor(
-    readonly status: number,
+    status: number,
     readonly errors: SlurmErrorEntry[],
     message: string,
   ) {
-    super(message);
+    super("slurm", status, message);
     this.name = "SlurmApiError";
   }
 
@@ -57,7 +57,7 @@ export function connectionRefused(err: unknown): boolean {
  * communication/socket error (1000-1999, 5000-5999). Others (e.g. 2017 no such job) are answers.
  */
 export function retryable(status: number, errors: SlurmErrorEntry[]): boolean {
-  if (status === 429 || status === 502 || status === 503 || status === 504) return true;
+  if (isOutage(status, "slurm")) return true;
   if (status !== 500) return false;
   return errors.every(
     (e) =>

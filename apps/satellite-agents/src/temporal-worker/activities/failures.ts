@@ -5,15 +5,11 @@
  */
 import { ApplicationFailure, Context } from "@temporalio/activity";
 import {
-  HubApiError,
-  IronicApiError,
-  NetboxApiError,
   NetboxAuthenticationError,
   NetboxMissingTagsError,
   NetboxPermissionError,
   NetboxUndefinedCustomFieldError,
-  NovaApiError,
-  SlurmApiError,
+  SourceApiError,
 } from "@fm/clients";
 
 /** Failures retrying cannot fix. */
@@ -22,8 +18,9 @@ export const notConfigured = (message: string) => ApplicationFailure.nonRetryabl
 export const sourceRejected = (message: string) => ApplicationFailure.nonRetryable(message, "SourceRejected");
 
 /**
- * A source's refusal (4xx other than a lock or a rate limit) is final; an outage or a 5xx is
- * thrown as is, for Temporal to retry with backoff.
+ * A source's refusal (a status the clients' table, statusClass, calls final: a 4xx other than
+ * 401, 409 and 429) is final; an outage, a 5xx, a conflict (409) or a refused token is thrown as
+ * is, for Temporal to retry with backoff.
  */
 function classify(err: unknown): never {
   if (err instanceof NetboxMissingTagsError) throw badInput(err.message);
@@ -31,13 +28,8 @@ function classify(err: unknown): never {
   // NetBox answers a bad or expired token with 403: a rotation in progress, retried.
   if (err instanceof NetboxAuthenticationError) throw err;
   if (err instanceof NetboxPermissionError) throw sourceRejected(err.message);
-  for (const E of [IronicApiError, NetboxApiError, HubApiError, SlurmApiError, NovaApiError]) {
-    if (err instanceof E) {
-      const status = (err as { status: number }).status;
-      if (status >= 400 && status < 500 && status !== 409 && status !== 429 && status !== 401)
-        throw sourceRejected(err.message);
-    }
-  }
+  // An unexpected body with a 200 is class ok there: not final, retried as before.
+  if (err instanceof SourceApiError && err.statusClass === "final") throw sourceRejected(err.message);
   throw err;
 }
 
