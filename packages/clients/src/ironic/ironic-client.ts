@@ -26,6 +26,7 @@ import {
   sendWithRetries,
 } from "../http/http.ts";
 import { IronicNodeInventorySchema, type IronicNodeInventory } from "./ironic-inventory.ts";
+import { pageByMarker } from "./paging.ts";
 import { IronicPortPageSchema, IronicPortSchema, type IronicPort, type IronicPortCreate } from "./ironic-port.ts";
 
 export class IronicApiError extends SourceApiError {
@@ -158,35 +159,26 @@ export class IronicClient {
       ? IronicNodeSchema.pick(Object.fromEntries(fields.map((f) => [f, true])) as Record<IronicNodeField, true>)
       : IronicNodeSchema;
     const query = fields ? { fields: fields.join(","), limit } : { detail: true, limit };
-    const nodes: Array<Partial<IronicNode>> = [];
-    const seen = new Set<string>();
-    let marker: string | undefined;
-    for (;;) {
-      const path = "/v1/nodes";
-      const { body, status, text } = await this.request("GET", path, NodePageSchema, {
-        query: { ...query, marker },
-        idempotent: true,
-      });
-      for (const raw of body.nodes) nodes.push(parseNode(schema, raw, "GET", path, status, text));
-      // Only the marker is taken from `next`, not its URL: behind a proxy or TLS terminator
-      // Ironic builds that URL from its own view of the host. A full page without `next`
-      // (some proxies drop it) is followed with the last UUID as the marker.
-      const last = nodes.at(-1)?.uuid;
-      const nextMarker = body.next
-        ? (new URL(body.next, this.endpoint).searchParams.get("marker") ?? undefined)
-        : body.nodes.length >= limit
-          ? last
-          : undefined;
-      if (!nextMarker || body.nodes.length === 0) return nodes;
-      if (seen.has(nextMarker))
-        throw new IronicApiError(
-          status,
-          text,
-          `GET ${path}: pagination does not advance (marker ${nextMarker} repeated)`,
-        );
-      seen.add(nextMarker);
-      marker = nextMarker;
-    }
+    const path = "/v1/nodes";
+    let last: { status: number; text: string } = { status: 200, text: "" };
+    return pageByMarker<Partial<IronicNode>>({
+      limit,
+      page: async (marker) => {
+        const { body, status, text } = await this.request("GET", path, NodePageSchema, {
+          query: { ...query, marker },
+          idempotent: true,
+        });
+        last = { status, text };
+        return { items: body.nodes.map((raw) => parseNode(schema, raw, "GET", path, status, text)), next: body.next };
+      },
+      markerOf: (node) => node.uuid,
+      repeated: (marker) =>
+        new IronicApiError(
+          last.status,
+          last.text,
+          `GET ${path}: pagination does not advance (marker ${marker} repeated)`,
+        ),
+    });
   }
 
   /** One node by UUID or name. */
@@ -258,17 +250,27 @@ export class IronicClient {
    * case-insensitively: it stores it in lower case), across pages.
    */
   async listPorts(filter: { node: string } | { address: string }): Promise<IronicPort[]> {
-    const ports: IronicPort[] = [];
-    let marker: string | undefined;
-    for (;;) {
-      const { body } = await this.request("GET", "/v1/ports", IronicPortPageSchema, {
-        query: { ...filter, detail: true, limit: 1000, marker },
-        idempotent: true,
-      });
-      ports.push(...body.ports);
-      if (!body.next || body.ports.length === 0) return ports;
-      marker = body.ports.at(-1)!.uuid;
-    }
+    const path = "/v1/ports";
+    const limit = 1000;
+    let last: { status: number; text: string } = { status: 200, text: "" };
+    return pageByMarker<IronicPort>({
+      limit,
+      page: async (marker) => {
+        const { body, status, text } = await this.request("GET", path, IronicPortPageSchema, {
+          query: { ...filter, detail: true, limit, marker },
+          idempotent: true,
+        });
+        last = { status, text };
+        return { items: body.ports, next: body.next };
+      },
+      markerOf: (port) => port.uuid,
+      repeated: (marker) =>
+        new IronicApiError(
+          last.status,
+          last.text,
+          `GET ${path}: pagination does not advance (marker ${marker} repeated)`,
+        ),
+    });
   }
 
   /** Creates a port. Not retried: callers look the MAC up first, and read it again after a 409. */
