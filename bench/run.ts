@@ -17,6 +17,7 @@
  * 12. the SLURM agent's cycle for 10,000 nodes vs the bare list + one push (slurm.ts)
  * 13. a health-status agent cycle for 10,000 devices on a real Prometheus vs the bare rule queries (health.ts)
  * 15. the inventory snapshot of 50,000 devices vs the device list pages, time and hub RSS (feed-snapshot.ts)
+ * 20. feed catch-up: 100,000 of 200,006 events from position 0, raw and through the hub client, vs bare SQL (feed.ts)
  * 16. Ironic enrolment through the redfish driver and test BMCs vs fake-hardware (redfish.ts)
  * 17. the Matrix connector: records/s from the feed to Kusto acknowledgements, and commit -> ack
  *     latency at a steady 100 changes/s, vs bare feed reads (connector.ts)
@@ -25,7 +26,7 @@
  * 14. soak: two replicas under mixed agent and caller load for BENCH_SOAK_S (soak.ts; only on its own)
  *
  * `npm run bench -- <suite> [<suite> …]` runs those parts (start, built, sites, devices, ironic, netbox, slurm,
- * reflections, jobs, redfish, health, fuzz, feed-snapshot, connector, fleetctl, web, soak); with none, every
+ * reflections, jobs, redfish, health, fuzz, feed-snapshot, feed, connector, fleetctl, web, soak); with none, every
  * part but the soak, each to its end: a failed part is reported and the others still run, and the exit
  * status is 1 if any failed. `BENCH_SMOKE=1`: tiny sizes (bench/config.ts), the soak included.
  */
@@ -46,6 +47,7 @@ import { builtVsTsx } from "./built.ts";
 import { soak } from "./soak.ts";
 import { fuzzRun } from "./fuzz.ts";
 import { feedSnapshot } from "./feed-snapshot.ts";
+import { feedCatchUp } from "./feed.ts";
 import { connectorBench } from "./connector.ts";
 import { fleetctlBench } from "./fleetctl.ts";
 import { webBench } from "./web.ts";
@@ -421,6 +423,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   health: () => healthCycle(report),
   fuzz: () => fuzzRun(report),
   "feed-snapshot": () => feedSnapshot(report),
+  feed: () => feedCatchUp(report),
   connector: () => connectorBench(report),
   fleetctl: () => fleetctlBench(report),
   web: () => webBench(report),

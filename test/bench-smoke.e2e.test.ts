@@ -25,6 +25,7 @@ const SUITES = [
   "health",
   "fuzz",
   "feed-snapshot",
+  "feed",
   "connector",
   "fleetctl",
   "web",
@@ -59,11 +60,12 @@ describe("the benchmarks in smoke mode", () => {
       const { code, out } = await bench({});
       expect(results(out), out.slice(-4000)).toEqual(Object.fromEntries(SUITES.map((s) => [s, "ok"])));
       expect(code).toBe(0);
-      expect(out).toMatch(/^17 passed, 0 failed$/m);
+      expect(out).toMatch(/^18 passed, 0 failed$/m);
       // The checks that make a comparison honest ran (each suite prints what it checked).
       expect(out).toContain("the same bytes (checked)");
       expect(out).toContain("same devices (checked)");
       expect(out).toContain("same rows as the hub's (checked)");
+      expect(out).toContain("the same events (checked)");
       expect(out).toMatch(/smoke mode: tiny sizes/);
     },
   );

@@ -44,6 +44,7 @@ import { registerDevices } from "./modules/devices/routes.ts";
 import { createDeviceService } from "./modules/devices/service.ts";
 import { FeedNotifier } from "./modules/feed/notifier.ts";
 import { feedRepo } from "./modules/feed/repo.ts";
+import { FeedSequencer } from "./modules/feed/sequencer.ts";
 import { registerFeedMetrics } from "./modules/feed/metrics.ts";
 import { FeedRetention } from "./modules/feed/retention.ts";
 import { registerFeed } from "./modules/feed/routes.ts";
@@ -371,7 +372,8 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     });
 
   const notifier = new FeedNotifier(listener);
-  notifier.onNotify = () => feedRepo.sequence(prisma);
+  const sequencer = new FeedSequencer({ prisma, repo: feedRepo, log: app.log });
+  notifier.onNotify = () => sequencer.run();
   app.addHook("preClose", async () => notifier.close());
   const snapshots = createSnapshotService({
     prisma,
@@ -385,7 +387,10 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
     maxConcurrent: deps.snapshotMaxConcurrent ?? Math.max(1, Math.floor((deps.pool?.options.max ?? 10) / 4)),
     stallMs: deps.snapshotStallMs ?? 60_000,
   });
-  registerFeed(app, { service: createFeedService({ prisma, repo: feedRepo, notifier }), snapshots });
+  registerFeed(app, {
+    service: createFeedService({ prisma, pool: deps.pool, repo: feedRepo, sequencer, notifier }),
+    snapshots,
+  });
   registerFeedMetrics(registry, prisma, feedRepo);
   const retention = new FeedRetention({
     prisma,

@@ -186,6 +186,16 @@ export async function prismaQuery<T>(db: Db, sql: string, ...params: unknown[]):
   return { rows: [], count: await db.$executeRawUnsafe(sql, ...params) };
 }
 
+/**
+ * A read through `pool` as a named (prepared) statement when the hub has its pool: planned
+ * once per connection (a device list's or feed page's statement costs more to plan than to run),
+ * and without Prisma's mapping of every value of a raw result (a feed page's 2.7 MB of text). Through Prisma otherwise.
+ */
+export async function pooledRead<R>(db: Db, pool: pg.Pool | undefined, name: string, text: string, values: unknown[]) {
+  if (pool) return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows as R[];
+  return (await prismaQuery<R>(db, text, ...values)).rows;
+}
+
 export function createDatabase(connectionString: string, opts: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString,

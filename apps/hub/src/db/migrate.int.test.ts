@@ -87,6 +87,39 @@ it("feed data and audit diffs written as jsonb read back the same as json, and a
   }
 });
 
+it("feed data converted from jsonb is rewritten compact: a page sends the bytes JSON.stringify of the parsed data wrote", async () => {
+  const db = await databaseBefore("1765100000000_feed_compact_json.sql");
+  try {
+    const c = db.client;
+    const data = {
+      slug: "old",
+      name: 'Old "quoted", \\ é: 🛰️',
+      nested: { list: [1, null, "x, y", { "k: v": [] }], empty: {}, none: [] },
+      n: 12.5,
+    };
+    // As 1764900000000 left an event written as jsonb: jsonb's text, spaced.
+    await c.query(
+      `INSERT INTO inventory_events (type, resource_type, resource_id, data)
+         VALUES ('site.updated', 'site', 'old', ($1::jsonb)::json), ('site.updated', 'site', 'new', $2::json)`,
+      [JSON.stringify(data), JSON.stringify({ note: 'already compact, with ", " and ": " inside' })],
+    );
+    const spaced = await c.query<{ t: string }>(
+      "SELECT data::text AS t FROM inventory_events WHERE resource_id = 'old'",
+    );
+    expect(spaced.rows[0]!.t).toContain('": ');
+    await db.migrate();
+    const { rows } = await c.query<{ id: string; t: string }>(
+      "SELECT resource_id AS id, data::text AS t FROM inventory_events ORDER BY seq",
+    );
+    expect(rows).toEqual([
+      { id: "old", t: JSON.stringify(JSON.parse(spaced.rows[0]!.t)) },
+      { id: "new", t: JSON.stringify({ note: 'already compact, with ", " and ": " inside' }) },
+    ]);
+  } finally {
+    await db.drop();
+  }
+});
+
 it("observation times move to device_observations with their values; every device gets its row, and loses it with the device", async () => {
   const db = await databaseBefore("1764900002000_device_observations.sql");
   try {

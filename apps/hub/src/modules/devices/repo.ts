@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { Conflict, type DeviceBurnInFilter, type DeviceListQuery, type OperationalStatus } from "@fm/domain";
-import { directPrepared, directQuery, prismaQuery, type Db } from "../../db/client.ts";
+import { directPrepared, directQuery, pooledRead, type Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, bulkRows, snakeCase } from "../../db/bulk.ts";
 import { translateConstraintErrors } from "../../db/constraint-errors.ts";
@@ -369,20 +369,10 @@ export type DeviceJsonRow = ObservedColumns &
     tail: string;
   };
 
-/**
- * A read through `pool` as a named (prepared) statement when the hub has its pool: planned
- * once per connection (the list's statement costs more to plan than to run), and without
- * Prisma's mapping of every value of a raw result. Through Prisma otherwise.
- */
-async function readOnly<R>(db: Db, pool: pg.Pool | undefined, name: string, text: string, values: unknown[]) {
-  if (pool) return (await pool.query<R & pg.QueryResultRow>({ name, text, values })).rows as R[];
-  return (await prismaQuery<R>(db, text, ...values)).rows;
-}
-
 /** JSON_ROWS of these devices in the order of `ids`. */
 async function jsonRowsInOrder(db: Db, pool: pg.Pool | undefined, ids: string[]): Promise<DeviceJsonRow[]> {
   if (!ids.length) return [];
-  const rows = await readOnly<DeviceJsonRow>(db, pool, "devices-json-rows", JSON_ROWS, [ids]);
+  const rows = await pooledRead<DeviceJsonRow>(db, pool, "devices-json-rows", JSON_ROWS, [ids]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -452,7 +442,7 @@ export const deviceRepo = {
       ...(afterId !== undefined ? [afterId] : []),
       limit + 1,
     ];
-    const rows = await readOnly<R & { siteId: string | null; count: number }>(
+    const rows = await pooledRead<R & { siteId: string | null; count: number }>(
       db,
       pool,
       `devices-${columns}-page-${site ? ("id" in site ? "site-id" : "site-slug") : "fleet"}-${afterId === undefined ? "first" : "after"}`,

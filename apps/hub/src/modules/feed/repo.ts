@@ -17,19 +17,21 @@
  * An event becomes visible to the sequencer only once its transaction has committed, and
  * every position it gives is greater than every position given before, so a reader that has
  * seen position P can only ever find new events above P: nothing is skipped, and positions are
- * contiguous. Readers run the sequencer before reading, and the hub runs it whenever a writer
- * commits (NOTIFY from a trigger), so positions appear within milliseconds.
+ * contiguous. The hub runs the sequencer whenever a writer commits (NOTIFY from a trigger), and a
+ * reader whose page finds committed events still unpositioned runs it and reads again, so
+ * positions appear within milliseconds and a reader sees every change committed before it asked.
  *
  * Retention: the purge deletes a prefix of positions (never a hole) and, in the same
  * transaction, raises `inventory_feed_state.purged_through` to the last position it deleted.
  * The sequencer continues above max(position, purged_through), so positions are never reused
- * even when every event was purged. A reader checks `purged_through` AFTER reading its page: if
- * its cursor is still at or above it then, nothing after the cursor had been purged when it read.
+ * even when every event was purged. A reader reads `purged_through` in its page's own statement
+ * (one snapshot): if its cursor is at or above it there, nothing after the cursor had been purged
+ * from what the page read.
  */
 import type pg from "pg";
 import type { InventoryEvent } from "@fm/domain";
 import { bulkInsert } from "../../db/bulk.ts";
-import type { Db, PrismaClient } from "../../db/client.ts";
+import { pooledRead, type Db, type PrismaClient } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 
 /** Advisory-lock key of the feed sequencer (ASCII "fmfeedsq"). */
@@ -50,14 +52,42 @@ export const SEQUENCE_SQL = Prisma.sql`
    WHERE e.seq = todo.seq`;
 export const HEAD_QUERY = Prisma.sql`SELECT (${HEAD_SQL})::text AS head`;
 
+/** inventory_feed_state's purged_through (0: nothing purged yet). */
+const PURGED_SQL = `coalesce((SELECT purged_through FROM inventory_feed_state WHERE id = 1), 0)`;
+/** An event as the feed represents it (toInventoryEvent), as compact JSON text. */
+const EVENT_JSON = `(SELECT row_to_json(o) FROM (SELECT e.position::text AS "position", e.type, e.resource_type AS "resourceType",
+         e.resource_id AS "resourceId", e.site_id AS "siteId", e.data, e.request_id AS "requestId",
+         to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt") o)::text`;
+/**
+ * readPageJson's statement: $1 after, $2 limit (, $3 site ids). `pending` is the sequencer's
+ * pre-check, asked in the same statement so that a page costs one round trip when nothing waits.
+ */
+const pageSql = (siteFilter: string) => `
+  WITH page AS (
+         SELECT e.position, ${EVENT_JSON} AS j FROM inventory_events e
+          WHERE e.position > $1::bigint${siteFilter}
+          ORDER BY e.position LIMIT $2)
+  SELECT (${HEAD_SQL.text})::text AS head, (${PURGED_SQL})::text AS purged,
+         EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS pending,
+         (SELECT count(*) FROM page)::int AS n, (SELECT max(position) FROM page)::text AS last,
+         (SELECT string_agg(j, ',' ORDER BY position) FROM page) AS items`;
+const PAGE_SQL = pageSql("");
+const PAGE_OF_SITES_SQL = pageSql(" AND (e.site_id = ANY($3::uuid[]) OR e.site_id IS NULL)");
+interface FeedPageRow {
+  head: string;
+  purged: string;
+  pending: boolean;
+  n: number;
+  last: string | null;
+  items: string | null;
+}
+
 /** An event to append: its data is exactly its type's (packages/domain feed.ts). */
 export type NewInventoryEvent = InventoryEvent extends infer E
   ? E extends InventoryEvent
     ? Omit<E, "position" | "occurredAt">
     : never
   : never;
-
-export type StoredInventoryEvent = Omit<Prisma.InventoryEventGetPayload<object>, "position"> & { position: bigint };
 
 export const feedRepo = {
   /** Appends events inside the caller's transaction: they commit, or vanish, with the change. */
@@ -84,16 +114,34 @@ export const feedRepo = {
     );
   },
 
-  /** Gives positions to committed, unpositioned events. Returns how many it positioned. */
-  async sequence(prisma: PrismaClient): Promise<number> {
-    const pending = await prisma.$queryRaw<
-      { any: boolean }[]
-    >`SELECT EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS any`;
-    if (!pending[0]?.any) return 0;
+  /**
+   * Gives positions to committed, unpositioned events. Returns how many it positioned. With
+   * `pending`, the caller has just seen that some wait (a page's statement says so): the
+   * pre-check, which spares the lock's transaction when there are none, is skipped.
+   */
+  async sequence(prisma: PrismaClient, opts: { pending?: boolean } = {}): Promise<number> {
+    if (!opts.pending) {
+      const pending = await prisma.$queryRaw<
+        { any: boolean }[]
+      >`SELECT EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS any`;
+      if (!pending[0]?.any) return 0;
+    }
     return prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)`;
       return tx.$executeRaw(SEQUENCE_SQL);
     });
+  },
+
+  /**
+   * Refreshes the planner's statistics of the event table. Taken while a bulk write's events
+   * were still unpositioned (a first load, the demo seed, a restore), they say most events have
+   * no position: PostgreSQL then plans "is any event unpositioned?" and the sequencer's own
+   * search as a scan of every event (284 ms a page at 200,000) instead of the partial index of
+   * the unpositioned ones, which is empty. Autovacuum gets there eventually; the sequencer calls
+   * this after positioning a large batch.
+   */
+  async analyze(db: Db): Promise<void> {
+    await db.$executeRawUnsafe("ANALYZE inventory_events");
   },
 
   /** The highest position given so far (0: none yet). */
@@ -102,31 +150,36 @@ export const feedRepo = {
     return BigInt(rows[0]!.head);
   },
 
-  /** The highest position purged by retention (0: none): a cursor below it has missed events. */
-  async purgedThrough(db: Db): Promise<bigint> {
-    const state = await db.inventoryFeedState.findUnique({ where: { id: 1 }, select: { purgedThrough: true } });
-    return state?.purgedThrough ?? 0n;
-  },
-
   /**
-   * Events after `after` up to `upTo`, in position order; with `siteIds`, only those sites'
-   * events and events of no site (roles, types, settings).
+   * A page of the feed as the reader gets it, in one statement (one snapshot): the events after
+   * `after` in position order (with `siteIds`, only those sites' events and events of no site:
+   * roles, types, settings), each as its JSON text, joined, with the head, `purged_through` and
+   * whether committed events still wait for a position, all as of that snapshot.
+   *
+   * One snapshot is what the three separate reads only approximated: every position up to the
+   * head is given in it (the sequencer gives contiguous positions in one transaction), so the
+   * page is final up to the head; and its `purged_through` is the one that applies to this very
+   * page. The JSON is PostgreSQL's (row_to_json is compact, `data` is `json` and is copied as
+   * it was written, JSON.stringify's text): the bytes JSON.stringify(toInventoryEvent(row))
+   * writes, without a row object, a Date or a re-serialisation per event in the hub (a test
+   * holds the two together).
    */
-  async readAfter(
-    db: Db,
-    after: bigint,
-    limit: number,
-    opts: { upTo?: bigint; siteIds?: string[] } = {},
-  ): Promise<StoredInventoryEvent[]> {
-    const rows = await db.inventoryEvent.findMany({
-      where: {
-        position: { gt: after, ...(opts.upTo !== undefined ? { lte: opts.upTo } : {}) },
-        ...(opts.siteIds ? { OR: [{ siteId: { in: opts.siteIds } }, { siteId: null }] } : {}),
-      },
-      orderBy: { position: "asc" },
-      take: limit,
-    });
-    return rows.map((r) => ({ ...r, position: r.position! }));
+  async readPageJson(db: Db, pool: pg.Pool | undefined, after: bigint, limit: number, siteIds?: string[]) {
+    const [row] = siteIds
+      ? await pooledRead<FeedPageRow>(db, pool, "feed-page-sites", PAGE_OF_SITES_SQL, [
+          after.toString(),
+          limit,
+          siteIds,
+        ])
+      : await pooledRead<FeedPageRow>(db, pool, "feed-page", PAGE_SQL, [after.toString(), limit]);
+    return {
+      head: BigInt(row!.head),
+      purgedThrough: BigInt(row!.purged),
+      pending: row!.pending,
+      count: Number(row!.n),
+      last: row!.last === null ? undefined : BigInt(row!.last),
+      itemsJson: row!.items ?? "",
+    };
   },
 
   /**

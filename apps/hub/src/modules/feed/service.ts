@@ -1,31 +1,14 @@
-import {
-  FEED_CURSOR_EXPIRED,
-  INVENTORY_SNAPSHOT_PATH,
-  type FeedPage,
-  type FeedQuery,
-  type InventoryEvent,
-} from "@fm/domain";
+import type pg from "pg";
+import { FEED_CURSOR_EXPIRED, INVENTORY_SNAPSHOT_PATH, type FeedQuery } from "@fm/domain";
 import { Gone, NotFound } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import { siteRepo } from "../sites/repo.ts";
-import type { FeedRepo, StoredInventoryEvent } from "./repo.ts";
+import type { FeedRepo } from "./repo.ts";
 import type { FeedNotifier } from "./notifier.ts";
+import type { FeedSequencer } from "./sequencer.ts";
 
 /** While long-polling, re-check at least this often even without a notification. */
 const RECHECK_MS = 500;
-
-/** Events are stored as their writers typed them (see the change recorder). */
-export const toInventoryEvent = (e: StoredInventoryEvent): InventoryEvent =>
-  ({
-    position: e.position.toString(),
-    type: e.type,
-    resourceType: e.resourceType,
-    resourceId: e.resourceId,
-    siteId: e.siteId,
-    data: e.data,
-    requestId: e.requestId,
-    occurredAt: e.occurredAt.toISOString(),
-  }) as InventoryEvent;
 
 const expired = (after: bigint, purgedThrough: bigint) =>
   new Gone(
@@ -39,48 +22,55 @@ const ahead = (after: bigint, head: bigint) =>
     `Position ${after} is beyond this feed's head (${head}): the cursor was not given by this feed (a restored database, another hub). Read the inventory snapshot at ${INVENTORY_SNAPSHOT_PATH} and continue the feed from its position.`,
   );
 
-async function sequencedHead(prisma: PrismaClient, repo: FeedRepo): Promise<bigint> {
-  await repo.sequence(prisma);
+async function sequencedHead(prisma: PrismaClient, sequencer: FeedSequencer, repo: FeedRepo): Promise<bigint> {
+  await sequencer.run();
   return repo.head(prisma);
 }
 
 export function createFeedService({
   prisma,
+  pool,
   repo,
+  sequencer,
   notifier,
 }: {
   prisma: PrismaClient;
+  /** The hub's pool: pages are read as named statements (through Prisma without it). */
+  pool?: pg.Pool;
   repo: FeedRepo;
+  sequencer: FeedSequencer;
   notifier: FeedNotifier;
 }) {
   return {
-    async read(query: FeedQuery, signal?: AbortSignal): Promise<FeedPage> {
+    /** A page (FeedPage) as its JSON text: built by PostgreSQL, sent as it comes (see repo.ts). */
+    async readJson(query: FeedQuery, signal?: AbortSignal): Promise<string> {
       // `latest`: from the head as it is now (a tail that shows only what comes next).
-      const after = query.after === "latest" ? await sequencedHead(prisma, repo) : BigInt(query.after);
+      const after = query.after === "latest" ? await sequencedHead(prisma, sequencer, repo) : BigInt(query.after);
       // Unknown slugs are refused rather than read as "no events": a typo would look like quiet.
       const siteIds = query.site.length ? await feedSiteIdsOf(prisma, repo, query.site) : undefined;
       const deadline = Date.now() + query.wait * 1000;
       for (;;) {
-        await repo.sequence(prisma);
-        // Read the head first: every position up to it is given, so the page below it is final.
-        const head = await repo.head(prisma);
-        const events = await repo.readAfter(prisma, after, query.limit, { upTo: head, siteIds });
-        // Checked after reading (see repo.ts): still at or above purged_through, nothing was missed.
-        const purgedThrough = await repo.purgedThrough(prisma);
+        let page = await repo.readPageJson(prisma, pool, after, query.limit, siteIds);
+        // Committed events wait for a position (their commit's notification is still on its way,
+        // or was lost): give them theirs and read again, so a reader sees every change committed
+        // before it asked. The statement says so itself: no pre-check round trip per page.
+        if (page.pending) {
+          await sequencer.run({ pending: true });
+          page = await repo.readPageJson(prisma, pool, after, query.limit, siteIds);
+        }
+        const { head, purgedThrough } = page;
+        // Read in the page's snapshot (see repo.ts): at or above purged_through, nothing was missed.
         if (after < purgedThrough) throw expired(after, purgedThrough);
         // Positions only grow, so a cursor above the head was never given by this feed (a
         // database restored from a backup, another hub): waiting would skip what lies between.
         if (after > head) throw ahead(after, head);
-        const full = events.length === query.limit;
+        const full = page.count === query.limit;
         // A filtered reader moves past the other sites' events too; its head is everyone's.
-        const nextAfter = full ? events[events.length - 1]!.position : head > after ? head : after;
+        const nextAfter = full ? page.last! : head > after ? head : after;
         const remaining = deadline - Date.now();
         if (nextAfter > after || remaining <= 0 || signal?.aborted || notifier.closed) {
-          return {
-            items: events.map(toInventoryEvent),
-            nextAfter: nextAfter.toString(),
-            head: head.toString(),
-          };
+          // FeedPageSchema's members in its order, as JSON.stringify of the page wrote them.
+          return `{"items":[${page.itemsJson}],"nextAfter":"${nextAfter}","head":"${head}"}`;
         }
         await notifier.wait(Math.min(remaining, RECHECK_MS), signal);
       }
