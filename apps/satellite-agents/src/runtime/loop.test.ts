@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { HubApiError } from "@fm/clients";
-import { Loop, LoopGaveUp } from "./loop.ts";
+import { Loop, LoopGaveUp, hubReason } from "./loop.ts";
 import { createAgentMetrics } from "./metrics.ts";
 import { reflector } from "./reflector.ts";
 import { metricValue } from "./testing.ts";
@@ -215,5 +215,31 @@ describe("what a hub outage does to a loop: its policy", () => {
     expect(s.lines.at(-1)!.msg).toBe("reflector cycle failed (3/3)");
     expect(s.loop.ageSeconds(s.clock())).toBe((s.clock() - s.pushed[0]!.at) / 1000);
     expect(s.loop.ageSeconds(s.clock())).toBeGreaterThan((s.clock() - s.listedAt.at(-1)!) / 1000);
+  });
+});
+
+describe("hubReason: a failed hub call's reason, from the clients' status table", () => {
+  it.each([
+    [401, "hub_unauthorized"],
+    [403, "hub_unauthorized"],
+    [409, "hub_conflict"],
+    [429, "hub_unavailable"],
+    [500, "hub_unavailable"],
+    [503, "hub_unavailable"],
+    [400, "hub_rejected"],
+    [404, "hub_rejected"],
+    [422, "hub_rejected"],
+  ])("a hub %i is %s", (status, reason) => {
+    expect(hubReason(new HubApiError(status, undefined, `hub ${status}`))).toBe(reason);
+  });
+
+  it("no answer is hub_unavailable; a refused token grant is the hub answering", () => {
+    expect(hubReason(new Error("fetch failed"))).toBe("hub_unavailable");
+    expect(hubReason(Object.assign(new Error("invalid_client"), { status: 401, error: "invalid_client" }))).toBe(
+      "hub_unauthorized",
+    );
+    expect(hubReason(Object.assign(new Error("invalid_request"), { status: 400, error: "invalid_request" }))).toBe(
+      "hub_rejected",
+    );
   });
 });
