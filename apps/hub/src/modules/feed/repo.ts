@@ -59,27 +59,29 @@ const EVENT_JSON = `(SELECT row_to_json(o) FROM (SELECT e.position::text AS "pos
          e.resource_id AS "resourceId", e.site_id AS "siteId", e.data, e.request_id AS "requestId",
          to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt") o)::text`;
 /**
- * readPageJson's statement: $1 after, $2 limit (, $3 site ids). `pending` is the sequencer's
- * pre-check, asked in the same statement so that a page costs one round trip when nothing waits.
+ * readPageJson's statement: $1 after, $2 limit (, $3 site ids). One row per event in position
+ * order, each with the page's head, purged_through and `pending` (the sequencer's pre-check, asked
+ * in the same statement so that a page costs one round trip when nothing waits); one row without
+ * an event when the page is empty. The events' texts are joined by the hub: string_agg of a
+ * page's 2.7 MB in PostgreSQL took twice as long as sending its rows (20 against 11 ms a page).
  */
 const pageSql = (siteFilter: string) => `
-  WITH page AS (
+  SELECT m.head, m.purged, m.pending, p.position::text AS position, p.j
+    FROM (SELECT (${HEAD_SQL.text})::text AS head, (${PURGED_SQL})::text AS purged,
+                 EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS pending) m
+    LEFT JOIN LATERAL (
          SELECT e.position, ${EVENT_JSON} AS j FROM inventory_events e
           WHERE e.position > $1::bigint${siteFilter}
-          ORDER BY e.position LIMIT $2)
-  SELECT (${HEAD_SQL.text})::text AS head, (${PURGED_SQL})::text AS purged,
-         EXISTS (SELECT 1 FROM inventory_events WHERE position IS NULL) AS pending,
-         (SELECT count(*) FROM page)::int AS n, (SELECT max(position) FROM page)::text AS last,
-         (SELECT string_agg(j, ',' ORDER BY position) FROM page) AS items`;
+          ORDER BY e.position LIMIT $2) p ON true
+   ORDER BY p.position`;
 const PAGE_SQL = pageSql("");
 const PAGE_OF_SITES_SQL = pageSql(" AND (e.site_id = ANY($3::uuid[]) OR e.site_id IS NULL)");
 interface FeedPageRow {
   head: string;
   purged: string;
   pending: boolean;
-  n: number;
-  last: string | null;
-  items: string | null;
+  position: string | null;
+  j: string | null;
 }
 
 /** An event to append: its data is exactly its type's (packages/domain feed.ts). */
@@ -165,20 +167,22 @@ export const feedRepo = {
    * holds the two together).
    */
   async readPageJson(db: Db, pool: pg.Pool | undefined, after: bigint, limit: number, siteIds?: string[]) {
-    const [row] = siteIds
+    const rows = siteIds
       ? await pooledRead<FeedPageRow>(db, pool, "feed-page-sites", PAGE_OF_SITES_SQL, [
           after.toString(),
           limit,
           siteIds,
         ])
       : await pooledRead<FeedPageRow>(db, pool, "feed-page", PAGE_SQL, [after.toString(), limit]);
+    const meta = rows[0]!;
+    const events = meta.j === null ? [] : rows;
     return {
-      head: BigInt(row!.head),
-      purgedThrough: BigInt(row!.purged),
-      pending: row!.pending,
-      count: Number(row!.n),
-      last: row!.last === null ? undefined : BigInt(row!.last),
-      itemsJson: row!.items ?? "",
+      head: BigInt(meta.head),
+      purgedThrough: BigInt(meta.purged),
+      pending: meta.pending,
+      count: events.length,
+      last: events.length ? BigInt(events[events.length - 1]!.position!) : undefined,
+      itemsJson: events.map((r) => r.j).join(","),
     };
   },
 
