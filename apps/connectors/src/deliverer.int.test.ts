@@ -40,6 +40,7 @@ async function setup(
     poison?: boolean | "all" | ((r: InventoryRecord) => boolean);
     mappingName?: string;
     entraSecret?: string;
+    idleMs?: number;
   } = {},
 ) {
   const name = `matrix-t${++n}`;
@@ -56,17 +57,24 @@ async function setup(
   await receiver.up();
   const store = new QueueStore(dbh.pool, name);
   await store.commitSnapshot({ position: "0", head: "0", records: [] });
-  const events = Array.from({ length: changes }, (_, i) => {
-    const d = devices[i % devices.length]!;
-    return event(i + 1, "device.updated", { ...d, version: 10 + i }, sin1.id);
-  });
   const ctx = { connector: name, siteIds: new Set([sin1.id]) };
-  await store.commitPage({
-    after: "0",
-    nextAfter: String(changes),
-    head: String(changes),
-    records: events.flatMap((e) => recordsOfEvent(e, ctx)),
-  });
+  /** Commits the next `n` device changes as one feed page. */
+  let position = 0;
+  const commit = async (n: number) => {
+    const events = Array.from({ length: n }, (_, i) => {
+      const d = devices[(position + i) % devices.length]!;
+      return event(position + i + 1, "device.updated", { ...d, version: 10 + position + i }, sin1.id);
+    });
+    const after = position;
+    position += n;
+    await store.commitPage({
+      after: String(after),
+      nextAfter: String(position),
+      head: String(position),
+      records: events.flatMap((e) => recordsOfEvent(e, ctx)),
+    });
+  };
+  await commit(changes);
   const metrics = createConnectorMetrics(name, { stats: () => store.stats(), lag: () => ({ events: 0, seconds: 0 }) });
   const tokens = new EntraTokenSource({
     authority: receiver.url,
@@ -93,13 +101,13 @@ async function setup(
     backoffMaxMs: 200,
     metrics,
     log: pino({ level: "silent" }),
-    idleMs: 50,
+    idleMs: opts.idleMs ?? 50,
   });
   const start = () => {
     const stop = new AbortController();
     run = { stop, done: deliverer.run(stop.signal) };
   };
-  return { store, metrics, tokens, start, name };
+  return { store, metrics, tokens, start, name, deliverer, commit };
 }
 
 const until = async (what: () => boolean | Promise<boolean>, ms = 10_000) => {
@@ -247,6 +255,27 @@ describe("the Entra ID token", () => {
 });
 
 describe("the queue", () => {
+  it("a wake-up that comes while it is finding the queue empty is not lost: it looks again instead of idling", async () => {
+    // An idle timer longer than the test: only the wake-up can get these records delivered.
+    const t = await setup(0, { idleMs: 600_000 });
+    const next = t.store.next.bind(t.store);
+    let raced = false;
+    t.store.next = async (limit) => {
+      const batch = await next(limit);
+      if (!raced && batch.length === 0) {
+        // The reader commits and wakes the deliverer after its read saw nothing, before it idles.
+        raced = true;
+        await t.commit(5);
+        t.deliverer.wake();
+      }
+      return batch;
+    };
+    t.start();
+    await until(() => receiver.stored.size === 5);
+    expect(raced).toBe(true);
+    await until(async () => (await t.store.stats()).undelivered === 0);
+  });
+
   it("refuses to move a cursor that is no longer where the page was read from", async () => {
     const t = await setup(1);
     await expect(t.store.commitPage({ after: "0", nextAfter: "5", head: "5", records: [] })).rejects.toBeInstanceOf(
