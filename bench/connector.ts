@@ -129,6 +129,9 @@ export async function connectorBench(report: Report): Promise<void> {
       ENTRA_TENANT_ID: receiver.o.tenant,
       ENTRA_CLIENT_ID: receiver.o.clientId,
       ENTRA_CLIENT_SECRET_FILE: join(dir, "entra"),
+      // Diagnostics: the connector's log level and node flags (e.g. `--cpu-prof`) from the bench's environment.
+      ...(process.env.BENCH_CONNECTOR_LOG_LEVEL ? { LOG_LEVEL: process.env.BENCH_CONNECTOR_LOG_LEVEL } : {}),
+      ...(process.env.BENCH_CONNECTOR_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_CONNECTOR_NODE_OPTIONS } : {}),
     });
     const spawnedMs = performance.now() - t;
     await until(() => receiver.stored.size >= devices, 300_000, "every record delivered");
@@ -202,6 +205,9 @@ export async function connectorBench(report: Report): Promise<void> {
     );
   } finally {
     await connector?.stop();
+    // Diagnostics: the connector's log lines (JSON, one a line), for timestamps of its pages and deliveries.
+    if (process.env.BENCH_CONNECTOR_LOG_FILE && connector)
+      await writeFile(process.env.BENCH_CONNECTOR_LOG_FILE, connector.logs.map((l) => JSON.stringify(l)).join("\n"));
     await hub.stop();
     await receiver.down();
     await pool.end();
