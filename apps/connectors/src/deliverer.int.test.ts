@@ -255,6 +255,29 @@ describe("the Entra ID token", () => {
 });
 
 describe("the queue", () => {
+  it("gives a page's records back as committed, in the page's order, whatever their text holds", async () => {
+    const name = `matrix-t${++n}`;
+    const store = new QueueStore(dbh.pool, name);
+    await store.commitSnapshot({ position: "0", head: "0", records: [] });
+    const ctx = { connector: name, siteIds: new Set([sin1.id]) };
+    // Quotes, backslashes, an escaped control character, non-ASCII and a surrogate pair: what
+    // an array literal would have had to escape, in names that sort otherwise than the page.
+    const names = ['z "quoted" gpu', "y back\\slash\\", "x tab\there", "w gpü-Ω", "v 🚀 rack", "u plain"];
+    const events = names.map((nm, i) =>
+      event(i + 1, "device.updated", { ...device(sin1, nm), version: 10 + i }, sin1.id),
+    );
+    const records = events.flatMap((e) => recordsOfEvent(e, ctx));
+    await store.commitPage({ after: "0", nextAfter: "6", head: "6", records });
+    const queued = await store.next(100);
+    expect(queued.map((q) => q.record)).toEqual(records.map((r) => r.record));
+    expect(queued.map((q) => q.resourceKey)).toEqual(records.map((r) => r.resourceKey));
+    expect(queued.map((q) => q.recordId)).toEqual(records.map((r) => r.record.recordId));
+    // A page read again (a retry after a lost commit acknowledgement) queues nothing twice.
+    await store.commitSnapshot({ position: "0", head: "0", records: [] });
+    await store.commitPage({ after: "0", nextAfter: "6", head: "6", records });
+    expect((await store.next(100)).map((q) => q.seq)).toEqual(queued.map((q) => q.seq));
+  });
+
   it("a wake-up that comes while it is finding the queue empty is not lost: it looks again instead of idling", async () => {
     // An idle timer longer than the test: only the wake-up can get these records delivered.
     const t = await setup(0, { idleMs: 600_000 });

@@ -43,13 +43,18 @@ export interface QueueStats {
 /** Another writer moved the cursor (a second instance under the same name): stop, do not double-advance. */
 export class CursorMoved extends Error {}
 
+/**
+ * One statement per page (per CHUNK of a snapshot). The records travel as ONE JSON array text,
+ * not as a jsonb[] array literal: pg escapes every quote of every record into the literal and
+ * PostgreSQL parses it back, which took half of a 500-record page's commit (32 ms against 17 here).
+ */
 const INSERT = `
   INSERT INTO connector_queue (connector, record_id, resource_key, position, changed_at, record)
-  SELECT $1, r.id, r.key, r.pos, r.at, r.rec
-    FROM unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::jsonb[])
-         WITH ORDINALITY AS r(id, key, pos, at, rec, n)
+  SELECT $1, r.id, r.key, r.pos, r.at, j.rec::jsonb
+    FROM unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) WITH ORDINALITY AS r(id, key, pos, at, n)
+    JOIN json_array_elements($6::json) WITH ORDINALITY AS j(rec, n) USING (n)
    -- seq follows the page's order: that is the delivery order, so the order per device.
-   ORDER BY r.n
+   ORDER BY n
   ON CONFLICT (connector, record_id) DO NOTHING`;
 /** Rows per INSERT: bounded statements for a 50,000-device snapshot. */
 const CHUNK = 1000;
@@ -211,7 +216,7 @@ export class QueueStore {
         chunk.map((r) => r.resourceKey),
         chunk.map((r) => r.record.feedPosition),
         chunk.map((r) => r.record.changedAt),
-        chunk.map((r) => JSON.stringify(r.record)),
+        JSON.stringify(chunk.map((r) => r.record)),
       ]);
     }
   }
