@@ -133,6 +133,103 @@ describe("the feed reader", () => {
     head,
   });
 
+  /** Device changes at positions from + 1 … to, of sin1 as the reader knows it. */
+  const changes = (r: { sin1: ReturnType<typeof site> }, from: number, to: number): FeedPage["items"] =>
+    Array.from<unknown, FeedPage["items"][number]>({ length: to - from }, (_, i) =>
+      event(from + i + 1, "device.updated", { ...device(r.sin1, `gpu-${from + i}`), version: 1 }, r.sin1.id),
+    );
+  /** The queued records' feed positions, in queue (delivery) order. */
+  const queuedPositions = async (store: QueueStore) => (await store.next(1000)).map((q) => q.record.feedPosition);
+
+  it("reads the next page while the current one commits, and commits the pages one after another, in order", async () => {
+    const steps: ((after: string) => Promise<FeedPage>)[] = [];
+    const r = await scripted("matrix-read-ahead", ["10"], steps);
+    const commits: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((res) => (release = res));
+    const commitPage = r.store.commitPage.bind(r.store);
+    r.store.commitPage = async (p) => {
+      commits.push(`${p.after}->${p.nextAfter}`);
+      // The first page's commit waits until the test has seen the read ahead.
+      if (commits.length === 1) await held;
+      return commitPage(p);
+    };
+    try {
+      await until(async () => r.state.asked.length >= 1);
+      steps.push(
+        async () => page("12", "20", changes(r, 10, 12)),
+        async () => page("15", "20", changes(r, 12, 15)),
+        async () => page("20", "20", changes(r, 15, 20)),
+      );
+      // While the page 10 -> 12 is being committed, the page after 12 is already asked for...
+      await until(async () => r.state.asked.includes("12"));
+      expect(commits).toEqual(["10->12"]);
+      // ...and nothing of it is committed before the page it follows.
+      expect((await r.store.state())!.position).toBe("10");
+      expect(await queuedPositions(r.store)).toEqual([]);
+      release();
+      await until(async () => (await r.store.state())?.position === "20");
+      expect(commits).toEqual(["10->12", "12->15", "15->20"]);
+      expect(r.state.asked.slice(0, 4)).toEqual(["10", "12", "15", "20"]);
+      expect(await queuedPositions(r.store)).toEqual(["11", "12", "13", "14", "15", "16", "17", "18", "19", "20"]);
+    } finally {
+      release();
+      await r.stop();
+    }
+  });
+
+  it("a read ahead that fails is not taken: the reader reads again from the committed cursor", async () => {
+    const steps: ((after: string) => Promise<FeedPage>)[] = [];
+    const r = await scripted("matrix-read-ahead-fails", ["10"], steps);
+    try {
+      steps.push(
+        async () => page("12", "15", changes(r, 10, 12)),
+        // The read ahead, from 12 while 10 -> 12 commits: the hub answers 503.
+        async () => {
+          throw new HubApiError(503, undefined, "unavailable");
+        },
+        async (after) => page("15", "15", changes(r, Number(after), 15)),
+      );
+      await until(async () => (await r.store.state())?.position === "15");
+      // 12 twice: the failed read ahead, then the retry from the cursor the first page committed.
+      expect(r.state.asked.slice(0, 3)).toEqual(["10", "12", "12"]);
+      expect((await r.store.state())!.lastErrorClass).toBe("hub_unavailable");
+      expect(await queuedPositions(r.store)).toEqual(["11", "12", "13", "14", "15"]);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  it("a commit that fails drops the read ahead: the same page is read again from the committed cursor, queued once", async () => {
+    const steps: ((after: string) => Promise<FeedPage>)[] = [];
+    const r = await scripted("matrix-commit-fails", ["10"], steps);
+    const commitPage = r.store.commitPage.bind(r.store);
+    let failed = false;
+    r.store.commitPage = async (p) => {
+      if (!failed) {
+        failed = true;
+        throw new Error("connection terminated unexpectedly");
+      }
+      return commitPage(p);
+    };
+    try {
+      await until(async () => r.state.asked.length >= 1);
+      steps.push(
+        async () => page("12", "15", changes(r, 10, 12)),
+        // The read ahead from 12, answered while the commit of 10 -> 12 fails: never committed.
+        async () => page("15", "15", changes(r, 12, 15)),
+        // The page again from the cursor that stayed at 10, then the rest.
+        async () => page("12", "15", changes(r, 10, 12)),
+        async () => page("15", "15", changes(r, 12, 15)),
+      );
+      await until(async () => (await r.store.state())?.position === "15");
+      expect(r.state.asked.slice(0, 4)).toEqual(["10", "12", "10", "12"]);
+      expect(await queuedPositions(r.store)).toEqual(["11", "12", "13", "14", "15"]);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it("after a 410 it resnapshots, keeps the snapshot's position as its cursor, and goes on reading the feed from there", async () => {
     const sin1 = site("sin1");
     const d = device(sin1, "gpu-410");

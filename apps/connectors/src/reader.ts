@@ -7,6 +7,7 @@
  */
 import type { Logger } from "pino";
 import { FeedCursorExpiredError, HubApiError, backoffDelay, sleepUnlessAborted, type HubClient } from "@fm/clients";
+import type { FeedPage } from "@fm/domain";
 import type { ConnectorMetrics, FeedLag } from "./metrics.ts";
 import { describeError } from "./log.ts";
 import { CursorMoved, type Enqueue, type QueueStore } from "./queue/store.ts";
@@ -43,6 +44,13 @@ export class FeedReader {
   /** Last successful feed page or snapshot (this process). */
   private readAt: number;
   private readonly now: () => number;
+  /**
+   * The read of the page after the one being committed, started before that commit (one page
+   * ahead, as a Kafka consumer fetches): the hub's answer and the queue's commit overlap. It is
+   * used only when the cursor committed is the position it was read after; any failure (of the
+   * commit or of this read) drops it, and the next read starts from the committed cursor.
+   */
+  private ahead: { after: string; page: Promise<FeedPage> } | undefined;
 
   constructor(private readonly o: ReaderOptions) {
     this.now = o.now ?? Date.now;
@@ -82,6 +90,7 @@ export class FeedReader {
         await this.page();
         failures = 0;
       } catch (caught) {
+        this.ahead = undefined;
         if (signal.aborted) break;
         if (caught instanceof CursorMoved) throw caught;
         let err = caught;
@@ -107,15 +116,21 @@ export class FeedReader {
     }
   }
 
+  private read(after: string): Promise<FeedPage> {
+    return this.o.hub.readFeed({ after, limit: this.o.pageSize, wait: this.o.waitS, site: this.o.sites });
+  }
+
   private async page(): Promise<void> {
     const after = this.position!;
-    const page = await this.o.hub.readFeed({
-      after,
-      limit: this.o.pageSize,
-      wait: this.o.waitS,
-      site: this.o.sites,
-    });
+    const ahead = this.ahead?.after === after ? this.ahead.page : this.read(after);
+    this.ahead = undefined;
+    const page = await ahead;
     const records = page.items.flatMap((e) => recordsOfEvent(e, this.o.transform));
+    // The next page is read while this one commits. Its failure surfaces when it is awaited;
+    // until then it must not count as an unhandled rejection.
+    const next = { after: page.nextAfter, page: this.read(page.nextAfter) };
+    next.page.catch(() => {});
+    this.ahead = next;
     await this.o.store.commitPage({ after, nextAfter: page.nextAfter, head: page.head, records });
     this.position = page.nextAfter;
     this.head = BigInt(page.head) > BigInt(page.nextAfter) ? page.head : page.nextAfter;
