@@ -26,6 +26,12 @@ it("token requests: only refusals count, per (address, client id, secret), with 
   expect(rl.wait("nat", "agent", right, t0)).toBe(0); // but not for a secret that succeeded from it
   expect(rl.wait("nat", "agent", rl.fingerprint("guess"), t0)).toBe(60); // which exempts that secret only
   expect(rl.wait("nat", "id-new", rl.fingerprint("y"), t0 + 60_000)).toBe(0); // a new window
+  // Successes count for nothing: more of them than every cap, and neither the secret, its pair nor its address is limited.
+  const busy = rl.fingerprint("busy");
+  for (let i = 0; i < 2 * 4 + 1; i++) rl.succeeded("busy-host", "agent", busy, t0);
+  expect(rl.wait("busy-host", "agent", busy, t0)).toBe(0);
+  expect(rl.wait("busy-host", "agent", rl.fingerprint("new"), t0)).toBe(0);
+  expect(rl.wait("busy-host", "other", rl.fingerprint("new"), t0)).toBe(0);
 });
 
 it("a secret's fingerprint is short, keyed per process, and not the secret", () => {
