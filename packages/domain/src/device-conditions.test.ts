@@ -10,6 +10,7 @@ describe("deriveDeviceStatus: conditions", () => {
       obs({ operator: cordon, ironic: ironic(), slurm: slurm("IDLE"), health: health("ok") }),
     ]) {
       const { conditions } = derive(o);
+      expect(conditions).toHaveLength(6);
       expect(conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES]);
       for (const c of conditions) {
         expect(ConditionSchema.parse(c)).toEqual(c);

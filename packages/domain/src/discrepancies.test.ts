@@ -84,10 +84,16 @@ describe("site silence", () => {
   });
 
   it("is silent strictly after the window, never negative, sorted by source", () => {
-    const sources = siteSources([pushed("slurm", 15), pushed("netbox", 16), pushed("health", -1)], now, window);
+    // At the window exactly: not silent; one millisecond after it (still 900 whole seconds): silent.
+    const sources = siteSources(
+      [pushed("slurm", 15), pushed("prometheus", 15 + 1 / 60_000), pushed("netbox", 16), pushed("health", -1)],
+      now,
+      window,
+    );
     expect(sources.map((s) => [s.source, s.silenceSeconds, s.silent])).toEqual([
       ["health", 0, false],
       ["netbox", 960, true],
+      ["prometheus", 900, true],
       ["slurm", 900, false],
     ]);
   });

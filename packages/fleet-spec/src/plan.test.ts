@@ -210,5 +210,8 @@ describe("quota demand", () => {
       "compute.disk.count": 3,
     });
     expect(reserved["vpc.network.count"]).toBeUndefined();
+    // Only the GPU quota: every other line is the same as without the reservation.
+    const { "compute.instance.gpu.h200": _gpus, ...rest } = names([]);
+    expect(reserved).toEqual(rest);
   });
 });

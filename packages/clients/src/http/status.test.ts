@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { isOutage, statusClass, type SourceName, type StatusClass } from "./status.ts";
 
-const SOURCES: SourceName[] = ["hub", "ironic", "nova", "netbox", "slurm", "prometheus", "keystone", "oauth"];
+/** Every source: a Record over SourceName, so a source added to the type and not here fails to compile. */
+const EVERY_SOURCE: Record<SourceName, true> = {
+  hub: true,
+  ironic: true,
+  nova: true,
+  netbox: true,
+  slurm: true,
+  prometheus: true,
+  keystone: true,
+  oauth: true,
+};
+const SOURCES = Object.keys(EVERY_SOURCE) as SourceName[];
 
 describe("statusClass: the one table", () => {
   it.each<[number, StatusClass, boolean]>([
