@@ -11,6 +11,7 @@ import {
   filterFingerprint,
 } from "./cursor.ts";
 import { SiteCreateSchema, SitePatchSchema } from "./sites.ts";
+import { DEVICE_SORTS } from "./devices.ts";
 
 describe("cursors", () => {
   it("round-trip an id and are opaque URL-safe text", () => {
@@ -111,6 +112,10 @@ describe("list cursors (sorted lists)", () => {
     const idOrder = { sort: "id", filters: filterFingerprint({}) };
     expect(decodeListCursor(encodeCursor(id), idOrder)).toEqual({ after: id });
     expect(() => decodeListCursor(encodeCursor(id), byName)).toThrow(BadRequest);
+    // Every other order, ascending or descending, with or without filters.
+    for (const sort of DEVICE_SORTS)
+      for (const filters of [idOrder.filters, byName.filters])
+        expect(() => decodeListCursor(encodeCursor(id), { sort, filters }), sort).toThrow(BadRequest);
   });
 
   it.each(["", "garbage", encodeBase64Url('{"after":"x"}'), encodeBase64Url(`{"after":"${id}","s":"-name","v":3}`)])(
