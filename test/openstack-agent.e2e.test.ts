@@ -83,10 +83,17 @@ describe("OpenStack agent against two real Ironic services", () => {
     await sta.waitForLog((l) => l.msg === "reflector cycle done" && l.store === "ironic-nodes-overcloud");
     expect(sta.logs.some((l) => l.msg === "Starting reflector for Ironic instance 'undercloud'")).toBe(false);
     expect(e.decoy.hits).toBe(0);
+    // Not at setup, and not later: still nothing after two more full cycles (at least 2 intervals)
+    // and after the agent stopped.
+    await fullCycleAfterNow(sta, "ironic-nodes-overcloud");
+    await fullCycleAfterNow(sta, "ironic-nodes-overcloud");
+    expect(sta.logs.some((l) => l.msg === "Starting reflector for Ironic instance 'undercloud'")).toBe(false);
+    expect(e.decoy.hits).toBe(0);
     expect(
       await sta.metric("fleet_manager_reflector_last_success_timestamp_seconds", { store: "ironic-nodes-undercloud" }),
     ).toBeUndefined();
     expect(await sta.stop()).toBe(0);
+    expect(e.decoy.hits).toBe(0);
   }, 60_000);
 
   it("reflects manage, provide, active, deleted, maintenance and a failed clean, with history", async () => {
