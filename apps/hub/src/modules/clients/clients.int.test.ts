@@ -35,6 +35,8 @@ async function createClient(clientId: string, scopes: string[], description?: st
   return body;
 }
 
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
 async function rotate(clientId: string): Promise<string> {
   const res = await post(`/api/v1/clients/${clientId}/rotate-secret/`);
   expect(res.status, await res.clone().text()).toBe(200);
@@ -117,18 +119,22 @@ describe("machine clients", () => {
 
   it("rotation: the new secret works at once, the old one until the overlap ends", async () => {
     const { clientSecret: old } = await createClient("rot-client", ["fleet.read"]);
+    const asked = Date.now();
     const fresh = await rotate("rot-client");
+    const answered = Date.now();
     await clientToken(url, "rot-client", fresh);
     await clientToken(url, "rot-client", old);
     const view = (await (await api("/api/v1/clients/rot-client", { token: admin })).json()) as {
       rotationOverlapUntil: string | null;
     };
-    expect(view.rotationOverlapUntil).not.toBeNull();
-    await eventually(
-      () => expect(clientToken(url, "rot-client", old)).rejects.toThrow(/invalid_client/),
-      OVERLAP_MS * 4,
-      300,
-    );
+    // The overlap is OVERLAP_MS from the rotation, and the secrets are honoured on both sides of its end.
+    const until = Date.parse(view.rotationOverlapUntil!);
+    expect(until).toBeGreaterThanOrEqual(asked + OVERLAP_MS);
+    expect(until).toBeLessThanOrEqual(answered + OVERLAP_MS);
+    await sleepUntil(answered + OVERLAP_MS - 1500);
+    await clientToken(url, "rot-client", old); // not before: still inside the overlap
+    await sleepUntil(until);
+    await eventually(() => expect(clientToken(url, "rot-client", old)).rejects.toThrow(/invalid_client/), 1500, 100);
     await clientToken(url, "rot-client", fresh);
   });
 

@@ -17,6 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 const api: IdentityTestHub["api"] = (path, init) => t.api(path, init);
 const createSatellite: IdentityTestHub["createSatellite"] = (name, siteIds) => t.createSatellite(name, siteIds);
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 /** The OAuth2 client id of each agent of satellite `name`. */
 const clientIds: Record<string, (name: string) => string> = {
   openstack: (n) => `ironic-agent-${n}`,
@@ -85,14 +86,27 @@ describe("expected satellites and agents", () => {
 
   it("rotation: the new secret works, the old one until the overlap ends", async () => {
     const secrets = await createSatellite("sys2-rot", [inv.sites.stavanger]);
+    const asked = Date.now();
     const clientSecret = await t.rotateSecret("sys2-rot", "slurm");
+    const answered = Date.now();
     await clientToken(url, "slurm-agent-sys2-rot", clientSecret);
     await clientToken(url, "slurm-agent-sys2-rot", secrets.slurm!); // still inside the overlap
-    // The overlap is a time window: the old secret stops working once it has passed.
+    const view = (await (await api("/api/v1/satellites/sys2-rot/", { token: admin })).json()) as {
+      clients: { agent: string; rotationOverlapUntil: string | null }[];
+    };
+    // The overlap is a time window of OVERLAP_MS from the rotation, checked on both sides of its end:
+    // the old secret works until then, not only just after the rotation, and stops once it has passed.
+    const until = Date.parse(view.clients.find((c) => c.agent === "slurm")!.rotationOverlapUntil!);
+    expect(until).toBeGreaterThanOrEqual(asked + OVERLAP_MS);
+    expect(until).toBeLessThanOrEqual(answered + OVERLAP_MS);
+    expect(view.clients.filter((c) => c.rotationOverlapUntil !== null).map((c) => c.agent)).toEqual(["slurm"]);
+    await sleepUntil(answered + OVERLAP_MS - 1500);
+    await clientToken(url, "slurm-agent-sys2-rot", secrets.slurm!);
+    await sleepUntil(until);
     await eventually(
       () => expect(clientToken(url, "slurm-agent-sys2-rot", secrets.slurm!)).rejects.toThrow(/invalid_client/),
-      OVERLAP_MS * 4,
-      300,
+      1500,
+      100,
     );
     await clientToken(url, "slurm-agent-sys2-rot", clientSecret);
   });
