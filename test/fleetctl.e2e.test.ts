@@ -5,6 +5,8 @@
  * agent would.
  */
 import { chmod, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -50,6 +52,36 @@ const freshDevice = (activeOnly = false) => {
 };
 const device = async (name: string) =>
   (await e.api<DeviceList>(`/api/v1/devices/?nameExact=${name}`)).body.items[0] as Device;
+
+/** An HTTP proxy to `target` that records each request it forwards ("GET /api/v1/..."). */
+async function countingProxy(target: string) {
+  const to = new URL(target);
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const upstream = httpRequest(
+      new URL(req.url ?? "/", to),
+      { method: req.method, headers: { ...req.headers, host: to.host } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
   it("log in read-only, count the devices, show one device as JSON, list the jobs", async () => {
@@ -140,39 +172,67 @@ describe("the runbook's commands, verbatim", { timeout: 120_000 }, () => {
 
 describe("conventions", { timeout: 120_000 }, () => {
   it("bad usage exits 2 and names the problem, before anything is sent", async () => {
-    const unknown = await e.fleetctl(["api", "device", "list", "--colour", "blue"]);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain("unknown option '--colour'");
+    // A logged-in profile whose hub is a proxy to the real one that counts what reaches it: a
+    // command that sent its request anyway (and let the hub refuse it) would get through.
+    const counted = await countingProxy(e.hub.url);
+    try {
+      const set = await e.fleetctl([
+        "config",
+        "set-profile",
+        "counted",
+        "--hub",
+        counted.url,
+        "--env",
+        "dev",
+        "--client-id",
+        "fleet-admin",
+        "--client-secret-file",
+        e.adminSecretFile,
+      ]);
+      expect(set.code, set.stderr).toBe(0);
+      const login = await e.fleetctl(["--profile", "counted", "api", "login", "--scope", "operate"]);
+      expect(login.code, login.stderr).toBe(0);
+      expect(counted.requests).not.toEqual([]); // the proxy is on the way to the hub
+      const bad = async (args: string[]) => {
+        counted.requests.length = 0;
+        const r = await e.fleetctl(["--profile", "counted", ...args]);
+        expect(counted.requests, `fleetctl ${args.join(" ")}`).toEqual([]);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stdout).toBe("");
+        return r.stderr;
+      };
+      const job = ["api", "job", "create", "--kind", "burn-in", "--device", names[0]!];
 
-    const badFormat = await e.fleetctl(["api", "device", "list", "-o", "xml"]);
-    expect(badFormat.code).toBe(2);
-    expect(badFormat.stderr).toContain("Allowed choices are table, wide, json, yaml, name, count");
+      expect(await bad(["api", "device", "list", "--colour", "blue"])).toContain("unknown option '--colour'");
+      expect(await bad(["api", "device", "list", "-o", "xml"])).toContain(
+        "Allowed choices are table, wide, json, yaml, name, count",
+      );
+      expect(await bad(["api", "device", "list", "--operational-status", "HAPPY"])).toContain("--operational-status");
+      // Checked against BURN_IN's schema before the device's name is looked up.
+      const badParams = await bad([...job, "--param", "durationMinutes=0", "--param", "colour=red"]);
+      expect(badParams).toContain("invalid params for BURN_IN");
+      expect(badParams).toContain("durationMinutes");
+      expect(badParams).toContain("unknown param colour");
+      expect(badParams).toContain("BURN_IN takes: durationMinutes?, partition?");
 
-    const badFilter = await e.fleetctl(["api", "device", "list", "--operational-status", "HAPPY"]);
-    expect(badFilter.code).toBe(2);
-    expect(badFilter.stderr).toContain("--operational-status");
-
-    // Checked against BURN_IN's schema with no login and no hub: the hub URL is unreachable.
-    const badParams = await e.fleetctl([
-      "--hub",
-      "http://127.0.0.1:9",
-      "api",
-      "job",
-      "create",
-      "--kind",
-      "burn-in",
-      "--device",
-      "x",
-      "--param",
-      "durationMinutes=0",
-      "--param",
-      "colour=red",
-    ]);
-    expect(badParams.code).toBe(2);
-    expect(badParams.stderr).toContain("invalid params for BURN_IN");
-    expect(badParams.stderr).toContain("durationMinutes");
-    expect(badParams.stderr).toContain("unknown param colour");
-    expect(badParams.stderr).toContain("BURN_IN takes: durationMinutes?, partition?");
+      // The same commands, well formed, do reach the hub through it.
+      counted.requests.length = 0;
+      const good = await e.fleetctl([
+        "--profile",
+        "counted",
+        "api",
+        "device",
+        "list",
+        "--operational-status",
+        "available",
+        "-o",
+        "count",
+      ]);
+      expect(good.code, good.stderr).toBe(0);
+      expect(counted.requests).toEqual([expect.stringMatching(/^GET \/api\/v1\/devices\/\?/)]);
+    } finally {
+      await counted.close();
+    }
   });
 
   it("a device that does not exist exits 3", async () => {
