@@ -5,6 +5,7 @@ import { bearer, clientToken } from "@fm/test-support/process";
 
 let hub: TestHub & { url: string; adminToken: string };
 let netbox: string;
+let satelliteSecrets: { agent: string; clientId: string; clientSecret: string }[];
 let siteId: string;
 
 const api = async <T>(path: string, init: RequestInit = {}) => {
@@ -31,6 +32,7 @@ beforeAll(async () => {
     "/api/v1/satellites/",
     { method: "POST", body: JSON.stringify({ name: "sys9-osl1", siteIds: [siteId], environment: "dev" }) },
   );
+  satelliteSecrets = sat.body.secrets;
   const s = sat.body.secrets.find((x) => x.agent === "netbox")!;
   netbox = await clientToken(hub.url, s.clientId, s.clientSecret);
 });
@@ -237,6 +239,20 @@ describe("PUT /api/v1/sites/{site_id}/reflections/netbox", () => {
       "body.items.0.interfaces.0.macAddress",
     );
     expect((await push([tray(7)], hub.adminToken)).status).toBe(403);
+    // Nor any other agent of the satellite serving the site.
+    const others = satelliteSecrets.filter((x) => x.agent !== "netbox");
+    expect(others.map((x) => x.agent).sort()).toEqual([
+      "health-status",
+      "openstack",
+      "slurm",
+      "temporal-worker",
+      "workflow",
+    ]);
+    for (const other of others)
+      expect(
+        (await push([tray(7)], await clientToken(hub.url, other.clientId, other.clientSecret))).status,
+        other.agent,
+      ).toBe(403);
     expect((await devices()).map((d) => [d.name, d.version])).toEqual(before.map((d) => [d.name, d.version]));
   });
 });
