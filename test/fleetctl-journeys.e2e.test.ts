@@ -370,27 +370,38 @@ describe("what a person sees", { timeout: 120_000 }, () => {
   });
 
   it("enum values in any case and several comma-separated; a bad one is a usage error naming it", async () => {
-    const upper = await piped(["api", "device", "list", "--operational-status", "AVAILABLE", "-o", "count"], "cat");
-    const lower = await piped(["api", "device", "list", "--operational-status", "available", "-o", "count"], "cat");
-    expect(lower).toMatchObject({ code: 0, stdout: upper.stdout });
-    expect(Number(upper.stdout)).toBeGreaterThan(0);
-    const bad = await piped(["api", "device", "list", "--operational-status", "broken"], "cat");
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^error: --operational-status: /);
-    // Several values, comma-separated and in any case: a device of either status.
-    const count = async (status: string) => {
-      const r = await piped(["api", "device", "list", "--operational-status", status, "-o", "count"], "cat");
-      expect(r.code, r.stderr).toBe(0);
+    const count = async (flag: string, value: string) => {
+      const r = await piped(["api", "device", "list", flag, value, "-o", "count"], "cat");
+      expect(r.code, `${flag} ${value}: ${r.stderr}`).toBe(0);
       return Number(r.stdout);
     };
-    const impaired = await count("IMPAIRED");
-    const failed = await count("FAILED");
+    const mixed = (v: string) => v.charAt(0).toUpperCase() + v.slice(1).toLowerCase();
+    // Every enum filter of the list: a value some device has, and another.
+    for (const [flag, some, other] of [
+      ["--operational-status", "AVAILABLE", "IMPAIRED"],
+      ["--device-class", "GPU_COMPUTE", "CPU_HYPERVISOR"],
+      ["--status", "active", "staged"],
+      ["--burn-in", "none", "failed"],
+    ] as const) {
+      // In any case: upper, lower and mixed, the same devices.
+      const n = await count(flag, some);
+      expect(n, flag).toBeGreaterThan(0);
+      for (const spelt of [some.toUpperCase(), some.toLowerCase(), mixed(some)].filter((v) => v !== some))
+        expect(await count(flag, spelt), `${flag} ${spelt}`).toBe(n);
+      // Several values, comma-separated and in any case: a device of either.
+      expect(await count(flag, `${mixed(some)},${other.toLowerCase()}`), flag).toBe(n + (await count(flag, other)));
+      // A bad one, alone or among good ones, is named, with the values allowed.
+      for (const bad of ["brokn", `${some},brokn`]) {
+        const refused = await piped(["api", "device", "list", flag, bad], "cat");
+        expect(refused.code, `${flag} ${bad}`).toBe(2);
+        expect(refused.stderr, `${flag} ${bad}`).toMatch(new RegExp(`^error: ${flag}: 'brokn': not one of `));
+      }
+    }
+    // Two statuses that some devices have, together: the devices of either.
+    const impaired = await count("--operational-status", "IMPAIRED");
+    const failed = await count("--operational-status", "FAILED");
     expect(impaired + failed).toBeGreaterThan(0);
-    expect(await count("impaired,Failed")).toBe(impaired + failed);
-    // A bad one among good ones is named, with the values allowed.
-    const badAmong = await piped(["api", "device", "list", "--operational-status", "IMPAIRED,brokn"], "cat");
-    expect(badAmong.code).toBe(2);
-    expect(badAmong.stderr).toMatch(/^error: --operational-status: 'brokn': not one of AVAILABLE, /);
+    expect(await count("--operational-status", "impaired,Failed")).toBe(impaired + failed);
   });
 
   it("whoami shows the scopes the hub grants", async () => {
