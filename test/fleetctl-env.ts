@@ -59,6 +59,25 @@ export interface FleetctlEnv {
 }
 
 /**
+ * `config set-profile <name>` for fleet-admin as a machine client of `hub` in the dev environment,
+ * its secret read from `secretFile`; `extra` adds flags such as `--use`.
+ */
+export const adminProfileArgs = (name: string, hub: string, secretFile: string, ...extra: string[]): string[] => [
+  "config",
+  "set-profile",
+  name,
+  "--hub",
+  hub,
+  "--env",
+  "dev",
+  "--client-id",
+  "fleet-admin",
+  "--client-secret-file",
+  secretFile,
+  ...extra,
+];
+
+/**
  * Keflavik's first 100 devices less those the demo inventory ships cordoned (an RMA in progress):
  * where a test that cordons, or checks a device stays uncordoned, starts. The hub's order is by
  * id, so without this which device a test gets, cordoned or not, changes from run to run.

@@ -14,7 +14,7 @@ import type { Device, DeviceList, Job } from "@fm/domain";
 import { createDatabase } from "../apps/hub/src/db/client.ts";
 import { REPO_ROOT } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
-import { BIN, startFleetctlEnv, uncordonedDevices, type FleetctlEnv } from "./fleetctl-env.ts";
+import { BIN, adminProfileArgs, startFleetctlEnv, uncordonedDevices, type FleetctlEnv } from "./fleetctl-env.ts";
 
 /** Enough devices that every format's output is larger than a pipe's buffer (64 KiB). */
 const PER_SITE = 1500;
@@ -124,7 +124,7 @@ beforeAll(async () => {
   e = await startFleetctlEnv({}, PER_SITE);
   names = (await uncordonedDevices(e)).map((d) => d.name);
   const set = await sh(
-    `${fleetctlLine(["config", "set-profile", "ops", "--hub", e.hub.url, "--env", "dev", "--client-id", "fleet-admin", "--client-secret-file", e.adminSecretFile, "--use"])} && ${fleetctlLine(["api", "login"])}`,
+    `${fleetctlLine(adminProfileArgs("ops", e.hub.url, e.adminSecretFile, "--use"))} && ${fleetctlLine(["api", "login"])}`,
   );
   expect(set.code, set.stderr).toBe(0);
 }, 180_000);

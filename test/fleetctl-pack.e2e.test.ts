@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "@fm/test-support/process";
-import { DEVICES_PER_SITE, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
+import { DEVICES_PER_SITE, adminProfileArgs, startFleetctlEnv, type FleetctlEnv } from "./fleetctl-env.ts";
 
 const exec = promisify(execFile);
 let e: FleetctlEnv;
@@ -55,20 +55,7 @@ describe("the packed tarball", { timeout: 240_000 }, () => {
 
     const fleetctl = (args: string[]) => exec("fleetctl", args, { cwd: outside, env });
     expect((await fleetctl(["--version"])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-    await fleetctl([
-      "config",
-      "set-profile",
-      "ops",
-      "--hub",
-      e.hub.url,
-      "--env",
-      "dev",
-      "--client-id",
-      "fleet-admin",
-      "--client-secret-file",
-      e.adminSecretFile,
-      "--use",
-    ]);
+    await fleetctl(adminProfileArgs("ops", e.hub.url, e.adminSecretFile, "--use"));
     await fleetctl(["api", "login", "--scope", "read-only"]);
     expect((await fleetctl(["api", "device", "list", "-o", "count"])).stdout).toBe(`${2 * DEVICES_PER_SITE}\n`);
     const yaml = await fleetctl(["api", "device", "list", "--site", "keflavik", "--limit", "1", "-o", "yaml"]);

@@ -14,7 +14,13 @@ import type { Device, DeviceList, Job } from "@fm/domain";
 import { WORKFLOW_STEPS } from "@fm/domain/workflows";
 import { clientToken, hubApi } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
-import { DEVICES_PER_SITE, startFleetctlEnv, uncordonedDevices, type FleetctlEnv } from "./fleetctl-env.ts";
+import {
+  DEVICES_PER_SITE,
+  adminProfileArgs,
+  startFleetctlEnv,
+  uncordonedDevices,
+  type FleetctlEnv,
+} from "./fleetctl-env.ts";
 
 let e: FleetctlEnv;
 let names: string[];
@@ -25,19 +31,7 @@ beforeAll(async () => {
   names = free.map((d) => d.name);
   active = new Set(free.filter((d) => d.netbox.status === "active").map((d) => d.name));
   // Every command below runs with this profile: the hub, and fleet-admin as a machine.
-  const set = await e.fleetctl([
-    "config",
-    "set-profile",
-    "e2e",
-    "--hub",
-    e.hub.url,
-    "--env",
-    "dev",
-    "--client-id",
-    "fleet-admin",
-    "--client-secret-file",
-    e.adminSecretFile,
-  ]);
+  const set = await e.fleetctl(adminProfileArgs("e2e", e.hub.url, e.adminSecretFile));
   expect(set.code, set.stderr).toBe(0);
 }, 120_000);
 afterAll(() => e?.stop(), 60_000);
@@ -176,19 +170,7 @@ describe("conventions", { timeout: 120_000 }, () => {
     // command that sent its request anyway (and let the hub refuse it) would get through.
     const counted = await countingProxy(e.hub.url);
     try {
-      const set = await e.fleetctl([
-        "config",
-        "set-profile",
-        "counted",
-        "--hub",
-        counted.url,
-        "--env",
-        "dev",
-        "--client-id",
-        "fleet-admin",
-        "--client-secret-file",
-        e.adminSecretFile,
-      ]);
+      const set = await e.fleetctl(adminProfileArgs("counted", counted.url, e.adminSecretFile));
       expect(set.code, set.stderr).toBe(0);
       const login = await e.fleetctl(["--profile", "counted", "api", "login", "--scope", "operate"]);
       expect(login.code, login.stderr).toBe(0);
