@@ -48,6 +48,12 @@ export async function webBench(report: Report): Promise<void> {
     try {
       const total = (await env.api<{ count: number }>("/api/v1/devices?limit=1&brief=true")).body.count;
       env.issuer.setUser(USERS.reader);
+      const hundredRows = (page: Page) => page.locator("table.devices tbody tr").nth(99).waitFor({ timeout: 120_000 });
+      const overviewDrawn = async (page: Page) => {
+        await page.getByRole("rowheader").first().waitFor({ timeout: 120_000 });
+        await page.locator('td.num:text-is("…")').first().waitFor({ state: "detached", timeout: 120_000 });
+      };
+      const devicesMenu = (page: Page) => page.getByRole("navigation").getByRole("link", { name: "Devices" }).click();
       /** One first render: times from the page's own clock (ms), NaN where a mark is not there. */
       type Render = { drawn: number; bare: number; view: number; request: number; drawing: number; clicked: number };
       /**
@@ -113,12 +119,6 @@ export async function webBench(report: Report): Promise<void> {
           clicked: drawnAt - t.clickAt,
         };
       };
-      const hundredRows = (page: Page) => page.locator("table.devices tbody tr").nth(99).waitFor({ timeout: 120_000 });
-      const overviewDrawn = async (page: Page) => {
-        await page.getByRole("rowheader").first().waitFor({ timeout: 120_000 });
-        await page.locator('td.num:text-is("…")').first().waitFor({ state: "detached", timeout: 120_000 });
-      };
-      const devicesMenu = (page: Page) => page.getByRole("navigation").getByRole("link", { name: "Devices" }).click();
       const devices: Render[] = [];
       const clicked: Render[] = [];
       const sorted: Render[] = [];
