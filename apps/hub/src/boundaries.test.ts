@@ -23,6 +23,7 @@ async function violations(filePath: string, code: string): Promise<string[]> {
 const ROUTES = "apps/hub/src/modules/widgets/routes.ts";
 const SERVICE = "apps/hub/src/modules/widgets/service.ts";
 const LIB = "apps/hub/src/lib/widgets.ts";
+const KERNEL = "apps/hub/src/changes/widgets.ts";
 const DOMAIN = "packages/domain/src/widgets.ts";
 
 describe("a hub route stays off the database", () => {
@@ -52,10 +53,14 @@ describe("a hub route stays off the database", () => {
   });
 });
 
-describe("lib/ does not import a module", () => {
-  it("refuses an import from modules/", async () => {
-    const code = 'import { auditRepo } from "../modules/audit/repo.ts";\nexport const x = auditRepo;';
-    expect(await violations(LIB, code)).toEqual([expect.stringMatching(/^no-restricted-imports: .*lib\/ must not/)]);
+describe("lib/ and the change kernel (changes/) do not import a module", () => {
+  it.each([
+    [LIB, 'import { auditRepo } from "../modules/audit/repo.ts";\nexport const x = auditRepo;'],
+    [KERNEL, 'import { feedRepo } from "../modules/feed/repo.ts";\nexport const x = feedRepo;'],
+  ])("refuses an import from modules/ in %s", async (file, code) => {
+    expect(await violations(file, code)).toEqual([
+      expect.stringMatching(/^no-restricted-imports: .*lib\/ and changes\/ must not import a module/),
+    ]);
   });
 
   it("accepts lib code that uses the domain and the database layer's types", async () => {

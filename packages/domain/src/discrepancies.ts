@@ -57,6 +57,35 @@ export interface DiscrepancyDevice {
   cordoned: boolean;
 }
 
+/**
+ * The device fields the device kinds read, in DiscrepancyDevice's order, its role's class aside. A
+ * change of any of them, or of the device's role (which gives deviceClass), can open or close one
+ * of the device's discrepancies, so a writer that changes none of DISCREPANCY_INPUTS reconciles
+ * nothing.
+ */
+export const DISCREPANCY_DEVICE_FIELDS = [
+  "netboxStatus",
+  "netboxMissing",
+  "netboxObservedAt",
+  "ironicNodeUuid",
+  "ironicProvisionState",
+  "ironicObservedAt",
+  "slurmState",
+  "slurmStateFlags",
+  "slurmReason",
+  "slurmObservedAt",
+  "healthStatus",
+  "cordoned",
+] as const satisfies readonly Exclude<keyof DiscrepancyDevice, "deviceClass">[];
+/** Compiles only while DISCREPANCY_DEVICE_FIELDS names every field of DiscrepancyDevice but deviceClass. */
+const _everyFieldRead: Exclude<
+  keyof DiscrepancyDevice,
+  "deviceClass" | (typeof DISCREPANCY_DEVICE_FIELDS)[number]
+> extends never
+  ? true
+  : never = true;
+export const DISCREPANCY_INPUTS = [...DISCREPANCY_DEVICE_FIELDS, "deviceRoleId"] as const;
+
 export interface FoundDiscrepancy {
   kind: DiscrepancyKind;
   observed: Observed;

@@ -8,9 +8,10 @@
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { feedRepo } from "../modules/feed/repo.ts";
+import { outbox } from "../changes/outbox.ts";
 import { storedStatus, toDevice } from "../modules/devices/state.ts";
-import { analyzeInventory, deviceRepo, type DeviceBase, type Observed } from "../modules/devices/repo.ts";
+import type { DeviceBase, Observed } from "../db/device-columns.ts";
+import { analyzeInventory, deviceRepo } from "../modules/devices/repo.ts";
 import { siteFields } from "../modules/sites/service.ts";
 
 export const DEMO_ROLES = [
@@ -89,7 +90,7 @@ async function seedRolesAndTypes(prisma: PrismaClient): Promise<{ roles: Row[]; 
     const rows = await Promise.all(
       DEMO_ROLES.map((r) => tx.deviceRole.upsert({ where: { slug: r.slug }, update: {}, create: r })),
     );
-    await feedRepo.append(
+    await outbox.appendEvents(
       tx,
       rows
         .filter((r) => !existingRoles.has(r.slug))
@@ -124,7 +125,7 @@ async function seedSite(prisma: PrismaClient, s: DemoSite, si: number, perSite: 
         openstackSlurmEnabled: si === 0,
       },
     });
-    await feedRepo.append(tx, [
+    await outbox.appendEvents(tx, [
       {
         type: "site.created",
         resourceType: "site",
@@ -164,7 +165,7 @@ async function seedDevices(
         tx,
         inserted.map((r) => r.id),
       );
-      await feedRepo.append(
+      await outbox.appendEvents(
         tx,
         rows.map((r) => ({
           type: "device.created",

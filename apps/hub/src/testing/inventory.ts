@@ -2,7 +2,8 @@
 import type { PrismaClient } from "../db/client.ts";
 import { DEMO_ROLES, seedDemo } from "../seed/demo.ts";
 import { storedStatus } from "../modules/devices/state.ts";
-import { deviceRepo, type DeviceBase } from "../modules/devices/repo.ts";
+import type { DeviceBase } from "../db/device-columns.ts";
+import { deviceRepo } from "../modules/devices/repo.ts";
 
 export interface Inventory {
   sites: { keflavik: string; stavanger: string };

@@ -1,21 +1,10 @@
-import type { FieldDiff } from "@fm/domain";
 import type { AuditListQuery } from "@fm/domain";
-import { bulkInsert } from "../../db/bulk.ts";
 import type { Db } from "../../db/client.ts";
 import { keysetRows, type PageRequest, type RowPage } from "../../db/keyset.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 
 export type AuditRow = Prisma.AuditLogGetPayload<object>;
 export type AuditFilter = Omit<AuditListQuery, "limit" | "cursor">;
-
-export interface NewAuditEntry {
-  principal: string;
-  action: string;
-  resourceType: string;
-  resourceId: string;
-  diff: FieldDiff;
-  requestId: string | null;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -67,31 +56,6 @@ export interface AuditNames {
 }
 
 export const auditRepo = {
-  async append(db: Db, entry: NewAuditEntry): Promise<void> {
-    await db.auditLog.create({ data: { ...entry, diff: entry.diff as Prisma.InputJsonValue } });
-  },
-  async appendMany(db: Db, entries: NewAuditEntry[]): Promise<void> {
-    await bulkInsert(
-      db,
-      "audit_log",
-      [
-        { name: "principal", type: "varchar" },
-        { name: "action", type: "varchar" },
-        { name: "resource_type", type: "varchar" },
-        { name: "resource_id", type: "varchar" },
-        { name: "diff", type: "json" },
-        { name: "request_id", type: "varchar" },
-      ],
-      entries.map((e) => ({
-        principal: e.principal,
-        action: e.action,
-        resource_type: e.resourceType,
-        resource_id: e.resourceId,
-        diff: e.diff,
-        request_id: e.requestId ?? null,
-      })),
-    );
-  },
   async list(db: Db, filter: AuditFilter, page: PageRequest): Promise<RowPage<AuditRow>> {
     return keysetRows(db.auditLog, where(filter), page);
   },

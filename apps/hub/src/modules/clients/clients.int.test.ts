@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientToken } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
 import type { Inventory } from "../../testing/inventory.ts";
-import { OVERLAP_MS, startIdentityTestHub, type IdentityTestHub } from "../identity/identity-test-hub.ts";
+import { OVERLAP_MS, startIdentityTestHub, type IdentityTestHub } from "../../testing/identity-test-hub.ts";
 
 let t: IdentityTestHub;
 let url: string;

@@ -12,8 +12,8 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { keysetList, type CursorCodec, type PageQuery } from "../../lib/paging.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
-import { recordChange } from "../changes/recorder.ts";
-import { generateSecret, hashSecret } from "../identity/secrets.ts";
+import { recordChange } from "../../changes/recorder.ts";
+import { generateSecret, hashSecret } from "../../lib/secrets.ts";
 import type { ClientRepo, ClientRow } from "./repo.ts";
 
 /** Never the hashes: what an operator may see of a client. */

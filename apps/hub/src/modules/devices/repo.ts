@@ -8,6 +8,13 @@ import { lockRow } from "../../db/lock.ts";
 import type { ObservedColumns } from "./state.ts";
 import { keysetRows, orderedKeysetRows, type OrderedPage, type PageRequest, type RowPage } from "../../db/keyset.ts";
 import { likeLiteral } from "../../lib/like.ts";
+import {
+  OBSERVED_FIELDS,
+  isObservedField,
+  type DeviceBase,
+  type Observed,
+  type ObservedField,
+} from "../../db/device-columns.ts";
 
 export const DEVICE_INCLUDE = {
   site: { select: { id: true, slug: true } },
@@ -18,11 +25,6 @@ export const DEVICE_INCLUDE = {
   observations: true,
 } satisfies Prisma.DeviceInclude;
 
-/** When each source last listed a device: its device_observations row, read with the device. */
-export const OBSERVED_FIELDS = ["netboxObservedAt", "ironicObservedAt", "slurmObservedAt", "healthObservedAt"] as const;
-export type ObservedField = (typeof OBSERVED_FIELDS)[number];
-export type Observed = Record<ObservedField, Date | null>;
-export const isObservedField = (f: string): f is ObservedField => (OBSERVED_FIELDS as readonly string[]).includes(f);
 const OBSERVED_SQL = OBSERVED_FIELDS.map((f) => `o.${snakeCase(f)} AS "${f}"`).join(", ");
 /** SQL: the join that brings a device's observation times (as `o`) next to its row (`d`). */
 const OBSERVED_JOIN = "LEFT JOIN device_observations o ON o.device_id = d.id";
@@ -72,8 +74,6 @@ const BRIEF_SELECT = {
   observations: true,
 } satisfies Prisma.DeviceSelect;
 export type DeviceBriefRow = Omit<Prisma.DeviceGetPayload<{ select: typeof BRIEF_SELECT }>, "observations"> & Observed;
-/** A device's own columns and its observation times. */
-export type DeviceBase = Prisma.DeviceGetPayload<object> & Observed;
 export type DeviceHistoryRow = Prisma.DeviceHistoryGetPayload<object>;
 
 /** Any source that has observed the device did so before `threshold`. */

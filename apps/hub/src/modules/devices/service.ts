@@ -1,4 +1,5 @@
 import {
+  DISCREPANCY_INPUTS,
   NotFound,
   OPERATIONAL_STATUSES,
   Unprocessable,
@@ -20,24 +21,23 @@ import type {
 import type pg from "pg";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
-import { recordChange, recordChanges, type Change } from "../changes/recorder.ts";
+import { recordChange, recordChanges, type Change } from "../../changes/recorder.ts";
 import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
-import { DISCREPANCY_INPUTS } from "../discrepancies/repo.ts";
 import { resolveSiteId, siteRef, unknownSite } from "../sites/repo.ts";
 import {
   deviceRepo,
   deviceWhere,
   wholeSiteOf,
   type BulkColumn,
-  type DeviceBase,
   type DeviceBriefRow,
   type DeviceHistoryRow,
   type DeviceJsonRow,
   type DeviceRow,
 } from "./repo.ts";
+import type { DeviceBase } from "../../db/device-columns.ts";
 import { deviceListPage } from "./sort.ts";
 import { TRACKED, storedStatus, toDevice, toDeviceBrief, toDeviceJson } from "./state.ts";
 

@@ -12,7 +12,8 @@ import {
   type DeviceObservations,
   type DerivedStatus,
 } from "@fm/domain";
-import type { DeviceBase, DeviceBriefRow, DeviceJsonRow, DeviceRow } from "./repo.ts";
+import type { DeviceBase } from "../../db/device-columns.ts";
+import type { DeviceBriefRow, DeviceJsonRow, DeviceRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
 /** The columns a device's status is derived from (observationsOf, and the stored conditions). */

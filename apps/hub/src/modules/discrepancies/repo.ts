@@ -4,10 +4,10 @@
  * joined to the kept rows so one keyset query pages over both (ids are UUIDs either way: a
  * kept row's own, or the device's for `unobserved`).
  */
-import type { DiscrepancyKind } from "@fm/domain";
+import { DISCREPANCY_DEVICE_FIELDS, type DiscrepancyKind } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
-import { isObservedField, type DeviceBase } from "../devices/repo.ts";
+import { isObservedField, type DeviceBase } from "../../db/device-columns.ts";
 import { snakeCase } from "../../db/bulk.ts";
 import type { PageRequest, RowPage } from "../../db/keyset.ts";
 import { containing } from "../../lib/like.ts";
@@ -17,33 +17,12 @@ import { containing } from "../../lib/like.ts";
  * statement: this runs in every reflection's transaction over the whole site, and the ORM's
  * hydration of a site's rows (and its second query for the roles) cost more than the query.
  */
-const DEVICE_COLUMNS = [
-  "id",
-  "name",
-  "netboxStatus",
-  "netboxMissing",
-  "netboxObservedAt",
-  "ironicNodeUuid",
-  "ironicProvisionState",
-  "ironicObservedAt",
-  "slurmState",
-  "slurmStateFlags",
-  "slurmReason",
-  "slurmObservedAt",
-  "healthStatus",
-  "cordoned",
-] as const;
+const DEVICE_COLUMNS = ["id", "name", ...DISCREPANCY_DEVICE_FIELDS] as const;
 const DEVICES_SQL = `SELECT ${DEVICE_COLUMNS.map((f) => `${isObservedField(f) ? "o" : "d"}.${snakeCase(f)}${f === "netboxStatus" ? "::text" : ""} AS "${f}"`).join(", ")},
        r.device_class::text AS "deviceClass"
   FROM devices d LEFT JOIN device_observations o ON o.device_id = d.id LEFT JOIN device_roles r ON r.id = d.device_role_id
  WHERE d.site_id = $1::uuid`;
 export type DiscrepancyDeviceRow = Pick<DeviceBase, (typeof DEVICE_COLUMNS)[number]> & { deviceClass: string | null };
-
-/** The device fields a device's discrepancies depend on (its role: through the role's class). */
-export const DISCREPANCY_INPUTS = [
-  ...DEVICE_COLUMNS.filter((f) => f !== "id" && f !== "name"),
-  "deviceRoleId",
-] as const;
 
 export interface OpenRow {
   id: string;

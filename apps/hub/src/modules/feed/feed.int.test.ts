@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FeedPage, SiteRecord } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import type { Principal } from "../../lib/context.ts";
 
 let hub: TestHub;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InventoryEvent } from "@fm/domain";
 import { startTestHub, type TestHub } from "../../testing/test-hub.ts";
 import type { PrismaClient } from "../../db/client.ts";
-import { feedRepo, type NewInventoryEvent } from "./repo.ts";
+import { outbox, type NewInventoryEvent } from "../../changes/outbox.ts";
+import { feedRepo } from "./repo.ts";
 import { ANALYZE_AFTER_POSITIONED } from "./sequencer.ts";
 
 let hub: TestHub;
@@ -79,13 +80,13 @@ describe("feed pages as PostgreSQL writes them", () => {
     await prisma.$executeRaw`INSERT INTO sites (id, slug, name) VALUES (${SITE_A}::uuid, 'page-a', 'A'), (${SITE_B}::uuid, 'page-b', 'B')`;
     // Both of the append's paths: a JSON document (fewer than 200 rows) and COPY (more).
     await prisma.$transaction((tx) =>
-      feedRepo.append(
+      outbox.appendEvents(
         tx,
         Array.from({ length: 30 }, (_, i) => event(i)),
       ),
     );
     await prisma.$transaction((tx) =>
-      feedRepo.append(
+      outbox.appendEvents(
         tx,
         Array.from({ length: 400 }, (_, i) => event(30 + i)),
       ),

@@ -29,8 +29,6 @@
  * from what the page read.
  */
 import type pg from "pg";
-import type { InventoryEvent } from "@fm/domain";
-import { bulkInsert } from "../../db/bulk.ts";
 import { pooledRead, type Db, type PrismaClient } from "../../db/client.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 
@@ -84,38 +82,7 @@ interface FeedPageRow {
   j: string | null;
 }
 
-/** An event to append: its data is exactly its type's (packages/domain feed.ts). */
-export type NewInventoryEvent = InventoryEvent extends infer E
-  ? E extends InventoryEvent
-    ? Omit<E, "position" | "occurredAt">
-    : never
-  : never;
-
 export const feedRepo = {
-  /** Appends events inside the caller's transaction: they commit, or vanish, with the change. */
-  async append(db: Db, events: NewInventoryEvent[]): Promise<void> {
-    await bulkInsert(
-      db,
-      "inventory_events",
-      [
-        { name: "type", type: "varchar" },
-        { name: "resource_type", type: "varchar" },
-        { name: "resource_id", type: "varchar" },
-        { name: "site_id", type: "uuid" },
-        { name: "data", type: "json" },
-        { name: "request_id", type: "varchar" },
-      ],
-      events.map((e) => ({
-        type: e.type,
-        resource_type: e.resourceType,
-        resource_id: e.resourceId,
-        site_id: e.siteId,
-        data: e.data,
-        request_id: e.requestId,
-      })),
-    );
-  },
-
   /**
    * Gives positions to committed, unpositioned events. Returns how many it positioned. With
    * `pending`, the caller has just seen that some wait (a page's statement says so): the

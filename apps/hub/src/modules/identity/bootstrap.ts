@@ -11,7 +11,7 @@ import { satelliteRepo } from "../satellites/repo.ts";
 import type { SatelliteService } from "../satellites/service.ts";
 import { siteRepo } from "../sites/repo.ts";
 import { identityRepo } from "./repo.ts";
-import { generateSecret, hashSecret } from "./secrets.ts";
+import { generateSecret, hashSecret } from "../../lib/secrets.ts";
 
 export const ADMIN_CLIENT_ID = "fleet-admin";
 

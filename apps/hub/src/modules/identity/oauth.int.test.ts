@@ -5,9 +5,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { SignJWT, decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import { TEST_ADMIN_SECRET } from "../../testing/test-hub.ts";
 import { clientToken } from "@fm/test-support/process";
-import { startIdentityTestHub, type IdentityTestHub } from "./identity-test-hub.ts";
+import { startIdentityTestHub, type IdentityTestHub } from "../../testing/identity-test-hub.ts";
 import { identityRepo } from "./repo.ts";
-import { hashSecret } from "./secrets.ts";
+import { hashSecret } from "../../lib/secrets.ts";
 
 const ADMIN_SECRET = TEST_ADMIN_SECRET;
 let t: IdentityTestHub;

@@ -5,7 +5,7 @@ import { SignJWT } from "jose";
 import { clientToken } from "@fm/test-support/process";
 import { eventually } from "@fm/test-support/wait";
 import type { Inventory } from "../../testing/inventory.ts";
-import { OVERLAP_MS, startIdentityTestHub, type IdentityTestHub } from "./identity-test-hub.ts";
+import { OVERLAP_MS, startIdentityTestHub, type IdentityTestHub } from "../../testing/identity-test-hub.ts";
 
 let t: IdentityTestHub;
 let url: string;

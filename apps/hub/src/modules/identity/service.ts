@@ -14,7 +14,7 @@ import { SIGNING_ALG, type KeyStore } from "./keystore.ts";
 import { clientInstance } from "./client-cache.ts";
 import { TokenRateLimiter } from "./rate-limit.ts";
 import type { IdentityRepo } from "./repo.ts";
-import { DUMMY_HASH, matchSecret } from "./secrets.ts";
+import { DUMMY_HASH, matchSecret } from "../../lib/secrets.ts";
 
 /** A token endpoint refusal as RFC 6749 5.2 words it (`{"error": …}`), which OAuth clients parse. */
 export class OAuthError extends Error {

@@ -8,7 +8,7 @@
 import { HEALTHY_CHECK_STATUSES, planImpairment, type CordonSource, type ImpairmentPolicy } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { deviceRepo, type BulkColumn } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { siteFields } from "../sites/service.ts";

@@ -2,7 +2,7 @@
 import { Conflict, TERMINAL_JOB_STATUSES, canTransition, type JobStatus } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { jobRepo, type JobRow, type JobUpdate } from "./repo.ts";
 import { toJob } from "./representation.ts";
 

@@ -33,7 +33,7 @@ import type {
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { requireSite, resolveSiteId } from "../sites/repo.ts";

@@ -19,7 +19,7 @@ import {
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { ChangeContext } from "../../lib/context.ts";
-import { recordChanges, type Change } from "../changes/recorder.ts";
+import { recordChanges, type Change } from "../../changes/recorder.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
 import { siteRepo } from "../sites/repo.ts";
 import { siteFields } from "../sites/service.ts";

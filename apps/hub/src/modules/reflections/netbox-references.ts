@@ -16,7 +16,7 @@
 import type { DeviceClass, DeviceType, NetboxItem, SharedRowConflict } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { ChangeContext } from "../../lib/context.ts";
-import { recordChanges, type Change } from "../changes/recorder.ts";
+import { recordChanges, type Change } from "../../changes/recorder.ts";
 import { deviceRoleRepo, type DeviceRoleRow, type DeviceTypeRow } from "../device-roles/repo.ts";
 import { reflectionRepo } from "./repo.ts";
 

@@ -8,7 +8,8 @@ import type { NetboxItem } from "@fm/domain";
 import { directQuery, type Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
-import { deviceRepo, isObservedField, withObservations, type BulkColumn, type Observed } from "../devices/repo.ts";
+import { isObservedField, type Observed } from "../../db/device-columns.ts";
+import { deviceRepo, withObservations, type BulkColumn } from "../devices/repo.ts";
 
 /** Every device column the NetBox reflection writes, with its PostgreSQL type. */
 /** What a device renamed by a push is called for an instant (`parkNames`): U+001F, then a word. */

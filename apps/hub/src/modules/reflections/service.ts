@@ -20,7 +20,7 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { analyzeInventory } from "../devices/repo.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { reconcileDiscrepancies } from "../discrepancies/service.ts";
 import { applyImpairment } from "../impairment/service.ts";
 import { siteRepo } from "../sites/repo.ts";

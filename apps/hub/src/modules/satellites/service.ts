@@ -13,8 +13,8 @@ import {
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
-import { recordChange } from "../changes/recorder.ts";
-import { generateSecret, hashSecret } from "../identity/secrets.ts";
+import { recordChange } from "../../changes/recorder.ts";
+import { generateSecret, hashSecret } from "../../lib/secrets.ts";
 import { siteRepo } from "../sites/repo.ts";
 import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";

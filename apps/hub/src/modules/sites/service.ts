@@ -4,7 +4,7 @@ import type { PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList } from "../../lib/paging.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import type { SiteRepo, SiteRow, SiteWithPushes } from "./repo.ts";
 
 /** The site's own fields: what the audit log and the feed record of a change. */

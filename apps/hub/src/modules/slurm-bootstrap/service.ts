@@ -10,7 +10,7 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { deviceRoleRepo } from "../device-roles/repo.ts";
 import { requireSite } from "../sites/repo.ts";
 import type { SlurmBootstrapConfigRow, SlurmBootstrapRepo } from "./repo.ts";

@@ -2,7 +2,7 @@ import { Unprocessable, type TopologySyncList, type TopologySyncRequest } from "
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
-import { recordChange } from "../changes/recorder.ts";
+import { recordChange } from "../../changes/recorder.ts";
 import { requireSite } from "../sites/repo.ts";
 import type { TopologyRepo, TopologySyncRequestRow } from "./repo.ts";
 

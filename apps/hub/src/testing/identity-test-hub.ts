@@ -5,8 +5,8 @@
  * since none may ever be stored or logged in clear.
  */
 import { expect } from "vitest";
-import { TEST_ADMIN_SECRET, startOAuthTestHub, testIdentity } from "../../testing/test-hub.ts";
-import { seedInventory } from "../../testing/inventory.ts";
+import { TEST_ADMIN_SECRET, startOAuthTestHub, testIdentity } from "./test-hub.ts";
+import { seedInventory } from "./inventory.ts";
 import { startTestIssuer } from "@fm/test-support/oidc-issuer";
 import { bearer } from "@fm/test-support/process";
 

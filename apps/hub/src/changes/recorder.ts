@@ -5,10 +5,9 @@
  * before/after must be exactly that event type's data.
  */
 import { diffFields, type InventoryEventData, type InventoryEventType } from "@fm/domain";
-import type { Db } from "../../db/client.ts";
-import type { ChangeContext } from "../../lib/context.ts";
-import { auditRepo } from "../audit/repo.ts";
-import { feedRepo, type NewInventoryEvent } from "../feed/repo.ts";
+import type { Db } from "../db/client.ts";
+import type { ChangeContext } from "../lib/context.ts";
+import { outbox, type NewInventoryEvent } from "./outbox.ts";
 
 export type ChangeVerb = "created" | "updated" | "deleted";
 
@@ -70,9 +69,8 @@ export async function recordChanges(db: Db, ctx: ChangeContext, changes: Change[
     diff: diffFields(change.before, change.after),
     requestId: ctx.requestId,
   }));
-  if (audit.length === 1) await auditRepo.append(db, audit[0]!);
-  else await auditRepo.appendMany(db, audit);
-  await feedRepo.append(
+  await outbox.appendAudit(db, audit);
+  await outbox.appendEvents(
     db,
     changes.filter((c): c is FeedChange => c.feed !== false).map((change) => eventOf(change, ctx.requestId)),
   );
