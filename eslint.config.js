@@ -68,29 +68,56 @@ const libIndependentOfModules = {
 };
 
 /** Only repos (and db/, the seed, the test harness) use the generated Prisma client at runtime; types are fine. */
+const PRISMA_AT_RUNTIME = [
+  {
+    regex: "(^|/)generated/",
+    allowTypeImports: true,
+    message: "Only a repo uses the Prisma client at runtime (import type is fine).",
+  },
+  {
+    regex: "^@prisma/",
+    allowTypeImports: true,
+    message: "Only a repo or db/ uses Prisma at runtime (import type is fine).",
+  },
+];
 const prismaOnlyInRepos = {
   files: [`${HUB}/**/*.ts`],
   ignores: [`${HUB}/**/repo.ts`, `${HUB}/db/**`, `${HUB}/seed/**`, `${HUB}/testing/**`, `${HUB}/generated/**`],
-  rules: {
-    "@typescript-eslint/no-restricted-imports": [
-      "error",
-      {
-        patterns: [
-          {
-            regex: "(^|/)generated/",
-            allowTypeImports: true,
-            message: "Only a repo uses the Prisma client at runtime (import type is fine).",
-          },
-          {
-            regex: "^@prisma/",
-            allowTypeImports: true,
-            message: "Only a repo or db/ uses Prisma at runtime (import type is fine).",
-          },
-        ],
-      },
-    ],
-  },
+  rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns: PRISMA_AT_RUNTIME }] },
 };
+
+/*
+ * A module uses another only through the other's public.ts (and the types of its service, which
+ * app.ts injects): its repo, state and helpers are its own. Tests are exempt (they drive what
+ * they test). A plugin is held to the same. apps/hub/src/folder-graph.test.ts keeps the folders
+ * free of import cycles.
+ */
+const THROUGH_PUBLIC = "Another module is used only through its public.ts (and its service's types, import type).";
+const OTHER_MODULE = [
+  { regex: String.raw`^\.\./[a-z-]+/(?!public\.ts$|service\.ts$)[^/]+$`, message: THROUGH_PUBLIC },
+  { regex: String.raw`^\.\./[a-z-]+/service\.ts$`, allowTypeImports: true, message: THROUGH_PUBLIC },
+];
+const PLUGIN_TO_MODULE = [{ regex: String.raw`(^|/)modules/[a-z-]+/(?!public\.ts$)[^/]+$`, message: THROUGH_PUBLIC }];
+const modulesThroughPublic = [
+  {
+    files: [`${HUB}/modules/**/*.ts`],
+    ignores: [`${HUB}/**/repo.ts`, "**/*.test.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [...PRISMA_AT_RUNTIME, ...OTHER_MODULE] }],
+    },
+  },
+  {
+    files: [`${HUB}/modules/**/repo.ts`],
+    rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns: OTHER_MODULE }] },
+  },
+  {
+    files: [`${HUB}/plugins/**/*.ts`],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [...PRISMA_AT_RUNTIME, ...PLUGIN_TO_MODULE] }],
+    },
+  },
+];
 
 /** Node's built-in modules, bare (`fs`, `fs/promises`) or `node:`-prefixed. */
 const NODE_BUILTINS = builtinModules.filter((m) => !m.startsWith("_"));
@@ -221,6 +248,7 @@ export default tseslint.config(
   routesStayOffTheDatabase,
   libIndependentOfModules,
   prismaOnlyInRepos,
+  ...modulesThroughPublic,
   // After the test files' settings: it keeps their focused/skipped-test check.
   domainBrowserSafe,
   fleetSpecPure,

@@ -22,6 +22,8 @@ async function violations(filePath: string, code: string): Promise<string[]> {
 
 const ROUTES = "apps/hub/src/modules/widgets/routes.ts";
 const SERVICE = "apps/hub/src/modules/widgets/service.ts";
+const REPO = "apps/hub/src/modules/widgets/repo.ts";
+const PLUGIN = "apps/hub/src/plugins/widgets.ts";
 const LIB = "apps/hub/src/lib/widgets.ts";
 const KERNEL = "apps/hub/src/changes/widgets.ts";
 const DOMAIN = "packages/domain/src/widgets.ts";
@@ -67,6 +69,50 @@ describe("lib/ and the change kernel (changes/) do not import a module", () => {
     const code =
       'import type { Db } from "../db/client.ts";\nimport { Uuid } from "@fm/domain";\nexport const x = (db: Db) => [db, Uuid];';
     expect(await violations(LIB, code)).toEqual([]);
+  });
+});
+
+describe("a module uses another only through its public.ts", () => {
+  const THROUGH_PUBLIC = /^@typescript-eslint\/no-restricted-imports: .*only through its public\.ts/;
+  it.each([
+    [SERVICE, "another module's repo", 'import { siteRepo } from "../sites/repo.ts";\nexport const x = siteRepo;'],
+    [SERVICE, "another module's helper", 'import { toDevice } from "../devices/state.ts";\nexport const x = toDevice;'],
+    [
+      SERVICE,
+      "a value of another module's service",
+      'import { differs } from "../devices/service.ts";\nexport const x = differs;',
+    ],
+    [
+      REPO,
+      "another module's repo, from a repo",
+      'import { deviceRepo } from "../devices/repo.ts";\nexport const x = deviceRepo;',
+    ],
+    [
+      PLUGIN,
+      "a module's repo, from a plugin",
+      'import { idempotencyRepo } from "../modules/idempotency/repo.ts";\nexport const x = idempotencyRepo;',
+    ],
+  ])("refuses, in %s, an import of %s", async (file, _what, code) => {
+    expect(await violations(file, code)).toEqual([expect.stringMatching(THROUGH_PUBLIC)]);
+  });
+
+  it("accepts another module's public.ts and its service's types, its own repo, and a plugin's use of public.ts", async () => {
+    const service = [
+      'import { requireSite } from "../sites/public.ts";',
+      'import type { DeviceService } from "../devices/service.ts";',
+      'import { widgetRepo } from "./repo.ts";',
+      'import type { Db } from "../../db/client.ts";',
+      "export const x = (db: Db, s: DeviceService) => [requireSite(db, ''), s, widgetRepo];",
+    ].join("\n");
+    expect(await violations(SERVICE, service)).toEqual([]);
+    const plugin =
+      'import { idempotencyKeys } from "../modules/idempotency/public.ts";\nexport const x = idempotencyKeys;';
+    expect(await violations(PLUGIN, plugin)).toEqual([]);
+  });
+
+  it("leaves a module's tests free to reach into another module", async () => {
+    const code = 'import { siteRepo } from "../sites/repo.ts";\nexport const x = siteRepo;';
+    expect(await violations("apps/hub/src/modules/widgets/widgets.int.test.ts", code)).toEqual([]);
   });
 });
 

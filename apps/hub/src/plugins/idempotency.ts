@@ -5,7 +5,7 @@ import { BadRequest, Conflict, Unprocessable } from "@fm/domain";
 import type { PrismaClient } from "../db/client.ts";
 import { canonicalJson } from "../lib/canonical-json.ts";
 import { decrypt, encrypt } from "../lib/seal.ts";
-import { idempotencyRepo } from "../modules/idempotency/repo.ts";
+import { idempotencyKeys } from "../modules/idempotency/public.ts";
 
 /** How long a key is remembered (Stripe and the IETF draft use 24 h). */
 const RETENTION_MS = 24 * 3600 * 1000;
@@ -57,7 +57,7 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient; kek: Buffer }>(
         .update(`${request.method} ${path}\n${canonicalJson(request.body ?? null)}`)
         .digest("hex");
 
-      const claimed = await idempotencyRepo.claim(
+      const claimed = await idempotencyKeys.claim(
         prisma,
         { principal, key, method: request.method, path, requestHash },
         ABANDONED_MS / 1000,
@@ -66,7 +66,7 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient; kek: Buffer }>(
         request.idempotencyRecordId = claimed;
         return;
       }
-      const existing = await idempotencyRepo.find(prisma, principal, key);
+      const existing = await idempotencyKeys.find(prisma, principal, key);
       if (!existing)
         throw new Conflict(
           "idempotency_key_in_progress",
@@ -105,7 +105,7 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient; kek: Buffer }>(
         // Free the key for a retry. The failure may be the database itself (a busy pool): then
         // keep trying in the background, or the key would stay "in progress" until abandoned.
         await persistently(
-          () => idempotencyRepo.release(prisma, id),
+          () => idempotencyKeys.release(prisma, id),
           (err) => request.log.warn({ err }, "could not free an Idempotency-Key after a failed request"),
         );
         return payload;
@@ -128,14 +128,14 @@ export const idempotencyPlugin = fp<{ prisma: PrismaClient; kek: Buffer }>(
       // The request's work is done and committed: the client gets this response even when it
       // cannot be recorded at once (a busy pool). Until it is, a repeat is told 409 and retries.
       await persistently(
-        () => idempotencyRepo.complete(prisma, id, { status: reply.statusCode, body, headers }),
+        () => idempotencyKeys.complete(prisma, id, { status: reply.statusCode, body, headers }),
         (err) => request.log.warn({ err }, "could not record the response of an Idempotency-Key"),
       );
       return payload;
     });
 
     const purge = setInterval(() => {
-      idempotencyRepo
+      idempotencyKeys
         .purgeCreatedBefore(prisma, new Date(Date.now() - RETENTION_MS))
         .catch((err: unknown) => app.log.warn({ err }, "purging expired idempotency keys failed"));
     }, 3600_000);

@@ -1,7 +1,7 @@
 import type { DeviceRole, DeviceRoleList, DeviceRoleListQuery, DeviceType, DeviceTypeList } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
-import { resolveSiteId } from "../sites/repo.ts";
+import { resolveSiteId } from "../sites/public.ts";
 import type { DeviceRoleCountedRow, DeviceRoleRepo, DeviceTypeRow } from "./repo.ts";
 
 export function toDeviceRole({ _count, createdAt: _c, updatedAt: _u, ...role }: DeviceRoleCountedRow): DeviceRole {

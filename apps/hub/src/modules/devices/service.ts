@@ -25,8 +25,8 @@ import { recordChange, recordChanges, type Change } from "../../changes/recorder
 import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type CursorCodec } from "../../lib/paging.ts";
-import { reconcileDiscrepancies } from "../discrepancies/service.ts";
-import { resolveSiteId, siteRef, unknownSite } from "../sites/repo.ts";
+import { reconcileDiscrepancies } from "../discrepancies/public.ts";
+import { resolveSiteId, siteRef, unknownSite } from "../sites/public.ts";
 import {
   deviceRepo,
   deviceWhere,

@@ -22,7 +22,7 @@ import type {
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
-import { requireSite, resolveSiteIds } from "../sites/repo.ts";
+import { requireSite, resolveSiteIds } from "../sites/public.ts";
 import { discrepancyRepo, type DiscrepancyRepo, type KeptDiscrepancy, type ReportRow } from "./repo.ts";
 
 /** What a push says about unmatched items: its source, and the key of every item matching no device. */

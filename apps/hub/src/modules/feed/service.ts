@@ -2,7 +2,7 @@ import type pg from "pg";
 import { FEED_CURSOR_EXPIRED, INVENTORY_SNAPSHOT_PATH, type FeedQuery } from "@fm/domain";
 import { Gone, NotFound } from "@fm/domain";
 import type { PrismaClient } from "../../db/client.ts";
-import { siteRepo } from "../sites/repo.ts";
+import { siteRows } from "../sites/public.ts";
 import type { FeedRepo } from "./repo.ts";
 import type { FeedNotifier } from "./notifier.ts";
 import type { FeedSequencer } from "./sequencer.ts";
@@ -88,7 +88,7 @@ export const unknownSites = (slugs: string[]) =>
  * deleted and re-created under its slug is both). A slug no site ever had is a 404.
  */
 async function feedSiteIdsOf(prisma: PrismaClient, repo: FeedRepo, slugs: string[]): Promise<string[]> {
-  const sites = [...(await siteRepo.findBySlugs(prisma, slugs)), ...(await repo.deletedSites(prisma, slugs))];
+  const sites = [...(await siteRows.findBySlugs(prisma, slugs)), ...(await repo.deletedSites(prisma, slugs))];
   const missing = slugs.filter((slug) => !sites.some((s) => s.slug === slug));
   if (missing.length) throw unknownSites(missing);
   return [...new Set(sites.map((s) => s.id))];
@@ -96,7 +96,7 @@ async function feedSiteIdsOf(prisma: PrismaClient, repo: FeedRepo, slugs: string
 
 /** The ids of the sites with these slugs now; an unknown slug is a 404. */
 export async function siteIdsOf(prisma: PrismaClient, slugs: string[]): Promise<string[]> {
-  const found = await siteRepo.findBySlugs(prisma, slugs);
+  const found = await siteRows.findBySlugs(prisma, slugs);
   const missing = slugs.filter((slug) => !found.some((s) => s.slug === slug));
   if (missing.length) throw unknownSites(missing);
   return found.map((s) => s.id);

@@ -35,12 +35,12 @@ import {
 import type { Principal } from "../../lib/context.ts";
 import type pg from "pg";
 import type { PrismaClient } from "../../db/client.ts";
-import { deviceRoleRepo } from "../device-roles/repo.ts";
-import { toDeviceRole } from "../device-roles/service.ts";
-import { deviceRepo } from "../devices/repo.ts";
-import { toDevice } from "../devices/state.ts";
-import { siteRepo } from "../sites/repo.ts";
-import { toSite } from "../sites/service.ts";
+import { deviceRoleRows } from "../device-roles/public.ts";
+import { toDeviceRole } from "../device-roles/public.ts";
+import { deviceRows } from "../devices/public.ts";
+import { toDevice } from "../devices/public.ts";
+import { siteRows } from "../sites/public.ts";
+import { toSite } from "../sites/public.ts";
 import type { FeedRepo } from "./repo.ts";
 import { siteIdsOf } from "./service.ts";
 
@@ -140,7 +140,7 @@ export function createSnapshotService(deps: SnapshotDeps) {
         deps.prisma,
         async (tx, position) => {
           // One statement at a time: the transaction has one connection.
-          const sites = await siteRepo.allWithPushes(tx, siteIds);
+          const sites = await siteRows.allWithPushes(tx, siteIds);
           const takenAt = now();
           started();
           await write({
@@ -154,14 +154,14 @@ export function createSnapshotService(deps: SnapshotDeps) {
             await write({ kind: "site", data: toSite(s, takenAt, deps.siteSilenceAfterMs) });
             count++;
           }
-          for (const role of await deviceRoleRepo.allRolesCounted(tx)) {
+          for (const role of await deviceRoleRows.allRolesCounted(tx)) {
             await write({ kind: "deviceRole", data: toDeviceRole(role) });
             count++;
           }
           for (let after: string | undefined; ;) {
             const ids = await deps.repo.deviceIdsAfter(tx, siteIds, after, DEVICE_BATCH);
             if (!ids.length) break;
-            for (const row of await deviceRepo.findByIds(tx, ids)) {
+            for (const row of await deviceRows.findByIds(tx, ids)) {
               await write({ kind: "device", data: toDevice(row, takenAt, deps.staleAfterMs) });
               count++;
             }

@@ -63,3 +63,4 @@ export const idempotencyRepo = {
     await db.idempotencyKey.deleteMany({ where: { createdAt: { lt: before } } });
   },
 };
+export type IdempotencyRepo = typeof idempotencyRepo;

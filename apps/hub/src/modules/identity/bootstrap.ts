@@ -7,9 +7,9 @@ import { join } from "node:path";
 import type { Environment } from "@fm/domain";
 import type { FastifyBaseLogger } from "fastify";
 import type { PrismaClient } from "../../db/client.ts";
-import { satelliteRepo } from "../satellites/repo.ts";
+import { satelliteRows } from "../satellites/public.ts";
 import type { SatelliteService } from "../satellites/service.ts";
-import { siteRepo } from "../sites/repo.ts";
+import { siteRows } from "../sites/public.ts";
 import { identityRepo } from "./repo.ts";
 import { generateSecret, hashSecret } from "../../lib/secrets.ts";
 
@@ -75,7 +75,7 @@ export async function reconcileExpectedSatellites(
     requestId: null as unknown as string,
   };
   for (const want of expected) {
-    const sites = await siteRepo.findBySlugs(prisma, want.sites);
+    const sites = await siteRows.findBySlugs(prisma, want.sites);
     if (sites.length !== want.sites.length) {
       log.error(
         { satellite: want.name, missing: want.sites.filter((s) => !sites.some((x) => x.slug === s)) },
@@ -84,9 +84,9 @@ export async function reconcileExpectedSatellites(
       continue;
     }
     // Hashing six secrets is CPU work: done before the transaction, and only when needed.
-    const secrets = (await satelliteRepo.exists(prisma, want.name)) ? [] : await service.agentSecrets(want.name);
+    const secrets = (await satelliteRows.exists(prisma, want.name)) ? [] : await service.agentSecrets(want.name);
     await prisma.$transaction(async (tx) => {
-      const existing = await satelliteRepo.findByName(tx, want.name);
+      const existing = await satelliteRows.findByName(tx, want.name);
       if (!existing) {
         if (!secrets.length) return; // removed meanwhile by another replica; the next start creates it
         await service.createIn(
@@ -104,7 +104,7 @@ export async function reconcileExpectedSatellites(
       const have = new Set(existing.sites.map((s) => s.siteId));
       const wantIds = new Set(sites.map((s) => s.id));
       if (have.size !== wantIds.size || [...wantIds].some((id) => !have.has(id))) {
-        await satelliteRepo.replaceSites(tx, existing.id, [...wantIds]);
+        await satelliteRows.replaceSites(tx, existing.id, [...wantIds]);
         log.info({ satellite: want.name, sites: want.sites }, "updated expected satellite's sites from configuration");
       }
     });

@@ -9,9 +9,9 @@ import { HEALTHY_CHECK_STATUSES, planImpairment, type CordonSource, type Impairm
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { recordChange } from "../../changes/recorder.ts";
-import { deviceRepo, type BulkColumn } from "../devices/repo.ts";
+import { deviceRows, type BulkColumn } from "../devices/public.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { siteFields } from "../sites/service.ts";
+import { siteFields } from "../sites/public.ts";
 import { impairmentRepo } from "./repo.ts";
 
 const CORDON_COLUMNS: readonly BulkColumn[] = [
@@ -62,7 +62,7 @@ export async function applyImpairment(
   if (changing.length) {
     // The plan was made from rows read without a lock: lock the devices it changes and keep only
     // what still holds, so an operator's cordon committed meanwhile is neither undone nor replaced.
-    const locked = new Map((await deviceRepo.lockByIds(tx, changing)).map((r) => [r.id, r]));
+    const locked = new Map((await deviceRows.lockByIds(tx, changing)).map((r) => [r.id, r]));
     const cordon = plan.cordon.filter((c) => locked.get(c.id)?.cordoned === false);
     const release = plan.release.filter((r) => {
       const row = locked.get(r.id);

@@ -8,10 +8,9 @@ import { Conflict, TERMINAL_JOB_STATUSES, Unprocessable, canTransition } from "@
 import type { BurnInDeviceResult, JobCordon, JobDeviceObservation, JobReport } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { deviceRepo } from "../devices/repo.ts";
-import { differs, type DeviceService } from "../devices/service.ts";
-import { topologyRepo } from "../topology/repo.ts";
-import { fileTopologySync } from "../topology/service.ts";
+import { deviceRows } from "../devices/public.ts";
+import { differs, type DeviceService } from "../devices/public.ts";
+import { fileSiteTopologySync } from "../topology/public.ts";
 import { transition, updateJob } from "./lifecycle.ts";
 import { jobRepo, type JobRow, type JobUpdate } from "./repo.ts";
 
@@ -48,7 +47,7 @@ export async function applyReport(
   if (report.devices && !terminal) await observe(tx, ctx, devices, job, report.devices, `job:${job.name}`);
   if (report.cordons && !terminal) await cordon(tx, ctx, devices, job, report.cordons);
   if (report.topologySync && !terminal)
-    await fileTopologySync(tx, ctx, topologyRepo, job.siteId, report.topologySync.reason, `job:${job.id}`);
+    await fileSiteTopologySync(tx, ctx, job.siteId, report.topologySync.reason, `job:${job.id}`);
   const resultsChanged = report.burnIn && !terminal ? await recordBurnIn(tx, ctx, devices, job, report.burnIn) : false;
   if (report.status && report.status !== job.status && !canTransition(job.status, report.status)) {
     throw new Conflict("job_transition_invalid", `Job ${job.name} is ${job.status}; it cannot become ${report.status}`);
@@ -111,7 +110,7 @@ async function cordon(tx: Db, ctx: RequestContext, devices: DeviceService, job: 
     cordons.map((c) => c.deviceId),
     "cordons",
   );
-  const rows = await deviceRepo.lockByIds(
+  const rows = await deviceRows.lockByIds(
     tx,
     cordons.map((c) => c.deviceId),
   );
@@ -139,7 +138,7 @@ async function recordBurnIn(
   const stored = new Map(job.devices.map((d) => [d.deviceId, sortedJson(d.burnIn)]));
   const fresh = results.filter((r) => stored.get(r.deviceId) !== sortedJson(r));
   if (!fresh.length) return false;
-  const rows = await deviceRepo.lockByIds(
+  const rows = await deviceRows.lockByIds(
     tx,
     fresh.map((r) => r.deviceId),
   );
@@ -174,7 +173,7 @@ async function observe(
   );
   // Locked: a NetBox or Ironic push changing the same devices at the same moment waits, and this
   // report compares against what it committed (else both record the one change in the history).
-  const rows = await deviceRepo.lockByIds(
+  const rows = await deviceRows.lockByIds(
     tx,
     observations.map((o) => o.deviceId),
   );

@@ -34,9 +34,9 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList } from "../../lib/paging.ts";
 import { recordChange } from "../../changes/recorder.ts";
-import { deviceRepo, type DeviceRow } from "../devices/repo.ts";
+import { deviceRows, type DeviceRow } from "../devices/public.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { requireSite, resolveSiteId } from "../sites/repo.ts";
+import { requireSite, resolveSiteId } from "../sites/public.ts";
 import { transition, updateJob } from "./lifecycle.ts";
 import { jobName } from "./names.ts";
 import { REPORTERS, applyReport } from "./report.ts";
@@ -65,7 +65,7 @@ export function createJobService({
 
   /** The job's devices, all known, all at one site, each fit for the kind and free of other jobs. */
   async function checkDevices(tx: Db, input: JobCreate, ids: string[]): Promise<DeviceRow[]> {
-    const found = await deviceRepo.findByIds(tx, ids);
+    const found = await deviceRows.findByIds(tx, ids);
     const missing = ids.filter((id) => !found.some((d) => d.id === id));
     if (missing.length)
       throw new Unprocessable("unknown_device", `No device with id ${missing.join(", ")}`, {
@@ -136,7 +136,7 @@ export function createJobService({
       throw new Unprocessable("node_swap_one_device", "A node swap replaces one failed tray: give one device", {
         errors: [{ path: "body.deviceIds", message: "one device" }],
       });
-    const [spare] = await deviceRepo.findByIds(tx, [spareId]);
+    const [spare] = await deviceRows.findByIds(tx, [spareId]);
     const path = "body.params.spareDeviceId";
     if (!spare)
       throw new Unprocessable("unknown_device", `No device with id ${spareId}`, {

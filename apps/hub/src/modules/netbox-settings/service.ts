@@ -8,7 +8,7 @@
  * (slug; its name is the slug until the site's netbox agent pushes NetBox's name and ids), so the
  * site's agents and an FM_EXPECTED_SATELLITES satellite naming it can start.
  */
-import { reconcileSitesOfRoles } from "../discrepancies/service.ts";
+import { reconcileSitesOfRoles } from "../discrepancies/public.ts";
 import {
   NetboxSettingsSchema,
   sameJson,
@@ -20,9 +20,9 @@ import {
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges, type Change } from "../../changes/recorder.ts";
-import { deviceRoleRepo } from "../device-roles/repo.ts";
-import { siteRepo } from "../sites/repo.ts";
-import { siteFields } from "../sites/service.ts";
+import { deviceRoleRows } from "../device-roles/public.ts";
+import { siteRows } from "../sites/public.ts";
+import { siteFields } from "../sites/public.ts";
 import type { NetboxSettingsRepo, NetboxSettingsRow } from "./repo.ts";
 
 export function toNetboxSettings(
@@ -44,10 +44,10 @@ export async function roleClassMapping(db: Db, repo: NetboxSettingsRepo): Promis
 /** A Site for each site the filters name that the hub does not have (slug; named by NetBox later). */
 async function createListedSites(tx: Db, filters: NetboxDeviceFilter[]): Promise<Change[]> {
   const slugs = filters.map((f) => f.site);
-  const have = new Set((await siteRepo.findBySlugs(tx, slugs)).map((s) => s.slug));
+  const have = new Set((await siteRows.findBySlugs(tx, slugs)).map((s) => s.slug));
   const changes: Change[] = [];
   for (const slug of slugs.filter((s) => !have.has(s))) {
-    const site = siteFields(await siteRepo.create(tx, { slug, name: slug }));
+    const site = siteFields(await siteRows.create(tx, { slug, name: slug }));
     changes.push({
       resourceType: "site",
       resourceId: site.id,
@@ -91,9 +91,9 @@ export function createNetboxSettingsService({ prisma, repo }: { prisma: PrismaCl
         });
       const reclassed: string[] = [];
       for (const [slug, deviceClass] of Object.entries(input.deviceRoleClassMapping)) {
-        const role = await deviceRoleRepo.findRoleBySlug(tx, slug);
+        const role = await deviceRoleRows.findRoleBySlug(tx, slug);
         if (!role || role.deviceClass === deviceClass) continue;
-        const updated = await deviceRoleRepo.updateRole(tx, role.id, {
+        const updated = await deviceRoleRows.updateRole(tx, role.id, {
           name: role.name,
           deviceClass,
           netboxId: role.netboxId,

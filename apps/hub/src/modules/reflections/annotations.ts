@@ -9,8 +9,8 @@ import { BadRequest } from "@fm/domain";
 import type { HealthItem, IronicItem, ReflectionResult, ReflectionSource, SlurmItem } from "@fm/domain";
 import type { Db } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { deviceRepo, type BulkColumn } from "../devices/repo.ts";
-import { differs, type DeviceService } from "../devices/service.ts";
+import { deviceRows, type BulkColumn } from "../devices/public.ts";
+import { differs, type DeviceService } from "../devices/public.ts";
 import { reflectionRepo, type AnnotatedDevice as DeviceRow } from "./repo.ts";
 
 type Changes = Parameters<DeviceService["apply"]>[3];
@@ -229,10 +229,10 @@ export async function applyAnnotations(
   // Full rows for the devices that change, locked: their status is derived from every field,
   // and their representation after the change is built from them.
   const full = new Map(
-    (await deviceRepo.lockByIds(tx, [...entries.map((e) => e.id), ...vanished.map((d) => d.id)])).map((r) => [r.id, r]),
+    (await deviceRows.lockByIds(tx, [...entries.map((e) => e.id), ...vanished.map((d) => d.id)])).map((r) => [r.id, r]),
   );
   // A device a job observed after this push's moment keeps what the job recorded (see
-  // deviceRepo.lockObservedAfter): an ENROL's new Ironic node is not cleared by a list read before it.
+  // deviceRows.lockObservedAfter): an ENROL's new Ironic node is not cleared by a list read before it.
   const newer = (id: string) => (full.get(id)![adapter.observedField] ?? 0) > observedAt;
   const missing = vanished.filter((d) => !newer(d.id));
   const changing = entries.filter((e) => !newer(e.id));
@@ -256,6 +256,6 @@ export async function applyAnnotations(
     adapter.columns,
   );
   result.unchanged += changing.length - result.updated;
-  await deviceRepo.markObserved(tx, adapter.observedField, [...seen], observedAt);
+  await deviceRows.markObserved(tx, adapter.observedField, [...seen], observedAt);
   return result;
 }

@@ -17,7 +17,7 @@ import type { DeviceClass, DeviceType, NetboxItem, SharedRowConflict } from "@fm
 import type { Db } from "../../db/client.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges, type Change } from "../../changes/recorder.ts";
-import { deviceRoleRepo, type DeviceRoleRow, type DeviceTypeRow } from "../device-roles/repo.ts";
+import { deviceRoleRows, type DeviceRoleRow, type DeviceTypeRow } from "../device-roles/public.ts";
 import { reflectionRepo } from "./repo.ts";
 
 /** Ids by slug (roles, types) and by name (racks), and what the push disagreed with. */
@@ -52,7 +52,7 @@ async function upsertRoles(
   const changes: Change[] = [];
   for (const r of new Map(items.map((i) => [i.role.slug, i.role])).values()) {
     const hubClass = mapping[r.slug];
-    const created = await deviceRoleRepo.createRoleIfAbsent(tx, { ...r, deviceClass: hubClass ?? r.deviceClass });
+    const created = await deviceRoleRows.createRoleIfAbsent(tx, { ...r, deviceClass: hubClass ?? r.deviceClass });
     if (created) {
       changes.push({
         resourceType: "device_role",
@@ -73,7 +73,7 @@ async function upsertRoles(
         });
       continue;
     }
-    const existing = (await deviceRoleRepo.findRoleBySlug(tx, r.slug))!;
+    const existing = (await deviceRoleRows.findRoleBySlug(tx, r.slug))!;
     const deviceClass = hubClass ?? existing.deviceClass;
     if (r.deviceClass !== deviceClass)
       conflicts.push({
@@ -84,7 +84,7 @@ async function upsertRoles(
         pushed: r.deviceClass,
       });
     if (existing.name !== r.name || existing.deviceClass !== deviceClass || existing.netboxId !== r.netboxId) {
-      const row = await deviceRoleRepo.updateRole(tx, existing.id, { name: r.name, deviceClass, netboxId: r.netboxId });
+      const row = await deviceRoleRows.updateRole(tx, existing.id, { name: r.name, deviceClass, netboxId: r.netboxId });
       changes.push({
         resourceType: "device_role",
         resourceId: row.id,
@@ -109,7 +109,7 @@ async function upsertTypes(
   const types = new Map<string, string>();
   const changes: Change[] = [];
   for (const t of new Map(items.filter((i) => i.deviceType).map((i) => [i.deviceType!.slug, i.deviceType!])).values()) {
-    const created = await deviceRoleRepo.createTypeIfAbsent(tx, t);
+    const created = await deviceRoleRows.createTypeIfAbsent(tx, t);
     if (created) {
       changes.push({
         resourceType: "device_type",
@@ -122,7 +122,7 @@ async function upsertTypes(
       types.set(t.slug, created.id);
       continue;
     }
-    const existing = (await deviceRoleRepo.findTypeBySlug(tx, t.slug))!;
+    const existing = (await deviceRoleRows.findTypeBySlug(tx, t.slug))!;
     if (existing.cpuArchitecture !== t.cpuArchitecture)
       conflicts.push({
         resource: "device_type",
@@ -132,7 +132,7 @@ async function upsertTypes(
         pushed: t.cpuArchitecture,
       });
     if (existing.manufacturer !== t.manufacturer || existing.model !== t.model || existing.netboxId !== t.netboxId) {
-      const row = await deviceRoleRepo.updateType(tx, existing.id, {
+      const row = await deviceRoleRows.updateType(tx, existing.id, {
         manufacturer: t.manufacturer,
         model: t.model,
         netboxId: t.netboxId,

@@ -15,9 +15,9 @@ import { canonicalJson } from "../../lib/canonical-json.ts";
 import type { ChangeContext } from "../../lib/context.ts";
 import { recordChanges } from "../../changes/recorder.ts";
 import type { DeviceBase } from "../../db/device-columns.ts";
-import { deviceRepo } from "../devices/repo.ts";
+import { deviceRows } from "../devices/public.ts";
 import type { DeviceService } from "../devices/service.ts";
-import { storedStatus } from "../devices/state.ts";
+import { storedStatus } from "../devices/public.ts";
 import { upsertReferences, type References, type RoleClassMapping } from "./netbox-references.ts";
 import { NETBOX_COLUMNS, reflectionRepo, type NetboxDevice, type NetboxInterface } from "./repo.ts";
 
@@ -169,7 +169,7 @@ async function applyUpdates(
   // committed or waits, and each change is compared with the row as it now is.
   const full = new Map(
     (
-      await deviceRepo.lockByIds(
+      await deviceRows.lockByIds(
         tx,
         [...missing, ...toUpdate.map((u) => u.current)].map((d) => d.id),
       )
@@ -231,7 +231,7 @@ async function createDevices(
     tx,
     toCreate.map(({ item }) => ({ deviceId: idByName.get(item.name)!, interfaces: item.interfaces })),
   );
-  const created = await deviceRepo.findByIds(tx, [...idByName.values()]);
+  const created = await deviceRows.findByIds(tx, [...idByName.values()]);
   await recordChanges(
     tx,
     ctx,
@@ -274,7 +274,7 @@ export async function applyNetbox(
   const vanished = existing.filter((d) => !seen.has(d.id) && !d.netboxMissing && d.netboxObservedAt !== null);
   // Devices a job observed in NetBox after this push's moment (an ENROL's activation) keep
   // what the job recorded (see lockObservedAfter).
-  const newer = await deviceRepo.lockObservedAfter(
+  const newer = await deviceRows.lockObservedAfter(
     tx,
     "netboxObservedAt",
     [...vanished, ...planned.toUpdate.map((u) => u.current)].map((d) => d.id),
@@ -287,6 +287,6 @@ export async function applyNetbox(
   result.updated = await applyUpdates(tx, ctx, devices, missing, toUpdate);
   result.unchanged += toUpdate.length - result.updated;
   result.created = await createDevices(tx, ctx, devices, siteId, toCreate, observedAt);
-  await deviceRepo.markObserved(tx, "netboxObservedAt", [...seen], observedAt);
+  await deviceRows.markObserved(tx, "netboxObservedAt", [...seen], observedAt);
   return result;
 }

@@ -9,7 +9,7 @@ import { directQuery, type Db } from "../../db/client.ts";
 import type { Prisma } from "../../generated/prisma/client.ts";
 import { bulkInsert, snakeCase } from "../../db/bulk.ts";
 import { isObservedField, type Observed } from "../../db/device-columns.ts";
-import { deviceRepo, withObservations, type BulkColumn } from "../devices/repo.ts";
+import { deviceRows, withObservations, type BulkColumn } from "../devices/public.ts";
 
 /** Every device column the NetBox reflection writes, with its PostgreSQL type. */
 /** What a device renamed by a push is called for an instant (`parkNames`): U+001F, then a word. */
@@ -261,7 +261,7 @@ export const reflectionRepo = {
       "id, name",
     );
     const ids = new Map((created as { id: string; name: string }[]).map((r) => [r.name, r.id]));
-    await deviceRepo.stampObserved(
+    await deviceRows.stampObserved(
       db,
       rows.map((r) => ({ id: ids.get(r.name as string)!, observed: r as Partial<Observed> })),
     );

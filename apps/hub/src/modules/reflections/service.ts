@@ -18,17 +18,17 @@ import type {
 } from "@fm/domain";
 import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
-import { analyzeInventory } from "../devices/repo.ts";
+import { analyzeInventory } from "../devices/public.ts";
 import type { DeviceService } from "../devices/service.ts";
 import { recordChange } from "../../changes/recorder.ts";
-import { reconcileDiscrepancies } from "../discrepancies/service.ts";
-import { applyImpairment } from "../impairment/service.ts";
-import { siteRepo } from "../sites/repo.ts";
-import { siteFields } from "../sites/service.ts";
+import { reconcileDiscrepancies } from "../discrepancies/public.ts";
+import { applyImpairment } from "../impairment/public.ts";
+import { siteRows } from "../sites/public.ts";
+import { siteFields } from "../sites/public.ts";
 import { adapterFor, applyAnnotations } from "./annotations.ts";
 import { applyNetbox } from "./netbox.ts";
-import type { NetboxSettingsRepo } from "../netbox-settings/repo.ts";
-import { roleClassMapping } from "../netbox-settings/service.ts";
+import type { NetboxSettingsRepo } from "../netbox-settings/public.ts";
+import { roleClassMapping } from "../netbox-settings/public.ts";
 import type { ReflectionRepo } from "./repo.ts";
 
 function parseItems(source: ReflectionSource, items: unknown[]): unknown[] {
@@ -178,14 +178,14 @@ export function createReflectionService({
  * NetBox fields and nothing else), written only when they differ (audited, `site.updated`).
  */
 async function applyNetboxSite(tx: Db, ctx: RequestContext, siteId: string, pushed: NetboxReflectionSite) {
-  const current = (await siteRepo.lockById(tx, siteId))!;
+  const current = (await siteRows.lockById(tx, siteId))!;
   if (
     current.name === pushed.name &&
     current.netboxSiteId === pushed.netboxSiteId &&
     current.netboxClusterId === pushed.netboxClusterId
   )
     return;
-  const updated = await siteRepo.update(tx, siteId, pushed);
+  const updated = await siteRows.update(tx, siteId, pushed);
   await recordChange(tx, ctx, {
     resourceType: "site",
     resourceId: siteId,

@@ -15,7 +15,7 @@ import type { ChangeContext, RequestContext } from "../../lib/context.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
 import { recordChange } from "../../changes/recorder.ts";
 import { generateSecret, hashSecret } from "../../lib/secrets.ts";
-import { siteRepo } from "../sites/repo.ts";
+import { siteRows } from "../sites/public.ts";
 import type { SatelliteRepo, SatelliteRow } from "./repo.ts";
 import { isoOrNull } from "../../lib/timestamps.ts";
 
@@ -112,7 +112,7 @@ export function createSatelliteService({
     input: { name: string; siteIds: string[]; environment: string },
     secrets: AgentSecret[],
   ) {
-    const known = await siteRepo.existingIds(db, input.siteIds);
+    const known = await siteRows.existingIds(db, input.siteIds);
     const missing = input.siteIds.filter((id) => !known.includes(id));
     if (missing.length)
       throw new Unprocessable("unknown_site", `No site with id ${missing.join(", ")}`, {

@@ -11,8 +11,8 @@ import type { RequestContext } from "../../lib/context.ts";
 import { checkIfMatch } from "../../lib/etag.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
 import { recordChange } from "../../changes/recorder.ts";
-import { deviceRoleRepo } from "../device-roles/repo.ts";
-import { requireSite } from "../sites/repo.ts";
+import { deviceRoleRows } from "../device-roles/public.ts";
+import { requireSite } from "../sites/public.ts";
 import type { SlurmBootstrapConfigRow, SlurmBootstrapRepo } from "./repo.ts";
 
 export const toSlurmBootstrapConfig = (r: SlurmBootstrapConfigRow): SlurmBootstrapConfig => ({
@@ -31,7 +31,7 @@ const notFound = (id: string) =>
   new NotFound("slurm_bootstrap_config_not_found", `No SLURM bootstrap config with id ${id} at this site`);
 
 async function requireRole(db: Db, roleId: string): Promise<void> {
-  if (!(await deviceRoleRepo.roleExists(db, roleId))) {
+  if (!(await deviceRoleRows.roleExists(db, roleId))) {
     throw new Unprocessable("unknown_device_role", `No device role with id ${roleId}`, {
       errors: [{ path: "body.deviceRoleId", message: "unknown device role" }],
     });

@@ -3,7 +3,7 @@ import type { Db, PrismaClient } from "../../db/client.ts";
 import type { RequestContext } from "../../lib/context.ts";
 import { keysetList, type PageQuery } from "../../lib/paging.ts";
 import { recordChange } from "../../changes/recorder.ts";
-import { requireSite } from "../sites/repo.ts";
+import { requireSite } from "../sites/public.ts";
 import type { TopologyRepo, TopologySyncRequestRow } from "./repo.ts";
 
 export const toTopologySyncRequest = (r: TopologySyncRequestRow): TopologySyncRequest => ({
