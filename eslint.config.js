@@ -80,9 +80,11 @@ const PRISMA_AT_RUNTIME = [
     message: "Only a repo or db/ uses Prisma at runtime (import type is fine).",
   },
 ];
+/** A module's repo: its repo.ts, or the files of its repo/ folder when it is split (devices). */
+const REPOS = [`${HUB}/**/repo.ts`, `${HUB}/**/repo/*.ts`];
 const prismaOnlyInRepos = {
   files: [`${HUB}/**/*.ts`],
-  ignores: [`${HUB}/**/repo.ts`, `${HUB}/db/**`, `${HUB}/seed/**`, `${HUB}/testing/**`, `${HUB}/generated/**`],
+  ignores: [...REPOS, `${HUB}/db/**`, `${HUB}/seed/**`, `${HUB}/testing/**`, `${HUB}/generated/**`],
   rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns: PRISMA_AT_RUNTIME }] },
 };
 
@@ -93,29 +95,28 @@ const prismaOnlyInRepos = {
  * free of import cycles.
  */
 const THROUGH_PUBLIC = "Another module is used only through its public.ts (and its service's types, import type).";
-const OTHER_MODULE = [
-  { regex: String.raw`^\.\./[a-z-]+/(?!public\.ts$|service\.ts$)[^/]+$`, message: THROUGH_PUBLIC },
-  { regex: String.raw`^\.\./[a-z-]+/service\.ts$`, allowTypeImports: true, message: THROUGH_PUBLIC },
-];
+/** Another module's files as a module's file `depth` folders below the module's own imports them. */
+const otherModule = (depth) => {
+  const up = String.raw`^(\.\./){${depth + 1}}[a-z-]+/`;
+  return [
+    { regex: String.raw`${up}(?!public\.ts$|service\.ts$)[^/]+$`, message: THROUGH_PUBLIC },
+    { regex: String.raw`${up}service\.ts$`, allowTypeImports: true, message: THROUGH_PUBLIC },
+  ];
+};
 const PLUGIN_TO_MODULE = [{ regex: String.raw`(^|/)modules/[a-z-]+/(?!public\.ts$)[^/]+$`, message: THROUGH_PUBLIC }];
+const restrict = (patterns) => ({ "@typescript-eslint/no-restricted-imports": ["error", { patterns }] });
 const modulesThroughPublic = [
-  {
-    files: [`${HUB}/modules/**/*.ts`],
-    ignores: [`${HUB}/**/repo.ts`, "**/*.test.ts"],
-    rules: {
-      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [...PRISMA_AT_RUNTIME, ...OTHER_MODULE] }],
-    },
-  },
-  {
-    files: [`${HUB}/modules/**/repo.ts`],
-    rules: { "@typescript-eslint/no-restricted-imports": ["error", { patterns: OTHER_MODULE }] },
-  },
+  // A module's own files, and those one folder down (a split repo: devices/repo/).
+  { files: [`${HUB}/modules/*/*.ts`], rules: restrict([...PRISMA_AT_RUNTIME, ...otherModule(0)]) },
+  { files: [`${HUB}/modules/*/*/*.ts`], rules: restrict([...PRISMA_AT_RUNTIME, ...otherModule(1)]) },
+  { files: [`${HUB}/modules/*/repo.ts`], rules: restrict(otherModule(0)) },
+  { files: [`${HUB}/modules/*/repo/*.ts`], rules: restrict(otherModule(1)) },
+  // Tests drive what they test, across modules; the Prisma rule still holds for them.
+  { files: [`${HUB}/modules/**/*.test.ts`], rules: restrict(PRISMA_AT_RUNTIME) },
   {
     files: [`${HUB}/plugins/**/*.ts`],
     ignores: ["**/*.test.ts"],
-    rules: {
-      "@typescript-eslint/no-restricted-imports": ["error", { patterns: [...PRISMA_AT_RUNTIME, ...PLUGIN_TO_MODULE] }],
-    },
+    rules: restrict([...PRISMA_AT_RUNTIME, ...PLUGIN_TO_MODULE]),
   },
 ];
 

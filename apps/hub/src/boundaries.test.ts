@@ -88,6 +88,11 @@ describe("a module uses another only through its public.ts", () => {
       'import { deviceRepo } from "../devices/repo.ts";\nexport const x = deviceRepo;',
     ],
     [
+      "apps/hub/src/modules/widgets/repo/rows.ts",
+      "another module's repo, from a split repo",
+      'import { siteRepo } from "../../sites/repo.ts";\nexport const x = siteRepo;',
+    ],
+    [
       PLUGIN,
       "a module's repo, from a plugin",
       'import { idempotencyRepo } from "../modules/idempotency/repo.ts";\nexport const x = idempotencyRepo;',
@@ -137,6 +142,7 @@ describe("only repos use the generated Prisma client at runtime", () => {
     expect(await violations(SERVICE, types)).toEqual([]);
     for (const file of [
       "apps/hub/src/modules/widgets/repo.ts",
+      "apps/hub/src/modules/widgets/repo/rows.ts",
       "apps/hub/src/db/widgets.ts",
       "apps/hub/src/seed/widgets.ts",
       "apps/hub/src/testing/widgets.ts",
