@@ -25,7 +25,8 @@ import { reconcileDiscrepancies } from "../discrepancies/public.ts";
 import { applyImpairment } from "../impairment/public.ts";
 import { siteRows } from "../sites/public.ts";
 import { siteFields } from "../sites/public.ts";
-import { adapterFor, applyAnnotations } from "./annotations.ts";
+import { applyAnnotations } from "./annotations.ts";
+import { annotationsFor } from "./sources/index.ts";
 import { applyNetbox } from "./netbox.ts";
 import type { NetboxSettingsRepo } from "../netbox-settings/public.ts";
 import { roleClassMapping } from "../netbox-settings/public.ts";
@@ -105,31 +106,23 @@ export function createReflectionService({
           const t0 = performance.now();
           const last = await checkNotStale(repo, tx, siteId, source, observedAt);
           if (body.site) await applyNetboxSite(tx, ctx, siteId, body.site);
-          const unmatchedKeys: string[] = [];
-          const touched = new Set<string>();
-          const result =
+          // NetBox's push reconciles the whole site, so it names no unmatched item and no touched device.
+          const { result, unmatchedKeys, touched } =
             source === "netbox"
-              ? await applyNetbox(
-                  tx,
-                  ctx,
-                  devices,
-                  siteId,
-                  items as NetboxItem[],
-                  observedAt,
-                  await roleClassMapping(tx, settings),
-                )
-              : await applyAnnotations(
-                  tx,
-                  ctx,
-                  devices,
-                  adapterFor(source),
-                  source,
-                  siteId,
-                  items,
-                  observedAt,
-                  unmatchedKeys,
-                  touched,
-                );
+              ? {
+                  result: await applyNetbox(
+                    tx,
+                    ctx,
+                    devices,
+                    siteId,
+                    items as NetboxItem[],
+                    observedAt,
+                    await roleClassMapping(tx, settings),
+                  ),
+                  unmatchedKeys: [],
+                  touched: new Set<string>(),
+                }
+              : await applyAnnotations(tx, ctx, devices, annotationsFor(source, items), siteId, observedAt);
           if (source === "health" && impairment)
             for (const id of (await applyImpairment(tx, ctx, devices, siteId, impairment, observedAt)).changedIds)
               touched.add(id);
