@@ -41,6 +41,7 @@ import { deviceRoleRepo } from "./modules/device-roles/repo.ts";
 import { registerDeviceRoles } from "./modules/device-roles/routes.ts";
 import { createDeviceRoleService } from "./modules/device-roles/service.ts";
 import { registerDevices } from "./modules/devices/routes.ts";
+import { deviceRepo } from "./modules/devices/repo.ts";
 import { createDeviceService } from "./modules/devices/service.ts";
 import { FeedNotifier } from "./modules/feed/notifier.ts";
 import { feedRepo } from "./modules/feed/repo.ts";
@@ -311,7 +312,7 @@ function registerModules(app: FastifyInstance, deps: AppDeps, shared: Shared): v
   registerSiteMetrics(registry, sites);
   registerTopology(app, { service: createTopologyService({ prisma, repo: topologyRepo }) });
   registerDeviceRoles(app, { service: createDeviceRoleService({ prisma, repo: deviceRoleRepo }) });
-  const devices = createDeviceService({ prisma, pool: deps.pool, staleAfterMs });
+  const devices = createDeviceService({ prisma, repo: deviceRepo, pool: deps.pool, staleAfterMs });
   registerDevices(app, { service: devices });
   registerReflections(app, {
     service: createReflectionService({

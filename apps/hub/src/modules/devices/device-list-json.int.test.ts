@@ -141,6 +141,7 @@ describe("the full device list as JSON text", () => {
     for (const pool of [hub.db.pool, undefined]) {
       const service = createDeviceService({
         prisma: hub.db.prisma,
+        repo: deviceRepo,
         pool,
         staleAfterMs: STALE_AFTER_MS,
         now: () => NOW,
@@ -160,6 +161,7 @@ describe("the full device list as JSON text", () => {
   it("the whole-site query and the filtered one answer the same devices and count", async () => {
     const service = createDeviceService({
       prisma: hub.db.prisma,
+      repo: deviceRepo,
       pool: hub.db.pool,
       staleAfterMs: STALE_AFTER_MS,
       now: () => NOW,
@@ -176,6 +178,7 @@ describe("the full device list as JSON text", () => {
     for (const pool of [hub.db.pool, undefined]) {
       const service = createDeviceService({
         prisma: hub.db.prisma,
+        repo: deviceRepo,
         pool,
         staleAfterMs: STALE_AFTER_MS,
         now: () => NOW,
@@ -190,7 +193,12 @@ describe("the full device list as JSON text", () => {
   });
 
   it("an unknown site is the same 400 by either query", async () => {
-    const service = createDeviceService({ prisma: hub.db.prisma, pool: hub.db.pool, staleAfterMs: STALE_AFTER_MS });
+    const service = createDeviceService({
+      prisma: hub.db.prisma,
+      repo: deviceRepo,
+      pool: hub.db.pool,
+      staleAfterMs: STALE_AFTER_MS,
+    });
     for (const qs of ["site=nowhere", "site=nowhere&cordoned=true", "site=0190c1e0-0000-7000-8000-000000000009"])
       for (const list of [() => service.listJson(ctx, query(qs)), () => service.listBrief(ctx, query(qs))])
         await expect(list(), qs).rejects.toMatchObject({ status: 400, code: "unknown_site" });

@@ -28,11 +28,11 @@ import { keysetList, type CursorCodec } from "../../lib/paging.ts";
 import { reconcileDiscrepancies } from "../discrepancies/public.ts";
 import { resolveSiteId, siteRef, unknownSite } from "../sites/public.ts";
 import {
-  deviceRepo,
   deviceWhere,
   wholeSiteOf,
   type BulkColumn,
   type DeviceBriefRow,
+  type DeviceRepo,
   type DeviceHistoryRow,
   type DeviceJsonRow,
   type DeviceRow,
@@ -43,6 +43,7 @@ import { TRACKED, storedStatus, toDevice, toDeviceBrief, toDeviceJson } from "./
 
 export interface DeviceServiceDeps {
   prisma: PrismaClient;
+  repo: DeviceRepo;
   /** The pool behind `prisma`: the device list reads through it directly (repo's readOnly). */
   pool?: pg.Pool | undefined;
   /** A source that has not observed a device for this long makes it STALE. */
@@ -106,7 +107,7 @@ export function differs(current: object, changes: object): boolean {
   return false;
 }
 
-export function createDeviceService({ prisma, pool, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
+export function createDeviceService({ prisma, repo, pool, staleAfterMs, now = () => new Date() }: DeviceServiceDeps) {
   /**
    * The commonest page, a whole site's (or the fleet's) in id order, as one statement (the
    * site, its count and the rows): the fetch of deviceListPage.
@@ -115,7 +116,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     <C extends "json" | "brief">(query: DeviceListQuery, columns: C) =>
     async (p: { afterId: string | undefined; limit: number }) => {
       const site = query.site ? siteRef(query.site) : undefined;
-      const rows = await deviceRepo.listInIdOrder(prisma, pool, columns, site, p.afterId, p.limit);
+      const rows = await repo.listInIdOrder(prisma, pool, columns, site, p.afterId, p.limit);
       if (!rows) throw unknownSite(query.site!, "site");
       return rows;
     };
@@ -124,7 +125,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     const siteId = query.site ? await resolveSiteId(prisma, query.site, "site") : undefined;
     const filter = { ...query, siteId };
     const where = deviceWhere(filter, new Date(at.getTime() - staleAfterMs));
-    return deviceListPage(query, (p) => deviceRepo.listJson(prisma, pool, where, p, wholeSiteOf(filter)), toItem);
+    return deviceListPage(query, (p) => repo.listJson(prisma, pool, where, p, wholeSiteOf(filter)), toItem);
   }
 
   /** The representation as a reader sees it now (staleness depends on the clock). */
@@ -147,8 +148,8 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     const at = now();
     const { next, changed } = evolve(current, changes, at);
     if (!changed) return null;
-    await deviceRepo.addHistory(db, historyOf(ctx, current, next, source, at));
-    const row = await deviceRepo.update(db, current.id, {
+    await repo.addHistory(db, historyOf(ctx, current, next, source, at));
+    const row = await repo.update(db, current.id, {
       ...(changes as Prisma.DeviceUncheckedUpdateInput),
       operationalStatus: next.operationalStatus,
       conditions: next.conditions as Prisma.InputJsonValue,
@@ -262,11 +263,11 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     for (const e of changed)
       for (const k of Object.keys(e.changes))
         if (!allowed.has(k as BulkColumn["field"])) throw new Error(`applyMany: ${k} is not among the bulk columns`);
-    await deviceRepo.addHistory(
+    await repo.addHistory(
       db,
       changed.flatMap((e) => historyOf(ctx, e.current, e.next, source, at)),
     );
-    await deviceRepo.updateMany(
+    await repo.updateMany(
       db,
       columns,
       changed.map((e) => ({ id: e.current.id, values: e.next })),
@@ -276,7 +277,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       changed.some((e) => e.force) || columns.some((c) => RELATION_FIELDS.has(c.field))
         ? new Map(
             (
-              await deviceRepo.findByIds(
+              await repo.findByIds(
                 db,
                 changed.map((e) => e.current.id),
               )
@@ -311,7 +312,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       ...data,
     } as unknown as DeviceBase;
     const derived = storedStatus(draft, now());
-    const row = await deviceRepo.create(db, {
+    const row = await repo.create(db, {
       ...data,
       operationalStatus: derived.operationalStatus,
       conditions: derived.conditions,
@@ -343,7 +344,7 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       const filter = { ...query, siteId };
       return deviceListPage(
         query,
-        (page) => deviceRepo.listBrief(prisma, deviceWhere(filter, staleBefore), page, wholeSiteOf(filter)),
+        (page) => repo.listBrief(prisma, deviceWhere(filter, staleBefore), page, wholeSiteOf(filter)),
         toItem,
       );
     },
@@ -370,9 +371,9 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
       const staleBefore = new Date(now().getTime() - staleAfterMs);
       const where = deviceWhere({ ...filters, siteId }, staleBefore);
       const by = { site: groupBy.includes("site"), status: groupBy.includes("operationalStatus") };
-      const rows = await deviceRepo.countGroups(prisma, where, staleBefore, by);
+      const rows = await repo.countGroups(prisma, where, staleBefore, by);
       const sites = by.site
-        ? await deviceRepo.siteSlugs(
+        ? await repo.siteSlugs(
             prisma,
             rows.map((r) => r.siteId!),
           )
@@ -408,14 +409,14 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     },
 
     async get(_ctx: RequestContext, id: string): Promise<Device> {
-      const row = await deviceRepo.findById(prisma, id);
+      const row = await repo.findById(prisma, id);
       if (!row) throw notFound(id);
       return toDeviceNow(row);
     },
 
     async patch(ctx: RequestContext, id: string, patch: DevicePatch, ifMatch: string | undefined): Promise<Device> {
       const row = await prisma.$transaction(async (tx) => {
-        const current = await deviceRepo.lockById(tx, id);
+        const current = await repo.lockById(tx, id);
         if (!current) throw notFound(id);
         checkIfMatch(ifMatch, current);
         const cordoned = patch.cordoned ?? current.cordoned;
@@ -436,10 +437,10 @@ export function createDeviceService({ prisma, pool, staleAfterMs, now = () => ne
     },
 
     async history(_ctx: RequestContext, id: string, query: DeviceHistoryQuery): Promise<DeviceHistoryList> {
-      if (!(await deviceRepo.exists(prisma, id))) throw notFound(id);
+      if (!(await repo.exists(prisma, id))) throw notFound(id);
       return keysetList(
         query,
-        (page) => deviceRepo.history(prisma, id, query.field, page),
+        (page) => repo.history(prisma, id, query.field, page),
         toDeviceHistoryEntry,
         historyCursor,
       );
