@@ -16,33 +16,13 @@
  * IronicApiError (Ironic answered, with an error) and IronicUnavailableError (it did not).
  */
 import { z } from "zod";
-import {
-  SourceApiError,
-  SourceUnavailableError,
-  isOutage,
-  describeParseError,
-  noAnswer,
-  parseBody,
-  sendWithRetries,
-} from "../http/http.ts";
+import { isOutage, describeParseError, noAnswer, parseBody, sendWithRetries } from "../http/http.ts";
 import { IronicNodeInventorySchema, type IronicNodeInventory } from "./ironic-inventory.ts";
+import { IronicApiError, IronicUnavailableError } from "./ironic-errors.ts";
 import { pageByMarker } from "./paging.ts";
 import { IronicPortPageSchema, IronicPortSchema, type IronicPort, type IronicPortCreate } from "./ironic-port.ts";
 
-export class IronicApiError extends SourceApiError {
-  constructor(
-    status: number,
-    /** The response body as received (Ironic's error document, or whatever answered). */
-    readonly body: string,
-    message: string,
-  ) {
-    super("ironic", status, message);
-    this.name = "IronicApiError";
-  }
-}
-
-/** No answer from Ironic (connection refused or reset, DNS, timeout) after every attempt. */
-export class IronicUnavailableError extends SourceUnavailableError {}
+export { IronicApiError, IronicUnavailableError } from "./ironic-errors.ts";
 
 /**
  * The node fields this client relies on. Fields present since microversion 1.1 are required;
@@ -160,24 +140,18 @@ export class IronicClient {
       : IronicNodeSchema;
     const query = fields ? { fields: fields.join(","), limit } : { detail: true, limit };
     const path = "/v1/nodes";
-    let last: { status: number; text: string } = { status: 200, text: "" };
     return pageByMarker<Partial<IronicNode>>({
+      path,
       limit,
       page: async (marker) => {
         const { body, status, text } = await this.request("GET", path, NodePageSchema, {
           query: { ...query, marker },
           idempotent: true,
         });
-        last = { status, text };
-        return { items: body.nodes.map((raw) => parseNode(schema, raw, "GET", path, status, text)), next: body.next };
+        const items = body.nodes.map((raw) => parseNode(schema, raw, "GET", path, status, text));
+        return { items, next: body.next, status, text };
       },
       markerOf: (node) => node.uuid,
-      repeated: (marker) =>
-        new IronicApiError(
-          last.status,
-          last.text,
-          `GET ${path}: pagination does not advance (marker ${marker} repeated)`,
-        ),
     });
   }
 
@@ -252,24 +226,17 @@ export class IronicClient {
   async listPorts(filter: { node: string } | { address: string }): Promise<IronicPort[]> {
     const path = "/v1/ports";
     const limit = 1000;
-    let last: { status: number; text: string } = { status: 200, text: "" };
     return pageByMarker<IronicPort>({
+      path,
       limit,
       page: async (marker) => {
         const { body, status, text } = await this.request("GET", path, IronicPortPageSchema, {
           query: { ...filter, detail: true, limit, marker },
           idempotent: true,
         });
-        last = { status, text };
-        return { items: body.ports, next: body.next };
+        return { items: body.ports, next: body.next, status, text };
       },
       markerOf: (port) => port.uuid,
-      repeated: (marker) =>
-        new IronicApiError(
-          last.status,
-          last.text,
-          `GET ${path}: pagination does not advance (marker ${marker} repeated)`,
-        ),
     });
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { IronicApiError } from "./ironic-errors.ts";
 import { pageByMarker } from "./paging.ts";
 
 interface Item {
@@ -10,15 +11,15 @@ const item = (uuid: string): Item => ({ uuid });
 function pager(pages: Record<string, { items: Item[]; next?: string }>, limit = 2) {
   const asked: Array<string | undefined> = [];
   const run = pageByMarker<Item>({
+    path: "/v1/nodes",
     limit,
     page: async (marker) => {
       asked.push(marker);
       const page = pages[marker ?? ""];
       if (!page) throw new Error(`no page after ${marker}`);
-      return page;
+      return { ...page, status: 200, text: `page after ${marker ?? "none"}` };
     },
     markerOf: (i) => i.uuid,
-    repeated: (marker) => new Error(`pagination does not advance (marker ${marker} repeated)`),
   });
   return { run, asked };
 }
@@ -46,12 +47,21 @@ describe("pageByMarker", () => {
     expect(asked).toEqual([undefined, "a"]);
   });
 
-  it("stops with the caller's error when a marker repeats, instead of looping", async () => {
+  it("stops with an IronicApiError naming the path when a marker repeats, instead of looping", async () => {
     const { run, asked } = pager({
       "": { items: [item("a"), item("b")], next: "/v1/nodes?marker=b" },
       b: { items: [item("c"), item("d")], next: "/v1/nodes?marker=b" },
     });
-    await expect(run).rejects.toThrow("pagination does not advance (marker b repeated)");
+    const err = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(IronicApiError);
+    expect(err).toMatchObject({
+      message: "GET /v1/nodes: pagination does not advance (marker b repeated)",
+      status: 200,
+      body: "page after b",
+    });
     expect(asked).toEqual([undefined, "b"]);
   });
 

@@ -3,17 +3,30 @@
  * of the last one. The marker comes from `next` (only its `marker` parameter: behind a proxy or
  * TLS terminator Ironic builds that URL from its own view of the host), else from the page's
  * last item; a full page without `next` (some proxies drop it) is followed too. A marker seen
- * before means the pages do not advance: that stops with `repeated`'s error instead of looping.
+ * before means the pages do not advance: that stops with an IronicApiError (the status and body
+ * of the page that repeated it) instead of looping.
  */
+import { IronicApiError } from "./ironic-errors.ts";
+
+/** One page as the pager needs it: its items, Ironic's `next`, and the answer it came in. */
+export interface MarkerPage<T> {
+  items: readonly T[];
+  next?: string | undefined;
+  /** The HTTP status of the answer (kept on the error when the pages do not advance). */
+  status: number;
+  /** The response body as received (kept on the error likewise). */
+  text: string;
+}
+
 export interface MarkerPagerOptions<T> {
+  /** The list's path (`/v1/nodes`, `/v1/ports`), named in the error. */
+  path: string;
   /** The page size asked for: a page this full may have a next one. */
   limit: number;
   /** One page after `marker` (undefined: the first). */
-  page(marker: string | undefined): Promise<{ items: readonly T[]; next?: string | undefined }>;
+  page(marker: string | undefined): Promise<MarkerPage<T>>;
   /** The marker naming an item (Ironic's UUID). */
   markerOf(item: T): string | undefined;
-  /** The error when a marker comes back. */
-  repeated(marker: string): Error;
 }
 
 export async function pageByMarker<T>(o: MarkerPagerOptions<T>): Promise<T[]> {
@@ -25,7 +38,13 @@ export async function pageByMarker<T>(o: MarkerPagerOptions<T>): Promise<T[]> {
     items.push(...page.items);
     const next = nextMarker(page, o.limit, o.markerOf);
     if (next === undefined) return items;
-    if (seen.has(next)) throw o.repeated(next);
+    if (seen.has(next)) {
+      throw new IronicApiError(
+        page.status,
+        page.text,
+        `GET ${o.path}: pagination does not advance (marker ${next} repeated)`,
+      );
+    }
     seen.add(next);
     marker = next;
   }
