@@ -72,12 +72,18 @@ export function observationsOf(d: ObservedColumns, activeJobKind: string | null 
   };
 }
 
+/**
+ * The conditions a row stores (the `conditions` jsonb column, written only from
+ * deriveDeviceStatus's output): the one place the column's JSON is read as what it holds.
+ */
+export const conditionsOf = (d: Pick<ObservedColumns, "conditions">): Condition[] => d.conditions as Condition[];
+
 /** The status stored with the row: everything but staleness, which depends on the reader's clock. */
-export function storedStatus(d: DeviceBase, now: Date): DerivedStatus {
+export function storedStatus(d: ObservedColumns, now: Date): DerivedStatus {
   return deriveDeviceStatus(observationsOf(d), {
     now,
     staleAfterMs: Number.POSITIVE_INFINITY,
-    previous: d.conditions as Condition[],
+    previous: conditionsOf(d),
   });
 }
 
@@ -86,7 +92,7 @@ const isStale = (derived: DerivedStatus): boolean =>
   derived.operationalStatus === "STALE" || derived.conditions.some((c) => c.type === "Fresh" && c.status === "False");
 
 export function toDevice(d: DeviceRow, now: Date, staleAfterMs: number): Device {
-  const derived = deriveDeviceStatus(observationsOf(d), { now, staleAfterMs, previous: d.conditions as Condition[] });
+  const derived = deriveDeviceStatus(observationsOf(d), { now, staleAfterMs, previous: conditionsOf(d) });
   return {
     id: d.id,
     name: d.name,
@@ -165,7 +171,7 @@ export function toDeviceJson(d: DeviceJsonRow, now: Date, staleAfterMs: number):
   const derived = deriveDeviceStatus(observationsOf(d), {
     now,
     staleAfterMs,
-    previous: d.conditions as Condition[],
+    previous: conditionsOf(d),
   });
   const stale = isStale(derived);
   const health = `{"status":${JSON.stringify(d.healthStatus)},"conditions":${JSON.stringify(
