@@ -6,15 +6,7 @@ import { useConfirm } from "../confirm.tsx";
 import { Link, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Badge, ErrorNote, Loading, Scroll, Section, when, formatCount } from "../ui.tsx";
-import { POLL_MS } from "./jobs.tsx";
-
-export function Progress({ value, label }: { value: number; label: string }) {
-  return (
-    <span className="progress">
-      <progress max={1} value={value} aria-label={label} /> {Math.round(value * 100)} %
-    </span>
-  );
-}
+import { POLL_MS, Progress } from "./job-common.tsx";
 
 export function JobDetail({ id }: { id: string }) {
   const { can } = useSession();

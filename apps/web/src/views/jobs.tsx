@@ -8,9 +8,7 @@ import { api, query } from "../api.ts";
 import { Link, setSearch, useTitle } from "../router.tsx";
 import { useSession } from "../session.tsx";
 import { Badge, ErrorNote, Loading, when, Scroll, formatCount } from "../ui.tsx";
-import { Progress } from "./job-detail.tsx";
-
-export const POLL_MS = 2000;
+import { POLL_MS, Progress } from "./job-common.tsx";
 
 export function Jobs({ search }: { search: URLSearchParams }) {
   useTitle("Jobs");
