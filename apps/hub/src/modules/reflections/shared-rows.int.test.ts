@@ -155,10 +155,58 @@ describe("fleet-wide rows under NetBox pushes", () => {
         JSON.stringify(answers.map((a) => a.body)),
       ).toEqual([200, 200]);
     }
+    // Created once: one row per new slug, one "created" in the feed and in the audit for each,
+    // and both sites' devices point at that one row.
+    const roleSlugs = Array.from({ length: 8 }, (_, r) => `new-role-${r}`);
+    const typeSlugs = Array.from({ length: 8 }, (_, r) => `new-type-${r}`);
+    const roles = (await api<{ items: Array<{ id: string; slug: string }> }>("/api/v1/device-roles/?limit=1000")).body
+      .items;
+    const types = (await api<{ items: Array<{ id: string; slug: string }> }>("/api/v1/device-types/?limit=1000")).body
+      .items;
+    const newRoles = roles.filter((r) => r.slug.startsWith("new-role-"));
+    const newTypes = types.filter((x) => x.slug.startsWith("new-type-"));
+    expect(newRoles.map((r) => r.slug).sort()).toEqual(roleSlugs);
+    expect(newTypes.map((x) => x.slug).sort()).toEqual(typeSlugs);
+
     const feed = (
-      await api<{ items: Array<{ type: string; data: { slug?: string } }> }>("/api/v1/feeds/inventory/?limit=1000")
+      await api<{ items: Array<{ type: string; data: { id?: string; slug?: string } }> }>(
+        "/api/v1/feeds/inventory/?limit=1000",
+      )
     ).body.items;
-    const created = feed.filter((e) => e.type === "device_role.created" && e.data.slug?.startsWith("new-role-"));
-    expect(created).toHaveLength(8);
+    const createdInFeed = (type: string, prefix: string) =>
+      feed
+        .filter((e) => e.type === type && e.data.slug?.startsWith(prefix))
+        .map((e) => e.data.slug!)
+        .sort();
+    expect(createdInFeed("device_role.created", "new-role-")).toEqual(roleSlugs);
+    expect(createdInFeed("device_type.created", "new-type-")).toEqual(typeSlugs);
+
+    const createdInAudit = async (resourceType: string, action: string, rows: Array<{ id: string; slug: string }>) => {
+      const audit = (
+        await api<{ items: Array<{ action: string; resourceId: string }> }>(
+          `/api/v1/audit/?resourceType=${resourceType}&limit=1000`,
+        )
+      ).body.items;
+      const ids = new Map(rows.map((r) => [r.id, r.slug]));
+      return audit
+        .filter((a) => a.action === action && ids.has(a.resourceId))
+        .map((a) => ids.get(a.resourceId)!)
+        .sort();
+    };
+    expect(await createdInAudit("device_role", "device_role.create", newRoles)).toEqual(roleSlugs);
+    expect(await createdInAudit("device_type", "device_type.create", newTypes)).toEqual(typeSlugs);
+
+    for (let round = 0; round < 8; round++) {
+      const role = newRoles.find((r) => r.slug === `new-role-${round}`)!;
+      const type = newTypes.find((x) => x.slug === `new-type-${round}`)!;
+      for (const site of ["bergen", "trondheim"]) {
+        const devices = (
+          await api<{ items: Array<{ role: { id: string } | null; deviceType: { id: string } | null }> }>(
+            `/api/v1/devices/?nameExact=${site}-node-${100 + round}`,
+          )
+        ).body.items;
+        expect(devices.map((d) => [d.role?.id, d.deviceType?.id])).toEqual([[role.id, type.id]]);
+      }
+    }
   });
 });
