@@ -79,7 +79,22 @@ describe("expected satellites and agents", () => {
     });
     expect(os.lastTokenAt).not.toBeNull();
     expect(os.lastHeartbeatAt).not.toBeNull();
-    expect(JSON.stringify(view)).not.toContain(secrets.openstack!);
+    // Shown once: each of the six secrets the creation answered is its agent's real secret, and
+    // none of them is shown again, not in the satellite, the list of satellites, or the audit.
+    for (const [agentKind, secret] of Object.entries(secrets))
+      await clientToken(url, clientIds[agentKind]!("sys1-ice2"), secret);
+    const list = await (await api("/api/v1/satellites/?limit=100", { token: admin })).text();
+    expect(list).toContain("sys1-ice2");
+    const satId = ((await (await api("/api/v1/satellites/sys1-ice2/", { token: admin })).json()) as { id: string }).id;
+    const audit = await (
+      await api(`/api/v1/audit/?resourceType=satellite&resourceId=${satId}`, { token: admin })
+    ).text();
+    expect(audit).toContain("satellite.create");
+    for (const [agentKind, secret] of Object.entries(secrets)) {
+      expect(JSON.stringify(view), `${agentKind} in the satellite`).not.toContain(secret);
+      expect(list, `${agentKind} in the list`).not.toContain(secret);
+      expect(audit, `${agentKind} in the audit`).not.toContain(secret);
+    }
     // A satellite the hub does not expect cannot authenticate.
     await expect(clientToken(url, "ironic-agent-sys9-nowhere", secrets.openstack!)).rejects.toThrow(/401/);
   });
