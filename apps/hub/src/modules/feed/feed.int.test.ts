@@ -41,7 +41,8 @@ const siteData: SiteRecord = {
 
 describe("inventory change feed", () => {
   it("is ordered and resumable from any position", async () => {
-    for (const slug of ["feed-a", "feed-b", "feed-c"]) {
+    const slugs = ["feed-a", "feed-b", "feed-c", "feed-d", "feed-e"];
+    for (const slug of slugs) {
       await fetch(`${url}/api/v1/sites`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -50,11 +51,51 @@ describe("inventory change feed", () => {
     }
     const all = await read("0");
     const mine = all.items.filter((e) => e.type === "site.created");
-    expect(mine.map((e) => (e.data as { slug: string }).slug)).toEqual(["feed-a", "feed-b", "feed-c"]);
-    expect(mine.every((e, i) => i === 0 || BigInt(e.position) > BigInt(mine[i - 1]!.position))).toBe(true);
-    const resumed = await read(mine[0]!.position, { limit: 1 });
-    expect(resumed.items.map((e) => e.position)).toEqual([mine[1]!.position]);
-    expect(resumed.nextAfter).toBe(mine[1]!.position);
+    expect(mine.map((e) => (e.data as { slug: string }).slug)).toEqual(slugs);
+    expect(all.items.every((e, i) => i === 0 || BigInt(e.position) > BigInt(all.items[i - 1]!.position))).toBe(true);
+    const positions = all.items.map((e) => e.position);
+    const head = all.nextAfter;
+    expect(all.head).toBe(head);
+    expect(head).toBe(positions.at(-1));
+
+    // From the start, the first, a middle and the last position, and the head: the feed continues
+    // with exactly the events after that position (none repeated, none skipped), whole or in
+    // pages of 2, each page's nextAfter its last event (or the head once there is no more).
+    const mid = Math.floor(positions.length / 2);
+    const starts: Array<[string, number]> = [
+      ["0", 0],
+      [positions[0]!, 1],
+      [positions[mid]!, mid + 1],
+      [positions.at(-1)!, positions.length],
+      [head, positions.length],
+    ];
+    for (const [after, from] of starts) {
+      const whole = await read(after);
+      expect(whole.items, `all after ${after}`).toEqual(all.items.slice(from));
+      expect(whole.nextAfter, `all after ${after}`).toBe(head);
+      const page = await read(after, { limit: 2 });
+      const expected = positions.slice(from, from + 2);
+      expect(
+        page.items.map((e) => e.position),
+        `2 after ${after}`,
+      ).toEqual(expected);
+      expect(page.nextAfter, `2 after ${after}`).toBe(expected.length === 2 ? expected[1] : head);
+      expect(page.head).toBe(head);
+    }
+
+    // Following nextAfter from any of them, page by page, reads the rest of the feed exactly once.
+    for (const [after, from] of starts) {
+      const seen: string[] = [];
+      let cursor = after;
+      for (let i = 0; i <= positions.length; i++) {
+        const page = await read(cursor, { limit: 2 });
+        seen.push(...page.items.map((e) => e.position));
+        if (page.nextAfter === cursor) break;
+        cursor = page.nextAfter;
+      }
+      expect(seen, `paging on from ${after}`).toEqual(positions.slice(from));
+      expect(cursor).toBe(head);
+    }
     const end = await read(all.nextAfter);
     expect(end).toEqual({ items: [], nextAfter: all.nextAfter, head: all.nextAfter });
   });
