@@ -278,11 +278,15 @@ describe("inventory snapshots at once", () => {
   });
 });
 
+const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
 describe("an inventory snapshot whose reader stops reading", () => {
+  /** This hub's stall window: how long a reader may take nothing before its snapshot is cut. */
+  const STALL_MS = 1000;
   let own: TestHub;
   let ownUrl: string;
   beforeAll(async () => {
-    own = await startTestHub({ snapshotStallMs: 1000 });
+    own = await startTestHub({ snapshotStallMs: STALL_MS });
     ownUrl = await own.app.listen({ port: 0, host: "127.0.0.1" });
     // Enough lines (some 20 MB) to fill every buffer between the hub and a reader that stops.
     await seedNetboxOnlyDevices(
@@ -297,6 +301,7 @@ describe("an inventory snapshot whose reader stops reading", () => {
     const received: Buffer[] = [];
     let ended!: Promise<void>;
     let stalled!: IncomingMessage;
+    let pausedAt = 0;
     await new Promise<void>((resolve, reject) => {
       const req = httpGet(`${ownUrl}/api/v1/feeds/inventory/snapshot`, (res) => {
         stalled = res;
@@ -307,19 +312,35 @@ describe("an inventory snapshot whose reader stops reading", () => {
         res.once("data", (chunk: Buffer) => {
           received.push(chunk);
           res.pause();
+          pausedAt = Date.now();
           resolve();
         });
       });
       req.once("error", reject);
     });
     // The one slot (a pool of 5) is the stalled reader's until the hub cuts it short.
-    await eventually(async () => {
-      const res = await fetch(`${ownUrl}/api/v1/feeds/inventory/snapshot?site=stall`);
-      expect(res.status).toBe(200);
-      const lines = (await res.text()).trim().split("\n");
-      expect(JSON.parse(lines.at(-1)!)).toEqual({ kind: "end", count: lines.length - 2 });
-      expect(lines.length).toBeGreaterThan(8000);
-    }, 60_000);
+    const another = () => fetch(`${ownUrl}/api/v1/feeds/inventory/snapshot?site=stall`);
+    // Not before the stall window: half way into it, the stalled snapshot still holds its slot
+    // (it is the hub's one: 503 snapshots_busy).
+    await sleepUntil(pausedAt + STALL_MS / 2);
+    const early = await another();
+    const earlyBody = await early.text();
+    expect(early.status, earlyBody.slice(0, 200)).toBe(503);
+    expect(earlyBody).toContain('"code":"snapshots_busy"');
+    // By the stall window (with room for the buffers to fill before it starts), it is cut short
+    // and its slot is free: far before the snapshot's own timeout (600 s) would end it.
+    await sleepUntil(pausedAt + STALL_MS);
+    await eventually(
+      async () => {
+        const res = await another();
+        expect(res.status).toBe(200);
+        const lines = (await res.text()).trim().split("\n");
+        expect(JSON.parse(lines.at(-1)!)).toEqual({ kind: "end", count: lines.length - 2 });
+        expect(lines.length).toBeGreaterThan(8000);
+      },
+      STALL_MS * 4,
+      100,
+    );
     stalled.on("data", (chunk: Buffer) => received.push(chunk));
     stalled.resume();
     await ended;
