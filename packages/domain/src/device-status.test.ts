@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { DeviceObservations } from "./device-observations.ts";
+import {
+  IRONIC_ALLOCATED_STATES,
+  IRONIC_ENROLLING_STATES,
+  IRONIC_FAILED_STATES,
+  type DeviceObservations,
+} from "./device-observations.ts";
 import type { Condition } from "./device-conditions.ts";
 import { OPERATIONAL_STATUSES, deriveDeviceStatus, isStale, type OperationalStatus } from "./device-status.ts";
 import { NOW, STALE_MS, ago, OLD, ironic, slurm, health, obs, cordon, derive } from "./device-status.fixtures.ts";
@@ -174,8 +179,33 @@ describe("deriveDeviceStatus: operationalStatus", () => {
     expect(new Set(CASES.map((c) => c[2]))).toEqual(new Set(OPERATIONAL_STATUSES));
   });
 
-  it("the table lists all 32 provision states of Ironic 38.0.0 (ALL_STATES)", () => {
-    expect(Object.keys(IRONIC_PROVISION_STATES)).toHaveLength(32);
+  it("each of the 32 provision states of Ironic 38.0.0 (ALL_STATES) is in the module's list for its status, and no list names another state", () => {
+    const states = Object.keys(IRONIC_PROVISION_STATES);
+    expect(states).toHaveLength(32);
+    // The module's source lists (device-observations.ts), by the status each gives.
+    const lists: Array<[OperationalStatus, readonly string[]]> = [
+      ["FAILED", IRONIC_FAILED_STATES],
+      ["ENROLLING", IRONIC_ENROLLING_STATES],
+      ["ALLOCATED", IRONIC_ALLOCATED_STATES],
+      ["AVAILABLE", ["available"]],
+    ];
+    for (const [state, status] of Object.entries(IRONIC_PROVISION_STATES)) {
+      const holding = lists.filter(([, list]) => list.includes(state)).map(([s]) => s);
+      // In exactly the list of its status; the verbs (`deleted`, `deploy complete`) in none.
+      expect(holding, state).toEqual(status === "UNKNOWN" ? [] : [status]);
+      expect(derive(obs({ ironic: ironic({ provisionState: state }) })).operationalStatus, state).toBe(status);
+    }
+    // And the lists name only Ironic's states, each once: none misspelt, none from elsewhere.
+    for (const [status, list] of lists) {
+      expect(
+        list.filter((state) => !states.includes(state)),
+        status,
+      ).toEqual([]);
+      expect(new Set(list).size, status).toBe(list.length);
+    }
+    expect(lists.flatMap(([, list]) => list).sort()).toEqual(
+      states.filter((s) => IRONIC_PROVISION_STATES[s] !== "UNKNOWN").sort(),
+    );
   });
 
   it("staleAfterMs: Infinity gives the status ignoring staleness (what the DB stores)", () => {
