@@ -7,7 +7,6 @@
 import type { FieldDiff, InventoryEvent } from "@fm/domain";
 import { bulkInsert } from "../db/bulk.ts";
 import type { Db } from "../db/client.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
 
 export interface NewAuditEntry {
   principal: string;
@@ -26,11 +25,8 @@ export type NewInventoryEvent = InventoryEvent extends infer E
   : never;
 
 export const outbox = {
+  /** Appends audit entries inside the caller's transaction, one statement however many (as the events). */
   async appendAudit(db: Db, entries: NewAuditEntry[]): Promise<void> {
-    if (entries.length === 1) {
-      await db.auditLog.create({ data: { ...entries[0]!, diff: entries[0]!.diff as Prisma.InputJsonValue } });
-      return;
-    }
     await bulkInsert(
       db,
       "audit_log",

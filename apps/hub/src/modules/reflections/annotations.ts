@@ -87,7 +87,8 @@ export async function applyAnnotations<Item>(
     result: {
       created: 0,
       updated,
-      unchanged: plan.unchanged + (plan.changing.length - changing.length) + (changing.length - updated),
+      // Listed but not written: nothing differed, a job observed it later, or applying changed nothing.
+      unchanged: plan.unchanged + plan.changing.length - updated,
       missing: missing.length,
       unmatched: plan.unmatched.length,
       unmatchedItems: plan.unmatched.slice(0, 100),
